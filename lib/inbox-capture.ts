@@ -1,0 +1,271 @@
+import type { Readable } from 'node:stream';
+import type { BlobStore } from './blob-store/blob-store';
+import { InboxCaptureError } from './errors';
+import { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestOptions } from './ingest';
+import { generateApiKey, hashApiKey } from './keys';
+import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll';
+import { createNotifier, type Notifier } from './notifier';
+import { defaultInboxFromAddress, type InboxFromAddress } from './recipients';
+import type { RecordStore } from './record-store/record-store';
+import type { ApiKeyInfo, EmailRecord, EmailView, ListQuery, RecordPage } from './types';
+
+/** Spec §4.5: bulk delete works in batches of 25. */
+export const DELETE_BATCH_SIZE = 25;
+/** Spec §8: download links live 15 minutes. */
+export const DEFAULT_DOWNLOAD_TTL_SECONDS = 900;
+/** Retries of one failed delete batch before giving up, waiting 50 ms, 100 ms, 200 ms ... */
+const DELETE_RETRIES = 5;
+const DELETE_BACKOFF_MS = 50;
+/** Blobs younger than this may belong to an ingest still in flight: the sweep leaves them. */
+export const ORPHAN_GRACE_MS = 10 * 60_000;
+
+/** What the service is built from. */
+export interface InboxCaptureOptions {
+    recordStore: RecordStore;
+    blobStore: BlobStore;
+    notifier?: Notifier;
+    /** Largest accepted message, bytes (default 25 MiB). */
+    maxMessageBytes?: number;
+    inboxFromAddress?: InboxFromAddress;
+    /** Lifetime of download links, seconds (default 900). */
+    downloadTtlSeconds?: number;
+    /** Receives failures that are handled but worth knowing (orphaned blobs, retries). */
+    log?: (message: string, error?: unknown) => void;
+}
+
+/** The whole service, protocol-free: adapters (HTTP, SMTP, CLI) call only this. */
+export interface InboxCapture {
+    readonly recordStore: RecordStore;
+    readonly blobStore: BlobStore;
+    readonly notifier: Notifier;
+    readonly longPoller: LongPoller;
+
+    /** Runs migrations and subscribes to cross-process notifications. */
+    start(): Promise<void>;
+    /** Parses and stores one message; returns the stored copies (one per inbox). */
+    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
+    /** One page of an inbox. */
+    listEmails(query: ListQuery): Promise<RecordPage>;
+    /** One page, waiting for matching mail when there is none yet. */
+    waitForEmails(query: ListQuery, options: WaitOptions): Promise<RecordPage>;
+    getEmail(messageId: string): Promise<EmailRecord | null>;
+    /** Deletes the record, then its blobs; false when it does not exist. */
+    deleteEmail(messageId: string): Promise<boolean>;
+    /** Deletes every email of an inbox in batches; returns how many. */
+    deleteInbox(inbox: string): Promise<number>;
+    /** A time-limited link to the raw .eml, or null when the email does not exist. */
+    rawDownloadLink(messageId: string): Promise<string | null>;
+    /** A time-limited link to one attachment, or null when email or attachment is missing. */
+    attachmentDownloadLink(messageId: string, filename: string): Promise<string | null>;
+    /** Creates a key and returns the plain token (shown once). */
+    createKey(name: string): Promise<string>;
+    /** The active key a token belongs to, or null. */
+    verifyKey(token: string): Promise<ApiKeyInfo | null>;
+    revokeKey(name: string): Promise<boolean>;
+    listKeys(): Promise<ApiKeyInfo[]>;
+    /**
+     * Removes blobs no record references and older than `graceMs` (default 10 min:
+     * younger ones may belong to an ingest whose record is not committed yet).
+     * Returns how many.
+     */
+    sweepOrphanBlobs(options?: { graceMs?: number }): Promise<number>;
+    /** Stops watching and closes both stores. */
+    close(): Promise<void>;
+}
+
+/** Media types that ever leave through a download link for a raw message. */
+export const RAW_CONTENT_TYPE = 'message/rfc822';
+
+/** Builds the service from its stores. */
+export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
+    const { recordStore, blobStore } = options;
+    const notifier = options.notifier ?? createNotifier();
+    const longPoller = createLongPoller({ recordStore, notifier });
+    const ttl = options.downloadTtlSeconds ?? DEFAULT_DOWNLOAD_TTL_SECONDS;
+    const log = options.log ?? (() => undefined);
+    let unwatch: (() => Promise<void>) | undefined;
+
+    const removeBlobs = async (records: EmailRecord[]) => {
+        const keys = records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
+        if (keys.length === 0) {
+            return;
+        }
+
+        try {
+            await blobStore.delete(keys);
+        }
+        catch (err) {
+            // The records are gone, so these are orphans now: the sweep removes them later.
+            log('blob delete failed; left for the orphan sweep', err);
+        }
+    };
+
+    const capture: InboxCapture = {
+        recordStore,
+        blobStore,
+        notifier,
+        longPoller,
+
+        async start() {
+            await recordStore.migrate();
+            if (recordStore.watchInboxes && !unwatch) {
+                unwatch = await recordStore.watchInboxes((inbox) => notifier.publish(inbox));
+            }
+        },
+
+        ingestRawEmail(raw, ingestOptions = {}) {
+            return ingestRawEmail(raw, {
+                ...ingestOptions,
+                recordStore,
+                blobStore,
+                notifier,
+                maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+                inboxFromAddress: options.inboxFromAddress ?? defaultInboxFromAddress,
+                log
+            });
+        },
+
+        listEmails(query) {
+            return recordStore.listEmails(query);
+        },
+
+        waitForEmails(query, waitOptions) {
+            return longPoller.wait(query, waitOptions);
+        },
+
+        getEmail(messageId) {
+            return recordStore.getEmail(messageId);
+        },
+
+        async deleteEmail(messageId) {
+            const record = await recordStore.deleteEmail(messageId);
+            if (!record) {
+                return false;
+            }
+
+            await removeBlobs([record]);
+            return true;
+        },
+
+        async deleteInbox(inbox) {
+            let deleted = 0;
+            let failures = 0;
+            for (;;) {
+                let batch: EmailRecord[];
+                try {
+                    batch = await recordStore.deleteInboxBatch(inbox, DELETE_BATCH_SIZE);
+                    failures = 0;
+                }
+                catch (err) {
+                    // Spec §4.5: back off exponentially on a failing batch (a busy database).
+                    if (++failures > DELETE_RETRIES) {
+                        throw err;
+                    }
+
+                    log('delete batch failed; backing off', err);
+                    await new Promise((r) => setTimeout(r, DELETE_BACKOFF_MS * 2 ** (failures - 1)));
+                    continue;
+                }
+
+                if (batch.length === 0) {
+                    return deleted;
+                }
+
+                deleted += batch.length;
+                await removeBlobs(batch);
+            }
+        },
+
+        async rawDownloadLink(messageId) {
+            const record = await recordStore.getEmail(messageId);
+            if (!record) {
+                return null;
+            }
+
+            return blobStore.createDownloadLink(record.rawKey, {
+                expiresInSeconds: ttl,
+                filename: 'message.eml',
+                contentType: RAW_CONTENT_TYPE
+            });
+        },
+
+        async attachmentDownloadLink(messageId, filename) {
+            const record = await recordStore.getEmail(messageId);
+            const attachment = record?.attachments.find((a) => a.filename === filename);
+            if (!attachment) {
+                return null;
+            }
+
+            return blobStore.createDownloadLink(attachment.blobKey, {
+                expiresInSeconds: ttl,
+                filename: attachment.filename,
+                contentType: attachment.contentType
+            });
+        },
+
+        async createKey(name) {
+            const token = generateApiKey();
+            await recordStore.createKey(name, hashApiKey(token));
+            return token;
+        },
+
+        verifyKey(token) {
+            return recordStore.findActiveKeyByHash(hashApiKey(token));
+        },
+
+        revokeKey(name) {
+            return recordStore.revokeKey(name);
+        },
+
+        listKeys() {
+            return recordStore.listKeys();
+        },
+
+        async sweepOrphanBlobs(sweepOptions = {}) {
+            const cutoff = Date.now() - (sweepOptions.graceMs ?? ORPHAN_GRACE_MS);
+            let removed = 0;
+            let chunk: string[] = [];
+            const flush = async () => {
+                const referenced = await recordStore.referencedBlobKeys(chunk);
+                const orphans = chunk.filter((k) => !referenced.has(k));
+                if (orphans.length > 0) {
+                    await blobStore.delete(orphans);
+                    removed += orphans.length;
+                }
+
+                chunk = [];
+            };
+
+            for await (const blob of blobStore.listBlobs()) {
+                if (blob.modifiedAt > cutoff) {
+                    continue;
+                }
+
+                chunk.push(blob.key);
+                if (chunk.length >= 500) {
+                    await flush();
+                }
+            }
+
+            if (chunk.length > 0) {
+                await flush();
+            }
+
+            return removed;
+        },
+
+        async close() {
+            if (unwatch) {
+                await unwatch();
+                unwatch = undefined;
+            }
+
+            await recordStore.close();
+            await blobStore.close?.();
+        }
+    };
+
+    return capture;
+}
+
+export { InboxCaptureError };

@@ -1,0 +1,33 @@
+/** Longest inbox name (DECISIONS: a longer local part is cut). */
+export const MAX_INBOX_LENGTH = 64;
+
+/** Characters an inbox may hold (spec §4.2). */
+export const INBOX_PATTERN = /^[a-z0-9._-]+$/;
+
+/** Maps a recipient address to an inbox name, or null when it has none. */
+export type InboxFromAddress = (address: string) => string | null;
+
+/**
+ * The default mapping of DECISIONS: local part (RFC 5322 quoted form unquoted),
+ * lowercased, every character outside `a-z 0-9 . _ -` replaced by `-`, cut to 64.
+ */
+export const defaultInboxFromAddress: InboxFromAddress = (address) => {
+    const trimmed = address.trim().replace(/^<|>$/g, '');
+    const at = trimmed.lastIndexOf('@');
+    let local = at === -1 ? trimmed : trimmed.slice(0, at);
+    if (local.length >= 2 && local.startsWith('"') && local.endsWith('"')) {
+        local = local.slice(1, -1).replace(/\\(.)/g, '$1');
+    }
+
+    const inbox = Array.from(local.toLowerCase())
+        .map((ch) => (/[a-z0-9._-]/.test(ch) ? ch : '-'))
+        .join('')
+        .slice(0, MAX_INBOX_LENGTH);
+
+    return inbox.length > 0 ? inbox : null;
+};
+
+/** True when `inbox` is a valid inbox name (set and length of spec §4.2 and DECISIONS). */
+export function isValidInbox(inbox: string): boolean {
+    return inbox.length > 0 && inbox.length <= MAX_INBOX_LENGTH && INBOX_PATTERN.test(inbox);
+}

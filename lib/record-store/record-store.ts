@@ -1,0 +1,69 @@
+import type { ApiKeyInfo, EmailDraft, EmailRecord, ListQuery, RecordPage } from '../types';
+
+/** Result of storing the copies of one delivery. */
+export interface SaveResult {
+    /** The stored records, in the order of the drafts, with their assigned ids. */
+    saved: EmailRecord[];
+    /** Earlier copies replaced by this delivery: their blobs are now garbage. */
+    replaced: EmailRecord[];
+}
+
+/**
+ * Where email records and API keys live. Implementations report "absent" as
+ * `null`/`false`, throw only when broken, and never leak driver objects.
+ */
+export interface RecordStore {
+    /** Creates or upgrades the schema; safe to call on every start. */
+    migrate(): Promise<void>;
+
+    /**
+     * Stores the copies of one delivery in one transaction. Ids follow DECISIONS:
+     * an existing copy for the same (inbox, sourceId) is replaced and keeps its id;
+     * otherwise a single-inbox delivery takes `sourceId` when no other record holds
+     * it, and everything else gets `deriveMessageId(sourceId, inbox)`.
+     */
+    saveEmails(drafts: EmailDraft[]): Promise<SaveResult>;
+
+    /** One record by id, or null. */
+    getEmail(messageId: string): Promise<EmailRecord | null>;
+
+    /** One page, newest first (receivedAt desc, messageId desc), keyset paginated. */
+    listEmails(query: ListQuery): Promise<RecordPage>;
+
+    /**
+     * A number that grows whenever a record is stored in the inbox (0 when none
+     * ever was). Deletes need not change it. Idle long-polls probe this instead of
+     * running their own queries.
+     */
+    inboxVersion(inbox: string): Promise<number>;
+
+    /** Deletes one record and returns it (so its blobs can go next), or null. */
+    deleteEmail(messageId: string): Promise<EmailRecord | null>;
+
+    /** Deletes up to `batchSize` records of an inbox and returns them. */
+    deleteInboxBatch(inbox: string, batchSize: number): Promise<EmailRecord[]>;
+
+    /** Of the given blob keys, those some record still references (for the orphan sweep). */
+    referencedBlobKeys(keys: string[]): Promise<Set<string>>;
+
+    /** Stores a new key; throws InboxCaptureError DUPLICATE_KEY when the name exists. */
+    createKey(name: string, hashHex: string): Promise<ApiKeyInfo>;
+
+    /** The active (not revoked) key with this SHA-256 hex, or null. */
+    findActiveKeyByHash(hashHex: string): Promise<ApiKeyInfo | null>;
+
+    /** Marks a key revoked; false when no active key has that name. */
+    revokeKey(name: string): Promise<boolean>;
+
+    /** All keys, oldest first. */
+    listKeys(): Promise<ApiKeyInfo[]>;
+
+    /**
+     * Optional cross-process wake-up: calls `listener(inbox)` when any process
+     * stores mail (Postgres LISTEN/NOTIFY). Resolves to an unsubscribe function.
+     */
+    watchInboxes?(listener: (inbox: string) => void): Promise<() => Promise<void>>;
+
+    /** Releases connections. */
+    close(): Promise<void>;
+}

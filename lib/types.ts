@@ -1,0 +1,97 @@
+/** Attachment metadata as stored: the blob key never leaves the process. */
+export interface StoredAttachment {
+    /** `<index>-<safe name>`, unique within its email. */
+    filename: string;
+    contentType: string;
+    /** Decoded size in bytes. */
+    size: number;
+    /** Blob-store key, generated from our ids only. */
+    blobKey: string;
+}
+
+/** One stored copy of a message in one inbox. */
+export interface EmailRecord {
+    /** Unique across the store (DECISIONS: bare Message-ID or derived from it and the inbox). */
+    messageId: string;
+    /** The bare Message-ID (or generated id) the copy was made from. */
+    sourceId: string;
+    inbox: string;
+    sender: string;
+    recipient: string;
+    subject: string;
+    body: string;
+    htmlBody: string;
+    /** Unix milliseconds, the service's clock at ingest. */
+    receivedAt: number;
+    rawKey: string;
+    /** Size of the raw .eml in bytes. */
+    rawSize: number;
+    attachments: StoredAttachment[];
+}
+
+/** A copy before the record store gave it its `messageId`. */
+export type EmailDraft = Omit<EmailRecord, 'messageId'>;
+
+/** Attachment as the API shows it. */
+export interface AttachmentView {
+    filename: string;
+    contentType: string;
+    size: number;
+    url: string;
+}
+
+/** Email object of spec §2.1. */
+export interface EmailView {
+    messageId: string;
+    inbox: string;
+    sender: string;
+    recipient: string;
+    subject: string;
+    body: string;
+    htmlBody: string;
+    attachments: AttachmentView[];
+    receivedAt: number;
+    rawUrl: string;
+}
+
+/** Position after which a page starts (keyset pagination). */
+export interface CursorPosition {
+    receivedAt: number;
+    messageId: string;
+}
+
+/** A validated list request, as the record store receives it. */
+export interface ListQuery {
+    inbox: string;
+    /** 1..100 */
+    limit: number;
+    after?: CursorPosition;
+    /** Case-insensitive substring; `%`, `_`, `\` literal. */
+    sender?: string;
+    subject?: string;
+    /** Inclusive lower bound, Unix ms. */
+    receivedAfter?: number;
+    /** Exclusive upper bound, Unix ms. */
+    receivedBefore?: number;
+    hasAttachments?: boolean;
+}
+
+/** What a record store answers to a list request. */
+export interface RecordPage {
+    records: EmailRecord[];
+    hasMore: boolean;
+}
+
+/** Spec §2.3 list page envelope. */
+export interface EmailPage {
+    emails: EmailView[];
+    nextCursor?: string;
+    hasMore: boolean;
+}
+
+/** An API key as listed: never its hash. */
+export interface ApiKeyInfo {
+    name: string;
+    createdAt: number;
+    revokedAt: number | null;
+}
