@@ -1,0 +1,317 @@
+/**
+ * Plain text derived from an HTML body, for messages that carry no text/plain part.
+ *
+ * Why not html-to-text (mailparser's converter): it walks the DOM recursively
+ * and overflows the stack on HTML nested a few thousand elements deep, and it
+ * builds a DOM of the whole document first. This is one forward scan with no
+ * recursion and no DOM: work and memory are linear in the input whatever its
+ * shape, so hostile HTML can cost time in proportion to its size but never a crash.
+ * It keeps what a reader of the text needs: words, line structure, link targets.
+ */
+
+/** Longest attribute text searched for `href`, UTF-16 units: real links fit, hostile tags cost nothing. */
+const MAX_ATTRIBUTES_LENGTH = 16 * 1024;
+
+// Elements whose content is never shown as text.
+const HIDDEN_CONTENT = new Set(['head', 'script', 'style', 'template', 'title', 'xml']);
+
+// Elements that start a new line; the second set also leaves an empty line.
+const LINE_BLOCKS = new Set([
+    'address', 'article', 'aside', 'center', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
+    'footer', 'form', 'header', 'li', 'main', 'nav', 'section', 'tbody', 'tfoot', 'thead', 'tr'
+]);
+const PARAGRAPH_BLOCKS = new Set(['blockquote', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'ol', 'p', 'pre', 'table', 'ul']);
+
+// Cells of a row are separated, not glued together.
+const CELLS = new Set(['td', 'th']);
+
+const WHITESPACE_RUN = /[\t\n\f\r ]+/g;
+const LINE_BREAKS = /\r\n?/g;
+const ENTITY = /&(?:#([0-9]{1,7});?|#[xX]([0-9a-fA-F]{1,6});?|([A-Za-z][A-Za-z0-9]{1,31});)/g;
+const HREF = /(?:^|[\s"'/])href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i;
+
+/** Named character references common in mail; others stay as written. */
+const NAMED_ENTITIES: Record<string, string> = {
+    amp: '&', lt: '<', gt: '>', quot: '"', apos: '\'', nbsp: '\u00a0', ensp: '\u2002', emsp: '\u2003',
+    thinsp: '\u2009', zwnj: '\u200c', zwj: '\u200d', shy: '\u00ad', copy: '\u00a9', reg: '\u00ae',
+    trade: '\u2122', hellip: '\u2026', mdash: '\u2014', ndash: '\u2013', lsquo: '\u2018', rsquo: '\u2019',
+    sbquo: '\u201a', ldquo: '\u201c', rdquo: '\u201d', bdquo: '\u201e', laquo: '\u00ab', raquo: '\u00bb',
+    bull: '\u2022', middot: '\u00b7', euro: '\u20ac', pound: '\u00a3', yen: '\u00a5', cent: '\u00a2',
+    sect: '\u00a7', deg: '\u00b0', plusmn: '\u00b1', times: '\u00d7', divide: '\u00f7', iexcl: '\u00a1',
+    iquest: '\u00bf', para: '\u00b6', larr: '\u2190', rarr: '\u2192', uarr: '\u2191', darr: '\u2193'
+};
+
+/** Collects text, collapsing whitespace and turning block boundaries into line breaks. */
+class TextBuilder {
+    // One growing string: V8 appends by building a rope, far cheaper than an array of millions of pieces.
+    value = '';
+    /** Text written since `capture()`, or null: the text of the open link (`value` is never read back mid-way, that would flatten it). */
+    captured: string | null = null;
+    private pendingNewlines = 0;
+    private pendingSpace = false;
+
+    /** Adds text as the browser would show it: whitespace runs collapsed, unless inside `<pre>`. */
+    text(raw: string, preformatted: boolean): void {
+        if (preformatted) {
+            this.push(decodeEntities(raw.replace(LINE_BREAKS, '\n')));
+            return;
+        }
+
+        const collapsed = raw.replace(WHITESPACE_RUN, ' ');
+        const startsWithSpace = collapsed.charCodeAt(0) === 0x20;
+        const endsWithSpace = collapsed.length > 1 && collapsed.charCodeAt(collapsed.length - 1) === 0x20;
+        if (startsWithSpace) {
+            this.pendingSpace = true;
+        }
+
+        const words = collapsed.slice(startsWithSpace ? 1 : 0, endsWithSpace ? -1 : undefined);
+        if (words.length > 0) {
+            this.push(decodeEntities(words));
+        }
+
+        if (endsWithSpace) {
+            this.pendingSpace = true;
+        }
+    }
+
+    /** Ends the current line; `2` also leaves an empty line. */
+    block(newlines: 1 | 2): void {
+        this.pendingNewlines = Math.max(this.pendingNewlines, newlines);
+        this.pendingSpace = false;
+    }
+
+    /** A `<br>`: always one more line break, even right after another. */
+    lineBreak(): void {
+        this.pendingNewlines++;
+        this.pendingSpace = false;
+    }
+
+    /** A separator between table cells. */
+    space(): void {
+        this.pendingSpace = true;
+    }
+
+    /** Starts recording the text written from now on into `captured`. */
+    capture(): void {
+        this.captured = '';
+    }
+
+    /** Writes text as is, after the separator pending before it. */
+    push(text: string): void {
+        // Separators only ever go between pieces of text: none leads, none trails.
+        if (this.value.length > 0) {
+            if (this.pendingNewlines > 0) {
+                this.value += '\n'.repeat(this.pendingNewlines);
+            }
+            else if (this.pendingSpace) {
+                this.value += ' ';
+            }
+        }
+
+        this.pendingNewlines = 0;
+        this.pendingSpace = false;
+        this.value += text;
+        if (this.captured !== null) {
+            this.captured += text;
+        }
+    }
+}
+
+/** Plain text of an HTML document: visible text, line structure kept, links as `text [url]`. */
+export function htmlToPlainText(html: string): string {
+    const out = new TextBuilder();
+    const length = html.length;
+    let pos = 0;
+    let preDepth = 0;
+    let link: string | null = null;
+
+    // `pos` is where unwritten text starts, `search` where the next `<` is looked for:
+    // a `<` that opens no markup (as in `a < b`) stays part of the text around it.
+    let search = 0;
+    while (pos < length) {
+        const lt = html.indexOf('<', search);
+        if (lt === -1) {
+            out.text(html.slice(pos), preDepth > 0);
+            break;
+        }
+
+        const next = html.charCodeAt(lt + 1);
+        const closing = next === 0x2f /* / */;
+        const nameStart = closing ? lt + 2 : lt + 1;
+        const markup = next === 0x21 /* ! */ || next === 0x3f /* ? */ || isLetter(html.charCodeAt(nameStart));
+        if (!markup) {
+            search = lt + 1;
+            continue;
+        }
+
+        if (lt > pos) {
+            out.text(html.slice(pos, lt), preDepth > 0);
+        }
+
+        if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
+            // Comment, doctype, CDATA, processing instruction: markup, not text.
+            const comment = html.startsWith('<!--', lt);
+            const close = comment ? html.indexOf('-->', lt + 4) : html.indexOf('>', lt + 2);
+            pos = search = close === -1 ? length : close + (comment ? 3 : 1);
+            continue;
+        }
+
+        let nameEnd = nameStart;
+        while (nameEnd < length && isNameChar(html.charCodeAt(nameEnd))) {
+            nameEnd++;
+        }
+
+        const name = html.slice(nameStart, nameEnd).toLowerCase();
+        const tagEnd = findTagEnd(html, nameEnd);
+        pos = search = tagEnd + 1;
+
+        if (closing) {
+            if (name === 'a' && link !== null) {
+                const text = (out.captured ?? '').trim();
+                out.captured = null;
+                if (link !== text && link !== `mailto:${text}`) {
+                    out.space();
+                    out.push(`[${link}]`);
+                }
+
+                link = null;
+            }
+            else if (name === 'pre' && preDepth > 0) {
+                preDepth--;
+            }
+        }
+        else if (HIDDEN_CONTENT.has(name)) {
+            if (html.charCodeAt(tagEnd - 1) !== 0x2f /* self-closing */) {
+                pos = search = skipElementContent(html, pos, name);
+            }
+
+            continue;
+        }
+        else if (name === 'br') {
+            out.lineBreak();
+            continue;
+        }
+        else if (name === 'a') {
+            link = linkTarget(html.slice(nameEnd, Math.min(tagEnd, nameEnd + MAX_ATTRIBUTES_LENGTH)));
+            if (link !== null) {
+                out.capture();
+            }
+            else {
+                out.captured = null;
+            }
+        }
+        else if (name === 'pre') {
+            preDepth++;
+        }
+
+        if (PARAGRAPH_BLOCKS.has(name)) {
+            out.block(2);
+        }
+        else if (LINE_BLOCKS.has(name)) {
+            out.block(1);
+        }
+        else if (CELLS.has(name)) {
+            out.space();
+        }
+    }
+
+    return out.value;
+}
+
+/** Index of the `>` that ends the tag whose attributes start at `from` (quotes respected), or the end. */
+function findTagEnd(html: string, from: number): number {
+    let quote = 0;
+    let afterEquals = false;
+    for (let i = from; i < html.length; i++) {
+        const c = html.charCodeAt(i);
+        if (quote !== 0) {
+            if (c === quote) {
+                quote = 0;
+                afterEquals = false;
+            }
+        }
+        else if (c === 0x3e /* > */) {
+            return i;
+        }
+        else if ((c === 0x22 || c === 0x27) && afterEquals) {
+            // Only an attribute value opens a quote, as in browsers: a stray `"` does not hide the `>`.
+            quote = c;
+        }
+        else if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x0c) {
+            afterEquals = c === 0x3d /* = */;
+        }
+    }
+
+    return html.length;
+}
+
+/** Position after `</name ...>` closing a hidden element, or the end when it is never closed. */
+function skipElementContent(html: string, from: number, name: string): number {
+    let pos = from;
+    for (;;) {
+        const close = html.indexOf('</', pos);
+        if (close === -1) {
+            return html.length;
+        }
+
+        const after = close + 2 + name.length;
+        if (html.slice(close + 2, after).toLowerCase() === name && !isNameChar(html.charCodeAt(after))) {
+            return findTagEnd(html, after) + 1;
+        }
+
+        pos = close + 2;
+    }
+}
+
+/** The http(s) target of a link, entities decoded; null for anchors, scripts and the like. */
+function linkTarget(attributes: string): string | null {
+    const match = HREF.exec(attributes);
+    if (!match) {
+        return null;
+    }
+
+    const href = decodeEntities(match[1] ?? match[2] ?? match[3] ?? '').trim();
+    return /^(?:https?:|mailto:)/i.test(href) ? href : null;
+}
+
+function decodeEntities(text: string): string {
+    if (!text.includes('&')) {
+        return text;
+    }
+
+    // exec() in a loop instead of a replace() callback: text can hold millions of references.
+    let out = '';
+    let from = 0;
+    ENTITY.lastIndex = 0;
+    for (let match = ENTITY.exec(text); match !== null; match = ENTITY.exec(text)) {
+        out += text.slice(from, match.index) + decodeReference(match);
+        from = ENTITY.lastIndex;
+    }
+
+    return from === 0 ? text : out + text.slice(from);
+}
+
+function decodeReference(match: RegExpExecArray): string {
+    const [whole, decimal, hex, named] = match;
+    if (named !== undefined) {
+        // Own properties only: `&constructor;` must not find Object.prototype.constructor.
+        const key = Object.hasOwn(NAMED_ENTITIES, named) ? named : named.toLowerCase();
+        return Object.hasOwn(NAMED_ENTITIES, key) ? NAMED_ENTITIES[key] : whole;
+    }
+
+    const code = decimal !== undefined ? Number.parseInt(decimal, 10) : Number.parseInt(hex, 16);
+    // As browsers do: NUL, surrogates and values beyond Unicode become U+FFFD.
+    if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+        return '\ufffd';
+    }
+
+    return String.fromCodePoint(code);
+}
+
+function isLetter(c: number): boolean {
+    return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+}
+
+function isNameChar(c: number): boolean {
+    return isLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x3a || c === 0x5f;
+}

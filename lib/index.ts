@@ -1,0 +1,15 @@
+// Re-exports only. Store drivers have their own subpath exports so that an app
+// using one driver never loads the others' dependencies.
+export * from './types';
+export * from './errors';
+export * from './cursor';
+export * from './email-view';
+export * from './ids';
+export * from './keys';
+export * from './recipients';
+export * from './notifier';
+export * from './long-poll';
+export * from './ingest';
+export * from './inbox-capture';
+export type { RecordStore, SaveResult } from './record-store/record-store';
+export type { BlobStore, LinkOptions } from './blob-store/blob-store';

@@ -1,0 +1,270 @@
+import type { Readable } from 'node:stream';
+import { attachmentFilename } from './attachment-name';
+import type { BlobStore } from './blob-store/blob-store';
+import { toEmailView } from './email-view';
+import { InboxCaptureError, isInboxCaptureError } from './errors';
+import { generateMessageId, newBlobPrefix } from './ids';
+import type { Notifier } from './notifier';
+import { parseMessage, type ParsedMessage } from './parse';
+import { readBounded } from './read-bounded';
+import { defaultInboxFromAddress, isValidInbox, type InboxFromAddress } from './recipients';
+import type { RecordStore, SaveResult } from './record-store/record-store';
+import type { EmailDraft, EmailRecord, EmailView, StoredAttachment } from './types';
+
+/** Largest accepted message, bytes: 25 MiB, the common provider limit; the raw message is held in memory once. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
+
+/** Media type of the stored raw message. */
+const RAW_CONTENT_TYPE = 'message/rfc822';
+
+/** Envelope facts of one delivery, as an MTA or the SMTP adapter knows them. */
+export interface IngestOptions {
+    /** Envelope recipients (`RCPT TO`). When given and non-empty, the `To`/`Cc` headers are ignored. */
+    recipients?: string[];
+    /** Envelope sender (`MAIL FROM`): the sender when the message has no `From` header. */
+    mailFrom?: string;
+    /** Overrides the clock, Unix ms (tests, replays). */
+    receivedAt?: number;
+}
+
+/** Where and how the message is stored. */
+export interface IngestContext {
+    recordStore: RecordStore;
+    blobStore: BlobStore;
+    /** Told about each inbox that received mail, after the records are committed. */
+    notifier?: Notifier;
+    /** Largest accepted message, bytes (default 25 MiB). */
+    maxMessageBytes?: number;
+    /** Address → inbox mapping (default: DECISIONS' local-part rule). */
+    inboxFromAddress?: InboxFromAddress;
+    /** Receives failures that are handled but worth knowing (cleanup failures, parse errors). */
+    log?: (message: string, error?: unknown) => void;
+}
+
+/**
+ * Stores one received message, one copy per inbox it is addressed to, and
+ * returns the stored copies. Order: read (bounded) → parse → blobs of every
+ * copy → all records in one transaction → blobs of replaced copies removed →
+ * inboxes notified. Throws `TOO_LARGE` or `NO_RECIPIENT` before anything is
+ * written; on `BLOB_STORE_FAILED` or `RECORD_STORE_UNAVAILABLE` whatever this
+ * call wrote is removed again. Unreadable mail is never refused for being
+ * unreadable: the raw bytes are stored with whatever fields the parser got (parse.ts).
+ */
+export async function ingestRawEmail(raw: Buffer | string | Readable, options: IngestOptions & IngestContext): Promise<EmailView[]> {
+    const { recordStore, blobStore, notifier } = options;
+    const log = options.log ?? (() => undefined);
+    const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+
+    if (options.receivedAt !== undefined && !(Number.isSafeInteger(options.receivedAt) && options.receivedAt >= 0)) {
+        throw new InboxCaptureError('INVALID_INPUT', 'receivedAt must be a non-negative integer of Unix milliseconds');
+    }
+
+    const bytes = await readBounded(raw, maxBytes);
+    const receivedAt = options.receivedAt ?? Date.now();
+
+    // Every key this call writes is recorded before its put, so a put that fails
+    // halfway is cleaned up as well (deletes of absent keys are no-ops).
+    const written: string[] = [];
+    let drafts: EmailDraft[];
+    try {
+        drafts = await writeCopies(bytes, options, receivedAt, written, log);
+    }
+    catch (err) {
+        await removeWritten(blobStore, written, log);
+        throw err;
+    }
+
+    let result: SaveResult;
+    try {
+        result = await recordStore.saveEmails(drafts);
+    }
+    catch (err) {
+        await removeUnreferenced(recordStore, blobStore, written, log);
+        if (isInboxCaptureError(err)) {
+            throw err;
+        }
+
+        throw new InboxCaptureError('RECORD_STORE_UNAVAILABLE', 'storing the email records failed', { cause: err });
+    }
+
+    // Committed: from here on nothing may fail the ingest.
+    const replacedKeys = blobKeysOf(result.replaced);
+    if (replacedKeys.length > 0) {
+        try {
+            await blobStore.delete(replacedKeys);
+        }
+        catch (err) {
+            log('removing the blobs of replaced emails failed; left for the orphan sweep', err);
+        }
+    }
+
+    if (notifier) {
+        for (const inbox of new Set(result.saved.map((r) => r.inbox))) {
+            try {
+                notifier.publish(inbox);
+            }
+            catch (err) {
+                log(`notifying waiters of inbox ${inbox} failed`, err);
+            }
+        }
+    }
+
+    return result.saved.map((record) => toEmailView(record));
+}
+
+/**
+ * Parses the message and writes the raw message and attachments of every copy.
+ * Kept apart so the parsed message (decoded attachments included) is garbage as
+ * soon as the blobs are written: only the drafts outlive this function.
+ */
+async function writeCopies(
+    bytes: Buffer,
+    options: IngestOptions & IngestContext,
+    receivedAt: number,
+    written: string[],
+    log: (message: string, error?: unknown) => void
+): Promise<EmailDraft[]> {
+    const parsed = await parseMessage(bytes);
+    if (parsed.error) {
+        log('the parser stopped early; the message is stored with the fields it read', parsed.error);
+    }
+
+    const targets = inboxesOf(parsed, options, log);
+    if (targets.size === 0) {
+        throw new InboxCaptureError('NO_RECIPIENT', 'no recipient maps to an inbox');
+    }
+
+    const sourceId = parsed.messageId ?? generateMessageId();
+    const sender = parsed.from ?? bareAddress(options.mailFrom ?? '');
+    const body = parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
+    const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
+
+    const drafts: EmailDraft[] = [];
+    for (const [inbox, recipient] of targets) {
+        // Each copy owns its blobs, so deleting one copy never touches another's.
+        const prefix = newBlobPrefix();
+        const rawKey = `${prefix}/raw.eml`;
+        written.push(rawKey);
+        await putBlob(options.blobStore, rawKey, bytes, RAW_CONTENT_TYPE);
+
+        const attachments: StoredAttachment[] = [];
+        for (const [index, attachment] of parsed.attachments.entries()) {
+            const blobKey = `${prefix}/att/${index}`;
+            written.push(blobKey);
+            await putBlob(options.blobStore, blobKey, attachment.content, attachment.contentType);
+            attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
+        }
+
+        drafts.push({
+            sourceId,
+            inbox,
+            sender,
+            recipient,
+            subject: parsed.subject,
+            body,
+            htmlBody: parsed.html,
+            receivedAt,
+            rawKey,
+            rawSize: bytes.length,
+            attachments
+        });
+    }
+
+    return drafts;
+}
+
+/**
+ * Inbox → the first address that maps to it, in address order. Envelope
+ * recipients when given, else `To` then `Cc`. Addresses the mapping rejects (null,
+ * or a name the API could never query) are skipped.
+ */
+function inboxesOf(
+    parsed: ParsedMessage,
+    options: IngestOptions & IngestContext,
+    log: (message: string, error?: unknown) => void
+): Map<string, string> {
+    const mapping = options.inboxFromAddress ?? defaultInboxFromAddress;
+    const envelope = (options.recipients ?? []).filter((a) => typeof a === 'string' && a.trim().length > 0);
+    const addresses = envelope.length > 0 ? envelope.map(bareAddress) : [...parsed.to, ...parsed.cc];
+
+    const targets = new Map<string, string>();
+    for (const address of addresses) {
+        const inbox = mapping(address);
+        if (inbox === null || inbox === undefined) {
+            continue;
+        }
+
+        if (!isValidInbox(inbox)) {
+            log(`inboxFromAddress mapped ${JSON.stringify(address)} to the invalid inbox ${JSON.stringify(inbox)}; recipient skipped`);
+            continue;
+        }
+
+        if (!targets.has(inbox)) {
+            targets.set(inbox, address);
+        }
+    }
+
+    return targets;
+}
+
+/** One blob write; a failure of the store becomes `BLOB_STORE_FAILED` (a code it chose itself is kept). */
+async function putBlob(blobStore: BlobStore, key: string, body: Buffer, contentType: string): Promise<void> {
+    try {
+        await blobStore.put(key, body, contentType);
+    }
+    catch (err) {
+        if (isInboxCaptureError(err)) {
+            throw err;
+        }
+
+        throw new InboxCaptureError('BLOB_STORE_FAILED', `writing blob ${key} failed`, { cause: err });
+    }
+}
+
+/** `<a@b>` → `a@b`, as envelope addresses sometimes arrive. */
+function bareAddress(address: string): string {
+    const trimmed = address.trim();
+    return trimmed.startsWith('<') && trimmed.endsWith('>') ? trimmed.slice(1, -1).trim() : trimmed;
+}
+
+function blobKeysOf(records: EmailRecord[]): string[] {
+    return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
+}
+
+/** Best-effort removal after a failed blob write: no record can reference these yet. */
+async function removeWritten(blobStore: BlobStore, keys: string[], log: (message: string, error?: unknown) => void): Promise<void> {
+    if (keys.length === 0) {
+        return;
+    }
+
+    try {
+        await blobStore.delete(keys);
+    }
+    catch (err) {
+        log('removing the blobs of a failed ingest failed; left for the orphan sweep', err);
+    }
+}
+
+/**
+ * Best-effort removal after a failed record write. A failure can be ambiguous (the
+ * commit went through, the answer got lost), so only blobs no record references
+ * are removed; when that cannot be checked they stay for the orphan sweep, which
+ * makes the same check later. A record never points at a missing blob.
+ */
+async function removeUnreferenced(
+    recordStore: RecordStore,
+    blobStore: BlobStore,
+    keys: string[],
+    log: (message: string, error?: unknown) => void
+): Promise<void> {
+    let referenced: Set<string>;
+    try {
+        referenced = await recordStore.referencedBlobKeys(keys);
+    }
+    catch (err) {
+        log('cannot tell which blobs of a failed ingest are unused; left for the orphan sweep', err);
+        return;
+    }
+
+    await removeWritten(blobStore, keys.filter((k) => !referenced.has(k)), log);
+}
