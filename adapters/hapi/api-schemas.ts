@@ -1,0 +1,111 @@
+import Joi from 'joi';
+import type { ApiErrorCode } from './error-mapping';
+
+// Joi descriptions of what the routes answer. They feed the OpenAPI document only:
+// responses are built from typed views, so hapi does not re-validate them.
+
+/** Spec §2.2 attachment object. */
+export const attachmentSchema = Joi.object({
+    filename: Joi.string().required().description('`<index>-<name>`, zero-based index in message order.').example('0-report.pdf'),
+    contentType: Joi.string().required().example('application/pdf'),
+    size: Joi.number().integer().min(0).required().description('Decoded size in bytes.'),
+    url: Joi.string().required().description('Relative download URL (a 302 to a pre-signed link).')
+        .example('/v1/emails/abc%40example.com/attachments/0-report.pdf')
+}).label('Attachment');
+
+/** Spec §2.1 email object: every field always present (DECISIONS). */
+export const emailSchema = Joi.object({
+    messageId: Joi.string().required().description('Message-ID without angle brackets (or derived from it and the inbox).').example('abc@example.com'),
+    inbox: Joi.string().required().example('signup-test'),
+    sender: Joi.string().allow('').required().example('noreply@example.com'),
+    recipient: Joi.string().required().example('signup-test@example.com'),
+    subject: Joi.string().allow('').required(),
+    body: Joi.string().allow('').required().description('Plain-text body (derived from the HTML when there is none).'),
+    htmlBody: Joi.string().allow('').required(),
+    attachments: Joi.array().items(attachmentSchema).required(),
+    receivedAt: Joi.number().integer().required().description('Unix milliseconds.'),
+    rawUrl: Joi.string().required().description('Relative URL of the raw .eml (a 302 to a pre-signed link).')
+        .example('/v1/emails/abc%40example.com/raw')
+}).label('Email');
+
+/** Spec §2.3 list page envelope. */
+export const emailPageSchema = Joi.object({
+    emails: Joi.array().items(emailSchema).required().description('Newest first.'),
+    hasMore: Joi.boolean().required(),
+    nextCursor: Joi.string().description('Present exactly when `hasMore` is true.').example('1714564800000#abc@example.com')
+}).label('EmailPage');
+
+/** DELETE /v1/emails/{messageId} answer. */
+export const deletedEmailSchema = Joi.object({
+    deleted: Joi.boolean().valid(true).required(),
+    messageId: Joi.string().required()
+}).label('DeletedEmail');
+
+/** DELETE /v1/emails answer. */
+export const deletedInboxSchema = Joi.object({
+    deleted: Joi.number().integer().min(0).required().description('How many emails were deleted.')
+}).label('DeletedInbox');
+
+/** GET /health answer. */
+export const healthSchema = Joi.object({
+    status: Joi.string().valid('ok').required(),
+    timestamp: Joi.number().integer().required().description('Unix milliseconds.')
+}).label('Health');
+
+/** GET /version answer. */
+export const versionSchema = Joi.object({
+    version: Joi.string().required().example('0.1.0'),
+    apiVersions: Joi.array().items(Joi.string()).required().example(['v1'])
+}).label('Version');
+
+const DESCRIPTIONS: Record<number, string> = {
+    400: 'Invalid request parameters',
+    401: 'Missing, malformed, unknown or revoked API key',
+    403: 'Bad or expired link signature',
+    404: 'Not found',
+    500: 'Unexpected failure; details only in the server log',
+    503: 'The record store is unavailable; retry after `Retry-After` seconds'
+};
+
+// Labels must be unique per code set, or the OpenAPI builder would merge different enums.
+const labelOf = (status: number, codes: readonly string[]) => `Error${status}_${codes.map((c) => c.toLowerCase().replace(/_(.)/g, (_m, ch: string) => ch.toUpperCase())).join('_')}`;
+
+// One joi object per code set: the document then holds one definition per set, not one per route.
+const errorSchemas = new Map<string, Joi.ObjectSchema>();
+const errorSchema = (status: number, codes: readonly string[]): Joi.ObjectSchema => {
+    const label = labelOf(status, codes);
+    let schema = errorSchemas.get(label);
+    if (!schema) {
+        schema = Joi.object({ error: Joi.string().valid(...codes).required() }).label(label);
+        errorSchemas.set(label, schema);
+    }
+
+    return schema;
+};
+
+/** hapi-swagger `responses` entries for the error codes a route can answer, grouped by status. */
+export function errorResponses(byStatus: Record<number, readonly ApiErrorCode[]>): Record<number, { description: string; schema: Joi.ObjectSchema; headers?: Record<string, unknown> }> {
+    const out: Record<number, { description: string; schema: Joi.ObjectSchema; headers?: Record<string, unknown> }> = {};
+    for (const [key, codes] of Object.entries(byStatus)) {
+        const status = Number(key);
+        out[status] = {
+            description: `${DESCRIPTIONS[status] ?? 'Error'}: ${codes.join(', ')}`,
+            schema: errorSchema(status, codes)
+        };
+        if (status === 401) {
+            out[status].headers = { 'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string' } } };
+        }
+
+        if (status === 503) {
+            out[status].headers = { 'Retry-After': { description: 'Seconds.', schema: { type: 'integer' } } };
+        }
+    }
+
+    return out;
+}
+
+/** The failures every route may answer besides its own. */
+export const SERVER_ERRORS: Record<number, readonly ApiErrorCode[]> = {
+    500: ['INTERNAL_ERROR'],
+    503: ['SERVICE_UNAVAILABLE']
+};

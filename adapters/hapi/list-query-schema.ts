@@ -1,0 +1,195 @@
+import type { Request, ResponseToolkit } from '@hapi/hapi';
+import Joi from 'joi';
+import { decodeCursor } from '../../lib/cursor';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/recipients';
+import type { CursorPosition, ListQuery } from '../../lib/types';
+import { apiError } from './error-mapping';
+
+/** Spec §4.2: page size 1..100, default 50. */
+export const MAX_LIMIT = 100;
+export const DEFAULT_LIMIT = 50;
+/** Spec §4.2: long-poll timeout 1..28 seconds, default 28. */
+export const MAX_TIMEOUT_SECONDS = 28;
+/**
+ * Longest `sender`/`subject` filter, characters: longer than any address or subject
+ * worth searching for, short enough to keep the substring match cheap.
+ */
+export const MAX_FILTER_LENGTH = 256;
+/**
+ * Longest cursor, characters: `<ms>#` and a Message-ID, which ingest does not cap; the
+ * whole request line must fit Node's 16 KiB header limit anyway.
+ */
+export const MAX_CURSOR_LENGTH = 8192;
+/** Longest `receivedAfter`/`receivedBefore`, characters: an ISO date-time with nanoseconds and offset is 35. */
+export const MAX_TIME_LENGTH = 40;
+/** Latest instant a JavaScript Date holds, Unix ms: a larger number is no timestamp. */
+export const MAX_TIME_MS = 8.64e15;
+
+// ISO 8601 extended format: a date, or a date-time to minutes, seconds or fractions,
+// with an optional `Z` or `±hh:mm`/`±hhmm` offset (none means UTC, like a bare date).
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * Unix ms of a `receivedAfter`/`receivedBefore` value (DECISIONS: a number is Unix
+ * milliseconds, an ISO 8601 date or date-time is accepted), or null for anything else.
+ */
+export function parseTimeFilter(value: string): number | null {
+    if (/^\d{1,16}$/.test(value)) {
+        const ms = Number(value);
+        return ms <= MAX_TIME_MS ? ms : null;
+    }
+
+    const match = ISO_DATE_TIME.exec(value);
+    if (!match) {
+        return null;
+    }
+
+    const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone = 'Z'] = match;
+    const year = Number(y);
+    const month = Number(mo);
+    const day = Number(d);
+    if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ||
+        Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) {
+        return null;
+    }
+
+    let offsetMinutes = 0;
+    if (zone.toUpperCase() !== 'Z') {
+        const sign = zone[0] === '-' ? -1 : 1;
+        const digits = zone.slice(1).replace(':', '');
+        const offsetHours = Number(digits.slice(0, 2));
+        const offsetMins = Number(digits.slice(2));
+        if (offsetHours > 23 || offsetMins > 59) {
+            return null;
+        }
+
+        offsetMinutes = sign * (offsetHours * 60 + offsetMins);
+    }
+
+    const date = new Date(0);
+    date.setUTCFullYear(year, month - 1, day);
+    date.setUTCHours(Number(h), Number(mi), Number(s), Number(fraction.padEnd(3, '0').slice(0, 3)));
+    return date.getTime() - offsetMinutes * 60_000;
+}
+
+function daysInMonth(year: number, month: number): number {
+    const date = new Date(0);
+    date.setUTCFullYear(year, month, 0);
+    return date.getUTCDate();
+}
+
+const timeFilter = (description: string) => Joi.string()
+    .max(MAX_TIME_LENGTH)
+    .custom((value: string, helpers) => {
+        const ms = parseTimeFilter(value);
+        return ms === null ? helpers.error('any.invalid') : ms;
+    })
+    .description(description)
+    .example('2024-05-01T12:00:00Z');
+
+/** The `inbox` parameter of the list and bulk-delete endpoints. */
+export const inboxSchema = Joi.string()
+    .max(MAX_INBOX_LENGTH)
+    .pattern(INBOX_PATTERN)
+    .required()
+    .description('Inbox name: the local part of the recipient address, lowercase; characters a-z 0-9 . _ -, at most 64.')
+    .example('signup-test');
+
+/** Query of GET /v1/emails (spec §4.2, DECISIONS). Converts to typed values. */
+export const listQuerySchema = Joi.object({
+    inbox: inboxSchema,
+    limit: Joi.number().integer().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT)
+        .description('Results per page, 1 to 100.'),
+    cursor: Joi.string().max(MAX_CURSOR_LENGTH)
+        .custom((value: string, helpers) => decodeCursor(value) ?? helpers.error('any.invalid'))
+        .description('The `nextCursor` of the previous page, URL-encoded (`#` as `%23`).')
+        .example('1714564800000#abc@example.com'),
+    wait: Joi.boolean().sensitive().default(false)
+        .description('`true` waits (long-polls) until an email matches or `timeout` passes.'),
+    timeout: Joi.number().integer().min(1).max(MAX_TIMEOUT_SECONDS).default(MAX_TIMEOUT_SECONDS)
+        .description('Longest wait in seconds when `wait=true`, 1 to 28.'),
+    sender: Joi.string().allow('').max(MAX_FILTER_LENGTH)
+        .description('Case-insensitive substring of the sender address.'),
+    subject: Joi.string().allow('').max(MAX_FILTER_LENGTH)
+        .description('Case-insensitive substring of the subject.'),
+    receivedAfter: timeFilter('Only emails received at or after this instant: Unix milliseconds or an ISO 8601 date or date-time (UTC when no offset is given).'),
+    receivedBefore: timeFilter('Only emails received before this instant (exclusive): Unix milliseconds or an ISO 8601 date or date-time.'),
+    hasAttachments: Joi.boolean().sensitive()
+        .description('`true`: only emails with attachments; `false`: only emails without.')
+}).label('ListEmailsQuery');
+
+/** Query of DELETE /v1/emails: the inbox only. */
+export const deleteInboxQuerySchema = Joi.object({ inbox: inboxSchema }).label('DeleteInboxQuery');
+
+/** `request.query` of GET /v1/emails after validation. */
+export interface ListQueryValues {
+    inbox: string;
+    limit: number;
+    cursor?: CursorPosition;
+    wait: boolean;
+    timeout: number;
+    sender?: string;
+    subject?: string;
+    receivedAfter?: number;
+    receivedBefore?: number;
+    hasAttachments?: boolean;
+}
+
+/** The record-store query of a validated request (an empty filter matches everything). */
+export function toListQuery(values: ListQueryValues): ListQuery {
+    const query: ListQuery = { inbox: values.inbox, limit: values.limit };
+    if (values.cursor) {
+        query.after = values.cursor;
+    }
+
+    if (values.sender) {
+        query.sender = values.sender;
+    }
+
+    if (values.subject) {
+        query.subject = values.subject;
+    }
+
+    if (values.receivedAfter !== undefined) {
+        query.receivedAfter = values.receivedAfter;
+    }
+
+    if (values.receivedBefore !== undefined) {
+        query.receivedBefore = values.receivedBefore;
+    }
+
+    if (values.hasAttachments !== undefined) {
+        query.hasAttachments = values.hasAttachments;
+    }
+
+    return query;
+}
+
+/**
+ * The one code for a failed query, by the precedence of DECISIONS: MISSING_INBOX,
+ * INVALID_INBOX, INVALID_LIMIT, then VALIDATION_ERROR for everything else.
+ */
+export function queryErrorCode(details: readonly Joi.ValidationErrorItem[]): 'MISSING_INBOX' | 'INVALID_INBOX' | 'INVALID_LIMIT' | 'VALIDATION_ERROR' {
+    // An unknown parameter is VALIDATION_ERROR whatever its name (`limit` on bulk delete).
+    const on = (key: string) => details.filter((d) => d.path[0] === key && d.type !== 'object.unknown');
+    const inbox = on('inbox');
+    if (inbox.some((d) => d.type === 'any.required' || d.type === 'string.empty')) {
+        return 'MISSING_INBOX';
+    }
+
+    if (inbox.length > 0) {
+        return 'INVALID_INBOX';
+    }
+
+    if (on('limit').length > 0) {
+        return 'INVALID_LIMIT';
+    }
+
+    return 'VALIDATION_ERROR';
+}
+
+/** hapi `failAction` of the query validation: every failure becomes one code of ours. */
+export function queryFailAction(_request: Request, _h: ResponseToolkit, err?: Error): never {
+    const details = (err as Joi.ValidationError | undefined)?.details ?? [];
+    throw apiError(400, queryErrorCode(details));
+}

@@ -1,0 +1,70 @@
+import type { Request, ServerRoute } from '@hapi/hapi';
+import type { RegisterOptions } from 'hapi-swagger';
+import { getSwaggerJSON } from 'hapi-swagger/lib/builder';
+import swaggerDefaults from 'hapi-swagger/lib/defaults';
+import { API_TAG, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_SERVICE } from './route-context';
+
+/** Path of the OpenAPI document (spec §4.1). */
+export const OPENAPI_PATH = '/openapi.json';
+
+/**
+ * hapi-swagger settings: OpenAPI 3.0, only the routes tagged as ours (never the
+ * host's), Bearer security declared. A fresh object per call: the builder edits it.
+ */
+export function openapiSettings(version: string): Record<string, unknown> {
+    const options: RegisterOptions = {
+        OAS: 'v3.0',
+        routeTag: API_TAG,
+        grouping: 'tags',
+        tagsGroupingFilter: (tag: string) => tag !== API_TAG,
+        definitionPrefix: 'useLabel',
+        xProperties: false,
+        // A placeholder the builder insists on (an absolute URI); replaced below.
+        servers: [{ url: 'http://localhost' }],
+        info: {
+            title: 'inbox-capture',
+            version,
+            description: 'Received email, stored per inbox and served over HTTP/JSON. Every `/v1/emails` endpoint needs `Authorization: Bearer <API key>`; error bodies are `{ "error": "<CODE>" }`.'
+        },
+        securityDefinitions: {
+            bearerAuth: {
+                type: 'http',
+                scheme: 'bearer',
+                description: 'An API key created with `inbox-capture keys create <name>`.'
+            }
+        },
+        tags: [
+            { name: GROUP_EMAILS, description: 'List, read and delete captured email' },
+            { name: GROUP_DOWNLOADS, description: 'Raw messages and attachments' },
+            { name: GROUP_SERVICE, description: 'Health, version and documentation' }
+        ]
+    } as RegisterOptions;
+
+    // What hapi-swagger's own register() adds to its settings before building.
+    return { ...swaggerDefaults, ...options, log: () => undefined };
+}
+
+/**
+ * GET /openapi.json (spec §4.1): the OpenAPI 3.0 document of the plugin's routes,
+ * built by hapi-swagger from their joi schemas and `plugins['hapi-swagger']` notes.
+ * Served by a route of our own, so the plugin's response shaping applies to it.
+ */
+export function openapiRoute(version: string): ServerRoute {
+    return {
+        method: 'GET',
+        path: OPENAPI_PATH,
+        options: {
+            auth: false,
+            tags: [API_TAG, GROUP_SERVICE],
+            description: 'This OpenAPI 3.0 document',
+            plugins: { 'hapi-swagger': { responses: { 200: { description: 'The OpenAPI document' } } } }
+        },
+        handler: async (request: Request) => {
+            const document = await getSwaggerJSON(openapiSettings(version), request);
+            // Paths already carry any route prefix, so the server is this origin's root:
+            // relative, and never built from a Host header a client chose.
+            document.servers = [{ url: '/' }];
+            return document;
+        }
+    };
+}

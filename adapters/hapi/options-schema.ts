@@ -1,0 +1,119 @@
+import Joi from 'joi';
+import type { BlobStore } from '../../lib/blob-store/blob-store';
+import type { InboxCapture } from '../../lib/inbox-capture';
+import { DEFAULT_DOWNLOAD_TTL_SECONDS } from '../../lib/inbox-capture';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
+import { defaultInboxFromAddress, type InboxFromAddress } from '../../lib/recipients';
+import type { RecordStore } from '../../lib/record-store/record-store';
+
+/** Default data directory of the embedded stores, relative to the working directory (DECISIONS). */
+export const DEFAULT_DATA_DIR = './data';
+/** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
+export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
+/** Shortest signing secret, characters: an HMAC key weaker than 128 bits is guessable. */
+export const MIN_SIGNING_SECRET_LENGTH = 16;
+
+/** Which public routes exist (spec §4.1). */
+export interface PublicRoutesOptions {
+    health?: boolean;
+    version?: boolean;
+    openapi?: boolean;
+    docs?: boolean;
+}
+
+/** Options of `server.register({ plugin, options })`. Every one is optional. */
+export interface InboxCapturePluginOptions {
+    /** A ready service (e.g. shared with an SMTP listener); excludes the store and ingest options. */
+    capture?: InboxCapture;
+    /** Where records and keys live (default: SQLite in `dataDir`). */
+    recordStore?: RecordStore;
+    /** Where raw messages and attachments live (default: files in `dataDir`). */
+    blobStore?: BlobStore;
+    /** Directory of the embedded stores (default `./data`). */
+    dataDir?: string;
+    /** HMAC key of the embedded filesystem store's links (default: generated once in `dataDir`). */
+    signingSecret?: string;
+    /** Largest accepted message, bytes (default 25 MiB). */
+    maxMessageBytes?: number;
+    /** Lifetime of download links, seconds (default 900). */
+    downloadTtlSeconds?: number;
+    /** Recipient address → inbox name (default: DECISIONS' local-part rule). */
+    inboxFromAddress?: InboxFromAddress;
+    /** `false` removes /openapi.json and /docs (default true). */
+    docs?: boolean;
+    /** Turns single public routes off (each default true). */
+    publicRoutes?: PublicRoutesOptions;
+}
+
+/** The options after validation: defaults applied. */
+export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
+    dataDir: string;
+    maxMessageBytes: number;
+    downloadTtlSeconds: number;
+    inboxFromAddress: InboxFromAddress;
+    docs: boolean;
+    publicRoutes: Required<PublicRoutesOptions>;
+}
+
+// An object with these methods, checked by shape (stores from another copy of this
+// package, or hand-written ones, are fine) and passed on as it is: Joi.any() never
+// clones, and a live store must stay the very object the caller holds.
+const withMethods = (label: string, methods: string[]) => Joi.any()
+    .custom((value: unknown, helpers) => {
+        if (typeof value !== 'object' || value === null) {
+            return helpers.message({ custom: `"${label}" must be an object` });
+        }
+
+        const missing = methods.filter((m) => typeof (value as Record<string, unknown>)[m] !== 'function');
+        return missing.length === 0 ? value : helpers.message({ custom: `"${label}" lacks ${missing.map((m) => `${m}()`).join(', ')}` });
+    });
+
+const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', 'maxMessageBytes', 'downloadTtlSeconds', 'inboxFromAddress'];
+
+/** The plugin's options: one schema, the only place their defaults live. */
+export const optionsSchema = Joi.object({
+    capture: withMethods('capture', ['start', 'ingestRawEmail', 'listEmails', 'waitForEmails', 'getEmail', 'deleteEmail', 'deleteInbox', 'rawDownloadLink', 'attachmentDownloadLink', 'verifyKey', 'close']),
+    recordStore: withMethods('recordStore', ['migrate', 'saveEmails', 'getEmail', 'listEmails', 'inboxVersion', 'deleteEmail', 'deleteInboxBatch', 'findActiveKeyByHash', 'close']),
+    blobStore: withMethods('blobStore', ['put', 'get', 'delete', 'listBlobs', 'createDownloadLink']),
+    dataDir: Joi.string().min(1).default(DEFAULT_DATA_DIR),
+    signingSecret: Joi.string().min(MIN_SIGNING_SECRET_LENGTH),
+    maxMessageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_MESSAGE_BYTES),
+    downloadTtlSeconds: Joi.number().integer().min(1).max(MAX_DOWNLOAD_TTL_SECONDS).default(DEFAULT_DOWNLOAD_TTL_SECONDS),
+    inboxFromAddress: Joi.function().maxArity(1).default(() => defaultInboxFromAddress),
+    docs: Joi.boolean().default(true),
+    publicRoutes: Joi.object({
+        health: Joi.boolean().default(true),
+        version: Joi.boolean().default(true),
+        openapi: Joi.boolean().default(true),
+        docs: Joi.boolean().default(true)
+    }).default()
+})
+    .custom((value: ResolvedPluginOptions, helpers) => {
+        // The page is Swagger UI over the document: without the document it would be empty.
+        if (value.docs && value.publicRoutes.docs && !value.publicRoutes.openapi) {
+            return helpers.message({ custom: '"publicRoutes.docs" needs "publicRoutes.openapi" (the page shows that document); turn both off or keep both' });
+        }
+
+        return value;
+    });
+
+/**
+ * Validates the caller's options once, on a clone (theirs stay untouched), with a
+ * clear message for a wrong one. Throws at registration, so a typo fails start-up.
+ */
+export function validateOptions(options: unknown): ResolvedPluginOptions {
+    const raw = (options ?? {}) as Record<string, unknown>;
+    if (raw.capture !== undefined) {
+        const clash = STORE_OPTIONS.filter((name) => raw[name] !== undefined);
+        if (clash.length > 0) {
+            throw new Error(`inbox-capture plugin: "capture" is a ready service; do not also pass ${clash.map((n) => `"${n}"`).join(', ')} (configure them where the service is created)`);
+        }
+    }
+
+    const { error, value } = optionsSchema.validate({ ...raw }, { abortEarly: false, convert: false });
+    if (error) {
+        throw new Error(`inbox-capture plugin: invalid options: ${error.details.map((d) => d.message).join('; ')}`);
+    }
+
+    return value as ResolvedPluginOptions;
+}

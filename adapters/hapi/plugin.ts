@@ -1,0 +1,164 @@
+import type { Plugin, Server } from '@hapi/hapi';
+import type { Readable } from 'node:stream';
+import type { BlobStore } from '../../lib/blob-store/blob-store';
+import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
+import type { IngestOptions } from '../../lib/ingest';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import type { EmailView } from '../../lib/types';
+import { registerAuth } from './auth-scheme';
+import { docsRoutes } from './docs-page';
+import { OPENAPI_PATH, openapiRoute } from './openapi';
+import { validateOptions, type InboxCapturePluginOptions, type ResolvedPluginOptions } from './options-schema';
+import { packageVersion } from './package-version';
+import { shapePluginResponse } from './response-ext';
+import type { RouteContext } from './route-context';
+import { blobRoutes, servesOwnLinks } from './routes/blobs';
+import { downloadRoutes } from './routes/downloads';
+import { emailRoutes } from './routes/emails';
+import { notFoundRoute } from './routes/not-found';
+import { healthRoute, versionRoute } from './routes/public';
+
+/** The plugin's name: `server.plugins['inbox-capture']`, `server.registrations['inbox-capture']`. */
+export const PLUGIN_NAME = 'inbox-capture';
+
+/** What the plugin exposes on `server.plugins['inbox-capture']`. */
+export interface InboxCapturePluginApi {
+    /** Ingests one message through the plugin's stores and wakes its long-polls (for an MTA hook in the same process). */
+    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
+    /** The service the routes use. */
+    capture: InboxCapture;
+}
+
+declare module '@hapi/hapi' {
+    interface PluginProperties {
+        'inbox-capture': InboxCapturePluginApi;
+    }
+}
+
+// The service from the options, and the closers of whatever the plugin opened itself.
+async function buildCapture(server: Server, options: ResolvedPluginOptions): Promise<{ capture: InboxCapture; owned: Array<() => Promise<void>>; ownsAll: boolean }> {
+    if (options.capture) {
+        return { capture: options.capture, owned: [], ownsAll: false };
+    }
+
+    const owned: Array<() => Promise<void>> = [];
+    let recordStore: RecordStore | undefined = options.recordStore;
+    let blobStore: BlobStore | undefined = options.blobStore;
+    try {
+        if (!blobStore) {
+            const store = await openEmbeddedBlobStore({ dataDir: options.dataDir, signingSecret: options.signingSecret });
+            owned.push(async () => store.close?.());
+            blobStore = store;
+        }
+
+        if (!recordStore) {
+            const store = await openEmbeddedRecordStore({ dataDir: options.dataDir });
+            owned.push(() => store.close());
+            recordStore = store;
+        }
+    }
+    catch (err) {
+        await closeAll(owned);
+        throw err;
+    }
+
+    const capture = createInboxCapture({
+        recordStore,
+        blobStore,
+        maxMessageBytes: options.maxMessageBytes,
+        downloadTtlSeconds: options.downloadTtlSeconds,
+        inboxFromAddress: options.inboxFromAddress,
+        log: (message, error) => server.log(['inbox-capture', 'warning'], { message, error })
+    });
+    return { capture, owned, ownsAll: !options.recordStore && !options.blobStore };
+}
+
+// The core builds URLs without the hapi prefix; the views this plugin hands out carry it.
+function withViewPrefix(view: EmailView, prefix: string): EmailView {
+    if (!prefix) {
+        return view;
+    }
+
+    return {
+        ...view,
+        rawUrl: prefix + view.rawUrl,
+        attachments: view.attachments.map((a) => ({ ...a, url: prefix + a.url }))
+    };
+}
+
+async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
+    for (const close of closers) {
+        await close();
+    }
+}
+
+/**
+ * The Hapi plugin: every endpoint of the interface spec on the plugin's own routes,
+ * a good guest otherwise (no default auth, no server-wide response extensions).
+ */
+export const plugin: Plugin<InboxCapturePluginOptions> = {
+    name: PLUGIN_NAME,
+    version: packageVersion(),
+    requirements: { hapi: '>=21.0.0', node: '>=20.0.0' },
+
+    async register(server: Server, rawOptions: InboxCapturePluginOptions) {
+        const options = validateOptions(rawOptions);
+        const version = packageVersion();
+        const prefix = server.realm.modifiers.route.prefix ?? '';
+        const { capture, owned, ownsAll } = await buildCapture(server, options);
+        // Closing the service closes both stores and stops watching; with a store of
+        // the caller's, only what the plugin opened is closed.
+        const close = ownsAll ? () => capture.close() : () => closeAll(owned);
+
+        const context: RouteContext = { capture, prefix, longPolls: new Set() };
+        try {
+            registerAuth(server, capture);
+            server.route([...emailRoutes(context), ...downloadRoutes(context), notFoundRoute()]);
+            if (servesOwnLinks(capture.blobStore)) {
+                server.route(blobRoutes(capture.blobStore));
+            }
+
+            if (options.publicRoutes.health) {
+                server.route(healthRoute());
+            }
+
+            if (options.publicRoutes.version) {
+                server.route(versionRoute(version));
+            }
+
+            if (options.docs && options.publicRoutes.openapi) {
+                server.route(openapiRoute(version));
+            }
+
+            if (options.docs && options.publicRoutes.docs) {
+                server.route(docsRoutes({ prefix, openapiPath: OPENAPI_PATH, title: 'inbox-capture API' }));
+            }
+
+            // Last: a route clash with the host (say its own /health) fails before any migration.
+            await capture.start();
+        }
+        catch (err) {
+            await close();
+            throw err;
+        }
+
+        // Sandboxed: only this plugin's routes are shaped; the host's are never touched.
+        server.ext('onPreResponse', shapePluginResponse, { sandbox: 'plugin' });
+
+        // Waiting requests answer their empty page at once, so a stopping server drains fast.
+        server.ext('onPreStop', () => {
+            for (const controller of context.longPolls) {
+                controller.abort();
+            }
+        });
+        server.ext('onPostStop', close);
+
+        const api: InboxCapturePluginApi = {
+            ingestRawEmail: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((view) => withViewPrefix(view, prefix)),
+            capture
+        };
+        server.expose('ingestRawEmail', api.ingestRawEmail);
+        server.expose('capture', capture);
+    }
+};

@@ -1,0 +1,26 @@
+import type { InboxCapture } from '../../lib/inbox-capture';
+
+/** What every route module of the plugin needs. */
+export interface RouteContext {
+    capture: InboxCapture;
+    /** hapi `routes.prefix` the plugin was registered with, `''` when none: every URL we hand out carries it. */
+    prefix: string;
+    /** Long-polls in flight: aborted when the server stops, so it drains at once. */
+    longPolls: Set<AbortController>;
+}
+
+/** Tag on every plugin route the OpenAPI document lists (and on no host route). */
+export const API_TAG = 'inbox-capture';
+
+// The route groups of the OpenAPI document (Swagger UI sections), as hapi route tags.
+export const GROUP_EMAILS = 'emails';
+export const GROUP_DOWNLOADS = 'downloads';
+export const GROUP_SERVICE = 'service';
+
+/** hapi-swagger `security` of the routes that need an API key. */
+export const BEARER_SECURITY = [{ bearerAuth: [] }];
+
+/** A download link from a blob store, reachable through the plugin's prefix when it is one of ours. */
+export function withPrefix(link: string, prefix: string): string {
+    return link.startsWith('/') ? prefix + link : link;
+}

@@ -1,0 +1,88 @@
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { errorResponses, SERVER_ERRORS } from '../api-schemas';
+import { AUTH_STRATEGY } from '../auth-scheme';
+import { apiError } from '../error-mapping';
+import { API_TAG, BEARER_SECURITY, GROUP_DOWNLOADS, withPrefix, type RouteContext } from '../route-context';
+import { paramsFailAction } from './emails';
+
+const redirectResponse = (what: string) => ({
+    description: `Found: redirect to a pre-signed URL of the ${what}, valid for the plugin's \`downloadTtlSeconds\` (default 15 minutes)`,
+    headers: {
+        Location: { description: 'The pre-signed URL (relative when this server serves the link itself).', schema: { type: 'string' } },
+        'Cache-Control': { description: 'Always `no-store`: the link expires.', schema: { type: 'string' } }
+    }
+});
+
+/** Spec §4.6–§4.7: redirects to time-limited links of the raw message and attachments. */
+export function downloadRoutes(context: RouteContext): ServerRoute[] {
+    const { capture, prefix } = context;
+
+    // The link expires, so no cache may keep the redirect.
+    const redirect = (h: ResponseToolkit, link: string | null) => {
+        if (link === null) {
+            throw apiError(404, 'NOT_FOUND');
+        }
+
+        return h.redirect(withPrefix(link, prefix)).code(302).header('Cache-Control', 'no-store');
+    };
+
+    const raw = async (request: Request, h: ResponseToolkit) => {
+        return redirect(h, await capture.rawDownloadLink(request.params.messageId as string));
+    };
+
+    const attachment = async (request: Request, h: ResponseToolkit) => {
+        return redirect(h, await capture.attachmentDownloadLink(request.params.messageId as string, request.params.filename as string));
+    };
+
+    const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
+    const errors = errorResponses({ 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], ...SERVER_ERRORS });
+    const messageId = Joi.string().required()
+        .description('The email\'s `messageId`, percent-encoded as one path segment.')
+        .example('abc@example.com');
+
+    return [
+        {
+            method: 'GET',
+            path: '/v1/emails/{messageId}/raw',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_DOWNLOADS],
+                description: 'Download the raw message (.eml)',
+                notes: 'Answers 302 to a time-limited link; the target is served as `message/rfc822` with `Content-Disposition: attachment`.',
+                validate: { params: Joi.object({ messageId }).label('RawParams'), failAction: paramsFailAction },
+                plugins: {
+                    'hapi-swagger': {
+                        security: BEARER_SECURITY,
+                        responses: { 302: redirectResponse('raw .eml message'), ...errors }
+                    }
+                }
+            },
+            handler: raw
+        },
+        {
+            method: 'GET',
+            path: '/v1/emails/{messageId}/attachments/{filename}',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_DOWNLOADS],
+                description: 'Download one attachment',
+                notes: 'Answers 302 to a time-limited link; the target is served with the attachment\'s media type and `Content-Disposition: attachment`.',
+                validate: {
+                    params: Joi.object({
+                        messageId,
+                        filename: Joi.string().required().description('The attachment\'s `filename`, index prefix included, percent-encoded.').example('0-report.pdf')
+                    }).label('AttachmentParams'),
+                    failAction: paramsFailAction
+                },
+                plugins: {
+                    'hapi-swagger': {
+                        security: BEARER_SECURITY,
+                        responses: { 302: redirectResponse('attachment'), ...errors }
+                    }
+                }
+            },
+            handler: attachment
+        }
+    ];
+}

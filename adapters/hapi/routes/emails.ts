@@ -1,0 +1,183 @@
+import type { Request, ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { encodeCursor } from '../../../lib/cursor';
+import { toEmailView } from '../../../lib/email-view';
+import type { EmailPage, RecordPage } from '../../../lib/types';
+import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, SERVER_ERRORS } from '../api-schemas';
+import { AUTH_STRATEGY } from '../auth-scheme';
+import { apiError } from '../error-mapping';
+import { deleteInboxQuerySchema, listQuerySchema, queryFailAction, toListQuery, type ListQueryValues } from '../list-query-schema';
+import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
+
+/** Path parameter of the single-email routes; hapi has already percent-decoded it. */
+export const messageIdParams = Joi.object({
+    messageId: Joi.string().required()
+        .description('The email\'s `messageId`, percent-encoded as one path segment (`/` as `%2F`, `#` as `%23`, `?` as `%3F`, `%` as `%25`).')
+        .example('abc@example.com')
+}).label('MessageIdParams');
+
+/** Any params failure means no such email: the spec has no 400 for these routes. */
+export function paramsFailAction(): never {
+    throw apiError(404, 'NOT_FOUND');
+}
+
+/** Spec §4.2–§4.5: list (with long-polling), get, delete one, delete all. */
+export function emailRoutes(context: RouteContext): ServerRoute[] {
+    const { capture, prefix } = context;
+
+    const toEnvelope = (page: RecordPage): EmailPage => {
+        const envelope: EmailPage = {
+            emails: page.records.map((r) => toEmailView(r, prefix)),
+            hasMore: page.hasMore
+        };
+        const last = page.records[page.records.length - 1];
+        if (page.hasMore && last) {
+            envelope.nextCursor = encodeCursor({ receivedAt: last.receivedAt, messageId: last.messageId });
+        }
+
+        return envelope;
+    };
+
+    const list = async (request: Request) => {
+        const values = request.query as unknown as ListQueryValues;
+        const query = toListQuery(values);
+        if (!values.wait) {
+            return toEnvelope(await capture.listEmails(query));
+        }
+
+        // The client may give up before the timeout: its disconnect releases the wait.
+        // hapi's 'disconnect' rides on the request's deprecated 'aborted' event, so the
+        // response's 'close' (which also fires on a normal end, harmlessly) backs it up.
+        const controller = new AbortController();
+        const abort = () => controller.abort();
+        request.events.once('disconnect', abort);
+        request.raw.res.once('close', abort);
+        if (!request.active()) {
+            abort();
+        }
+
+        context.longPolls.add(controller);
+        try {
+            const page = await capture.waitForEmails(query, { timeoutMs: values.timeout * 1000, signal: controller.signal });
+            return toEnvelope(page);
+        }
+        finally {
+            context.longPolls.delete(controller);
+            request.events.removeListener('disconnect', abort);
+            request.raw.res.removeListener('close', abort);
+        }
+    };
+
+    const get = async (request: Request) => {
+        const record = await capture.getEmail(request.params.messageId as string);
+        if (!record) {
+            throw apiError(404, 'NOT_FOUND');
+        }
+
+        return toEmailView(record, prefix);
+    };
+
+    const remove = async (request: Request) => {
+        const messageId = request.params.messageId as string;
+        if (!(await capture.deleteEmail(messageId))) {
+            throw apiError(404, 'NOT_FOUND');
+        }
+
+        return { deleted: true, messageId };
+    };
+
+    const removeAll = async (request: Request) => {
+        const deleted = await capture.deleteInbox(request.query.inbox as string);
+        return { deleted };
+    };
+
+    const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
+    const params = { params: messageIdParams, failAction: paramsFailAction };
+
+    return [
+        {
+            method: 'GET',
+            path: '/v1/emails',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_EMAILS],
+                description: 'List emails of an inbox, newest first',
+                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR.',
+                // A long-poll lasts up to 28 s: a host's shorter server timeout must not cut it.
+                timeout: { server: false },
+                validate: { query: listQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
+                plugins: {
+                    'hapi-swagger': {
+                        security: BEARER_SECURITY,
+                        responses: {
+                            200: { description: 'One page of emails', schema: emailPageSchema },
+                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], ...SERVER_ERRORS })
+                        }
+                    }
+                }
+            },
+            handler: list
+        },
+        {
+            method: 'DELETE',
+            path: '/v1/emails',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_EMAILS],
+                description: 'Delete every email of an inbox',
+                notes: 'Deletes in batches of 25 with exponential backoff; an empty inbox answers `{ "deleted": 0 }`.',
+                validate: { query: deleteInboxQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
+                plugins: {
+                    'hapi-swagger': {
+                        security: BEARER_SECURITY,
+                        responses: {
+                            200: { description: 'How many emails were deleted', schema: deletedInboxSchema },
+                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], ...SERVER_ERRORS })
+                        }
+                    }
+                }
+            },
+            handler: removeAll
+        },
+        {
+            method: 'GET',
+            path: '/v1/emails/{messageId}',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_EMAILS],
+                description: 'Get one email',
+                validate: params,
+                plugins: {
+                    'hapi-swagger': {
+                        security: BEARER_SECURITY,
+                        responses: {
+                            200: { description: 'The email', schema: emailSchema },
+                            ...errorResponses({ 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
+                        }
+                    }
+                }
+            },
+            handler: get
+        },
+        {
+            method: 'DELETE',
+            path: '/v1/emails/{messageId}',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_EMAILS],
+                description: 'Delete one email with its raw message and attachments',
+                validate: params,
+                plugins: {
+                    'hapi-swagger': {
+                        security: BEARER_SECURITY,
+                        responses: {
+                            200: { description: 'Deleted', schema: deletedEmailSchema },
+                            ...errorResponses({ 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
+                        }
+                    }
+                }
+            },
+            handler: remove
+        }
+    ];
+}

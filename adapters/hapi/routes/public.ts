@@ -1,0 +1,36 @@
+import type { ServerRoute } from '@hapi/hapi';
+import { healthSchema, versionSchema } from '../api-schemas';
+import { API_TAG, GROUP_SERVICE } from '../route-context';
+
+/** API versions this plugin serves (spec §9). */
+export const API_VERSIONS = ['v1'];
+
+/** GET /health (spec §4.1): liveness of the HTTP layer, cheap enough for a tight probe interval. */
+export function healthRoute(): ServerRoute {
+    return {
+        method: 'GET',
+        path: '/health',
+        options: {
+            auth: false,
+            tags: [API_TAG, GROUP_SERVICE],
+            description: 'Health check',
+            plugins: { 'hapi-swagger': { responses: { 200: { description: 'The service is up', schema: healthSchema } } } }
+        },
+        handler: () => ({ status: 'ok', timestamp: Date.now() })
+    };
+}
+
+/** GET /version (spec §4.1, §9): this package's version and the API versions it serves. */
+export function versionRoute(version: string): ServerRoute {
+    return {
+        method: 'GET',
+        path: '/version',
+        options: {
+            auth: false,
+            tags: [API_TAG, GROUP_SERVICE],
+            description: 'Service and API versions',
+            plugins: { 'hapi-swagger': { responses: { 200: { description: 'Versions', schema: versionSchema } } } }
+        },
+        handler: () => ({ version, apiVersions: API_VERSIONS })
+    };
+}

@@ -1,0 +1,51 @@
+import * as Fs from 'node:fs/promises';
+import * as Path from 'node:path';
+import { createFsBlobStore, type FsBlobStore } from './blob-store/fs-blob-store';
+import { loadOrCreateSigningSecret } from './blob-store/signing-secret';
+import { createKnexRecordStore } from './record-store/knex-record-store';
+import type { RecordStore } from './record-store/record-store';
+import { openSqliteKnex } from './record-store/sqlite-knex';
+
+/** File name of the SQLite database inside the data dir. */
+export const SQLITE_FILENAME = 'inbox-capture.sqlite';
+/** Directory of the filesystem blobs inside the data dir. */
+export const BLOBS_DIRNAME = 'blobs';
+
+/** Where the embedded defaults keep their data. */
+export interface EmbeddedStoresOptions {
+    /** Directory for the SQLite file, the blobs and the generated signing secret; created if missing. */
+    dataDir: string;
+    /**
+     * HMAC key for download links (e.g. INBOX_CAPTURE_SIGNING_SECRET, which the caller
+     * reads); without it a secret is generated once and kept in the data dir.
+     */
+    signingSecret?: string | Buffer;
+}
+
+// Mail is private: the directory is for the service's own user only.
+async function ensureDataDir(dataDir: string): Promise<string> {
+    const dir = Path.resolve(dataDir);
+    await Fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
+}
+
+/** The embedded record store: SQLite at `<dataDir>/inbox-capture.sqlite` (not migrated yet). */
+export async function openEmbeddedRecordStore(options: { dataDir: string }): Promise<RecordStore> {
+    const dir = await ensureDataDir(options.dataDir);
+    const knex = openSqliteKnex(Path.join(dir, SQLITE_FILENAME));
+    return createKnexRecordStore({ knex, destroyKnexOnClose: true });
+}
+
+/** The embedded blob store: files under `<dataDir>/blobs`, links signed with the given or the data dir's secret. */
+export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Promise<FsBlobStore> {
+    const dir = await ensureDataDir(options.dataDir);
+    const signingSecret = options.signingSecret ?? await loadOrCreateSigningSecret(dir);
+    return createFsBlobStore({ root: Path.join(dir, BLOBS_DIRNAME), signingSecret });
+}
+
+/** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite`, blobs under `<dataDir>/blobs`. */
+export async function openEmbeddedStores(options: EmbeddedStoresOptions): Promise<{ recordStore: RecordStore; blobStore: FsBlobStore }> {
+    const blobStore = await openEmbeddedBlobStore(options);
+    const recordStore = await openEmbeddedRecordStore(options);
+    return { recordStore, blobStore };
+}

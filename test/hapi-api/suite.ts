@@ -1,0 +1,21 @@
+import type { StoreFactory } from '../helpers/provision-server';
+import { authSuite } from './auth-suite';
+import { downloadsSuite } from './downloads-suite';
+import { emailsSuite } from './emails-suite';
+import type { SuiteLab } from './lab-types';
+import { listSuite } from './list-suite';
+import { longPollSuite } from './long-poll-suite';
+
+/**
+ * The whole HTTP API of the Hapi plugin against one backend: every rule of spec
+ * §4–§7 and DECISIONS that holds for any record store and blob store.
+ */
+export function hapiApiSuite(lab: SuiteLab, factory: StoreFactory): void {
+    lab.describe(`Hapi plugin API (${factory.name})`, () => {
+        authSuite(lab, factory);
+        listSuite(lab, factory);
+        emailsSuite(lab, factory);
+        downloadsSuite(lab, factory);
+        longPollSuite(lab, factory);
+    });
+}
