@@ -1,0 +1,79 @@
+import type { Readable, Writable } from 'node:stream';
+import type { ParseArgsConfig } from 'node:util';
+import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
+import { openStoresFromConfig, readEnvConfig } from '../env-config';
+
+/** Exit codes, sysexits(3) where an MTA reads them. */
+export const EXIT_OK = 0;
+/** Bad usage, refused input, any failure a retry will not fix. */
+export const EXIT_FAILURE = 1;
+/** EX_TEMPFAIL: Postfix pipe(8) and other MTAs keep the message and retry later. */
+export const EXIT_TEMPFAIL = 75;
+
+/** The process surroundings of one CLI run (injectable for tests). */
+export interface CliIo {
+    stdin: Readable;
+    stdout: Writable;
+    stderr: Writable;
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+}
+
+/** What a command gets when it runs: its parsed arguments and a way to reach the service. */
+export interface CommandContext {
+    io: CliIo;
+    positionals: string[];
+    values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+    /** Opens the configured stores (migrated), runs `fn`, and always closes them. */
+    withCapture<T>(fn: (capture: InboxCapture) => Promise<T>): Promise<T>;
+}
+
+/** One CLI command: `inbox-capture <name> …`. */
+export interface Command {
+    /** Words that select it, e.g. `keys create`. */
+    name: string;
+    /** One line for the command list. */
+    summary: string;
+    /** Synopsis after the program name, e.g. `keys create <name>`. */
+    usage: string;
+    /** Further lines of `--help` (options, output, exit codes). */
+    details: string[];
+    /** Options beyond `--help`, in node:util parseArgs form. */
+    options?: ParseArgsConfig['options'];
+    /** Number of positional arguments accepted: [min, max]. */
+    positionals: [number, number];
+    run(context: CommandContext): Promise<number>;
+}
+
+/** A failure the user can act on: reported as its message, one line on stderr, with `exitCode`. */
+export class CliError extends Error {
+    readonly exitCode: number;
+
+    constructor(message: string, exitCode: number = EXIT_FAILURE) {
+        super(message);
+        this.name = 'CliError';
+        this.exitCode = exitCode;
+    }
+}
+
+/** Writes and waits until the stream took it (so exit codes never beat output). */
+export function write(stream: Writable, text: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+        stream.write(text, (err) => (err ? reject(err) : resolve()));
+    });
+}
+
+/** Opens the service from the environment, migrates, runs `fn`, closes the stores. */
+export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCapture) => Promise<T>): Promise<T> {
+    const config = readEnvConfig(io.env, io.cwd);
+    const stores = await openStoresFromConfig(config);
+    const capture = createInboxCapture(stores);
+    try {
+        // Every command migrates first: `keys create` on a fresh data dir must just work.
+        await capture.recordStore.migrate();
+        return await fn(capture);
+    }
+    finally {
+        await capture.close();
+    }
+}

@@ -1,0 +1,187 @@
+import * as Path from 'node:path';
+import type { BlobStore } from '../lib/blob-store/blob-store';
+import { BLOBS_DIRNAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
+import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
+import type { RecordStore } from '../lib/record-store/record-store';
+import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
+
+/** DECISIONS: the data dir of the embedded stores, relative to the working directory. */
+export const DEFAULT_DATA_DIR = './data';
+/** DECISIONS: loopback by default, so a fresh start exposes nothing to the network. */
+export const DEFAULT_HOST = '127.0.0.1';
+/** DECISIONS: the standalone service's HTTP port, a common unprivileged development port. */
+export const DEFAULT_HTTP_PORT = 3000;
+
+/** Where the S3 blob store lives; credentials come from the AWS SDK's own chain. */
+export interface S3Config {
+    bucket: string;
+    endpoint?: string;
+    region: string;
+    forcePathStyle: boolean;
+}
+
+/** The service configuration read from the environment (DECISIONS "Configuration"). */
+export interface EnvConfig {
+    /** Absolute path of INBOX_CAPTURE_DATA_DIR. */
+    dataDir: string;
+    /** DATABASE_URL when it selects Postgres; absent means SQLite in `dataDir`. */
+    databaseUrl?: string;
+    /** Present when S3_BUCKET selects the S3 blob store; absent means files in `dataDir`. */
+    s3?: S3Config;
+    host: string;
+    port: number;
+    /** 0 disables the SMTP listener. */
+    smtpPort: number;
+    /** INBOX_CAPTURE_SIGNING_SECRET; absent means generated once and kept in `dataDir`. */
+    signingSecret?: string;
+}
+
+/** A configuration mistake; its message names the variable and what is wrong, for humans. */
+export class ConfigError extends Error {
+    constructor(message: string) {
+        super(message);
+        this.name = 'ConfigError';
+    }
+}
+
+/** Treats an empty variable as unset (`PORT= node …` should mean the default). */
+function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+}
+
+function readPort(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+    const value = read(env, name);
+    if (value === undefined) {
+        return fallback;
+    }
+
+    if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
+        throw new ConfigError(`${name} must be a port number 0..65535, got "${value}"`);
+    }
+
+    return Number(value);
+}
+
+function readBoolean(env: NodeJS.ProcessEnv, name: string): boolean {
+    const value = read(env, name)?.toLowerCase();
+    if (value === undefined || value === 'false' || value === '0') {
+        return false;
+    }
+
+    if (value === 'true' || value === '1') {
+        return true;
+    }
+
+    throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+/** Reads and validates the configuration; throws ConfigError on the first bad variable. */
+export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): EnvConfig {
+    const config: EnvConfig = {
+        dataDir: Path.resolve(cwd, read(env, 'INBOX_CAPTURE_DATA_DIR') ?? DEFAULT_DATA_DIR),
+        host: read(env, 'HOST') ?? DEFAULT_HOST,
+        port: readPort(env, 'PORT', DEFAULT_HTTP_PORT),
+        smtpPort: readPort(env, 'SMTP_PORT', DEFAULT_SMTP_PORT)
+    };
+
+    const databaseUrl = read(env, 'DATABASE_URL');
+    if (databaseUrl !== undefined) {
+        if (!/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+            // Never echo the value: it usually holds a password.
+            throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL (unset it to use SQLite in the data dir)');
+        }
+
+        config.databaseUrl = databaseUrl;
+    }
+
+    const bucket = read(env, 'S3_BUCKET');
+    if (bucket !== undefined) {
+        const endpoint = read(env, 'S3_ENDPOINT');
+        if (endpoint !== undefined && !/^https?:\/\/[^\s]+$/i.test(endpoint)) {
+            throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL, got "${endpoint}"`);
+        }
+
+        config.s3 = {
+            bucket,
+            endpoint,
+            region: read(env, 'S3_REGION') ?? read(env, 'AWS_REGION') ?? 'us-east-1',
+            forcePathStyle: readBoolean(env, 'S3_FORCE_PATH_STYLE')
+        };
+    }
+
+    const signingSecret = read(env, 'INBOX_CAPTURE_SIGNING_SECRET');
+    if (signingSecret !== undefined) {
+        // 16 bytes is the floor the file-based secret also enforces: shorter is guessable.
+        if (Buffer.byteLength(signingSecret) < 16) {
+            throw new ConfigError('INBOX_CAPTURE_SIGNING_SECRET must be at least 16 characters');
+        }
+
+        config.signingSecret = signingSecret;
+    }
+
+    return config;
+}
+
+/** The stores a configuration selects, ready for createInboxCapture(). */
+export interface ConfiguredStores {
+    recordStore: RecordStore;
+    blobStore: BlobStore;
+}
+
+/** A one-line description of where data goes, without secrets (for start-up output). */
+export function describeStores(config: EnvConfig): string {
+    const records = config.databaseUrl ? 'Postgres (DATABASE_URL)' : Path.join(config.dataDir, SQLITE_FILENAME);
+    const blobs = config.s3 ? `S3 bucket ${config.s3.bucket}` : Path.join(config.dataDir, BLOBS_DIRNAME);
+    return `records in ${records}, files in ${blobs}`;
+}
+
+/**
+ * Opens the stores the configuration selects: SQLite and files in the data dir by
+ * default, Postgres with DATABASE_URL, S3 with S3_BUCKET (each independently).
+ * Drivers load only when selected, so the embedded default never loads the AWS SDK.
+ * The record store is not migrated yet (InboxCapture.start() or RecordStore.migrate() does).
+ */
+export async function openStoresFromConfig(config: EnvConfig): Promise<ConfiguredStores> {
+    const recordStore = await openRecordStore(config);
+    try {
+        const blobStore = await openBlobStore(config);
+        return { recordStore, blobStore };
+    }
+    catch (err) {
+        await recordStore.close();
+        throw err;
+    }
+}
+
+async function openRecordStore(config: EnvConfig): Promise<RecordStore> {
+    if (!config.databaseUrl) {
+        return openEmbeddedRecordStore({ dataDir: config.dataDir });
+    }
+
+    const { openPostgresKnex } = await import('../lib/record-store/postgres-knex');
+    return createKnexRecordStore({ knex: openPostgresKnex(config.databaseUrl), destroyKnexOnClose: true });
+}
+
+async function openBlobStore(config: EnvConfig): Promise<BlobStore> {
+    if (!config.s3) {
+        return openEmbeddedBlobStore({ dataDir: config.dataDir, signingSecret: config.signingSecret });
+    }
+
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    const { createS3BlobStore } = await import('../lib/blob-store/s3-blob-store');
+    const client = new S3Client({
+        region: config.s3.region,
+        forcePathStyle: config.s3.forcePathStyle,
+        ...(config.s3.endpoint ? { endpoint: config.s3.endpoint } : {})
+    });
+    const store = createS3BlobStore({ client, bucket: config.s3.bucket });
+    return {
+        ...store,
+        // The S3 store never destroys a client it was given; this one is ours.
+        async close() {
+            await store.close?.();
+            client.destroy();
+        }
+    };
+}

@@ -1,0 +1,264 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import {
+    SMTPServer,
+    type SMTPServerAddress,
+    type SMTPServerAuthentication,
+    type SMTPServerAuthenticationResponse,
+    type SMTPServerDataStream,
+    type SMTPServerOptions,
+    type SMTPServerSession
+} from 'smtp-server';
+import type { InboxCapture } from '../../lib/inbox-capture';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
+import { replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
+import { createSizeGuard } from './size-guard';
+
+/** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
+export const DEFAULT_SMTP_PORT = 2525;
+/** Recipients per message. RFC 5321 §4.5.3.1.8: a server must accept at least 100. */
+export const DEFAULT_MAX_RECIPIENTS = 100;
+/** Concurrent SMTP connections; beyond it a client gets 421 and retries later. */
+export const DEFAULT_MAX_CONNECTIONS = 100;
+/** Milliseconds a client may stay silent. RFC 5321 §4.5.3.2.7 asks servers to wait 5 minutes. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
+/** Text after the host name in the 220 greeting. */
+export const SMTP_BANNER = 'inbox-capture: every message is captured, none is relayed';
+
+/** Credentials accepted by SMTP AUTH (PLAIN, LOGIN). */
+export interface SmtpAuthUsers {
+    /** user name → password */
+    users: Record<string, string>;
+}
+
+/** How the SMTP listener is built. */
+export interface SmtpListenerOptions {
+    /** The service messages are handed to (only `ingestRawEmail` is used). */
+    capture: Pick<InboxCapture, 'ingestRawEmail'>;
+    /** Interface to listen on (default 127.0.0.1). */
+    host?: string;
+    /** TCP port (default 2525; 0 picks a free one, see `listen()`'s answer). */
+    port?: number;
+    /** Largest message, bytes of DATA after dot-unstuffing (default: the core's 25 MiB). */
+    maxMessageBytes?: number;
+    /** Recipients per message (default 100); RCPT TO beyond it gets 452. */
+    maxRecipients?: number;
+    /** Concurrent connections (default 100); more get 421. */
+    maxConnections?: number;
+    /** Milliseconds of client silence before the connection is closed (default 300000). */
+    idleTimeoutMs?: number;
+    /** Accept RCPT TO only for these domains (case-insensitive, exact); others get 550. Default: any. */
+    allowedDomains?: string[];
+    /**
+     * SMTP AUTH, off by default. `'any'`: AUTH is offered and every credential
+     * accepted, and unauthenticated clients are accepted too (for apps that insist
+     * on logging in). `{ users }`: AUTH is required and checked against `users`.
+     */
+    auth?: 'any' | SmtpAuthUsers;
+    /**
+     * Allow AUTH on a connection without TLS. Default: true for `auth: 'any'`
+     * (no secret to protect), false for `{ users }` (passwords only over STARTTLS).
+     */
+    allowInsecureAuth?: boolean;
+    /** Enables STARTTLS with this certificate (PEM). Off by default. */
+    tls?: { key: string | Buffer; cert: string | Buffer };
+    /** Host name in the greeting (default: the machine's host name). */
+    name?: string;
+    /** Receives failures worth knowing (storage failures behind a 451, socket errors). */
+    log?: (message: string, error?: unknown) => void;
+}
+
+/** A running (or ready to run) SMTP listener. */
+export interface SmtpListener {
+    /** Starts listening; resolves with the bound port. */
+    listen(): Promise<{ port: number }>;
+    /**
+     * Stops accepting connections, tells idle clients 421, lets every message already
+     * in DATA finish (stored and answered), then closes the remaining connections.
+     */
+    close(): Promise<void>;
+}
+
+/** SHA-256 of a string: equal-length inputs for a constant-time comparison. */
+function digest(value: string): Buffer {
+    return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** The domain of an address, lowercased ('' when it has none). */
+function domainOf(address: string): string {
+    const at = address.lastIndexOf('@');
+    return at === -1 ? '' : address.slice(at + 1).toLowerCase();
+}
+
+/** Creates an SMTP listener that stores every accepted message through `capture.ingestRawEmail()`. */
+export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
+    const { capture } = options;
+    const host = options.host ?? '127.0.0.1';
+    const port = options.port ?? DEFAULT_SMTP_PORT;
+    const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    const log = options.log ?? (() => undefined);
+    const allowedDomains = options.allowedDomains ? new Set(options.allowedDomains.map((d) => d.toLowerCase())) : null;
+    const auth = options.auth;
+    const users = auth && auth !== 'any' ? new Map(Object.entries(auth.users).map(([u, p]) => [u, digest(p)])) : null;
+
+    for (const [name, value] of Object.entries({ maxMessageBytes, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs })) {
+        if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
+            throw new TypeError(`createSmtpListener: ${name} must be a positive integer`);
+        }
+    }
+
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw new TypeError('createSmtpListener: port must be an integer 0..65535');
+    }
+
+    // Session id → settles once that session's message is stored (or refused) and answered.
+    const inFlight = new Map<string, Promise<void>>();
+    let closing = false;
+    let listening = false;
+
+    const disabledCommands: string[] = [];
+    if (!auth) {
+        disabledCommands.push('AUTH');
+    }
+
+    if (!options.tls) {
+        disabledCommands.push('STARTTLS');
+    }
+
+    const serverOptions: SMTPServerOptions = {
+        name: options.name,
+        banner: SMTP_BANNER,
+        logger: false,
+        disableReverseLookup: true,
+        // SIZE is advertised so that a client which announces SIZE= is refused at MAIL FROM;
+        // a client that does not is refused by the size guard while the data flows.
+        size: maxMessageBytes,
+        maxRecipients: options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS,
+        maxClients: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+        socketTimeout: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+        disabledCommands,
+        authOptional: !users,
+        allowInsecureAuth: options.allowInsecureAuth ?? auth === 'any',
+        ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
+
+        onConnect(_session, callback) {
+            callback(closing ? smtpReply(421, 'Error: shutting down, try again later') : null);
+        },
+
+        onAuth(credentials: SMTPServerAuthentication, _session, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
+            const username = credentials.username ?? '';
+            if (!users) {
+                callback(null, { user: username });
+                return;
+            }
+
+            const expected = users.get(username);
+            // Compare digests even for an unknown user, so timing does not tell which names exist.
+            const given = digest(credentials.password ?? '');
+            const ok = timingSafeEqual(expected ?? digest('\0unknown user'), given) && expected !== undefined;
+            callback(ok ? null : smtpReply(535, 'Error: authentication failed'), ok ? { user: username } : undefined);
+        },
+
+        onMailFrom(_address, _session, callback) {
+            callback(closing ? smtpReply(421, 'Error: shutting down, try again later') : null);
+        },
+
+        onRcptTo(address: SMTPServerAddress, _session, callback) {
+            if (allowedDomains && !allowedDomains.has(domainOf(address.address))) {
+                callback(smtpReply(550, 'Error: this server does not accept mail for that domain'));
+                return;
+            }
+
+            callback();
+        },
+
+        onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
+            const recipients = session.envelope.rcptTo.map((r) => r.address);
+            const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+            const guard = createSizeGuard(maxMessageBytes);
+
+            // pipe() does not pass a source failure on: a client gone mid-DATA must end the ingest too.
+            let clientGone = false;
+            stream.once('error', (err) => guard.destroy(err));
+            stream.once('close', () => {
+                if (!stream.readableEnded) {
+                    clientGone = true;
+                    guard.destroy(new Error('connection closed before the end of DATA'));
+                }
+            });
+            const received = new Promise<void>((resolve) => {
+                stream.once('end', () => resolve());
+                stream.once('close', () => resolve());
+            });
+
+            stream.pipe(guard);
+            const stored = capture.ingestRawEmail(guard, { recipients, mailFrom: mailFrom || undefined }).then(
+                (copies) => {
+                    callback(null, `OK: message stored (${copies.length} ${copies.length === 1 ? 'copy' : 'copies'})`);
+                },
+                (err: unknown) => {
+                    // Whatever stopped the ingest, the rest of DATA must still be read before
+                    // the reply: drain it without keeping any of it.
+                    stream.unpipe(guard);
+                    stream.resume();
+                    guard.destroy();
+
+                    const reply = guard.exceeded ? tooLargeReply(maxMessageBytes) : replyForIngestError(err, maxMessageBytes);
+                    // A client that hung up mid-DATA gets no reply and needs no log line.
+                    if (reply.responseCode === 451 && !clientGone) {
+                        log(`smtp: message from ${session.remoteAddress} not stored, answered 451`, err);
+                    }
+
+                    callback(reply);
+                }
+            );
+
+            const done = Promise.all([stored, received]).then(() => undefined);
+            inFlight.set(session.id, done);
+            void done.finally(() => inFlight.delete(session.id));
+        }
+    };
+
+    const server = new SMTPServer(serverOptions);
+    // Before listening, the one error is a failed listen(): listen() rejects with it.
+    server.on('error', (err) => {
+        if (listening) {
+            log('smtp: connection error', err);
+        }
+    });
+
+    return {
+        listen() {
+            return new Promise((resolve, reject) => {
+                const onError = (err: Error) => reject(err);
+                server.server.once('error', onError);
+                server.listen(port, host, () => {
+                    server.server.off('error', onError);
+                    listening = true;
+                    resolve({ port: (server.server.address() as AddressInfo).port });
+                });
+            });
+        },
+
+        async close() {
+            if (closing) {
+                return;
+            }
+
+            closing = true;
+            const stopped = listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+            const goodbye = () => {
+                for (const connection of [...server.connections]) {
+                    if (!inFlight.has(connection.id)) {
+                        connection.send(421, 'inbox-capture shutting down, try again later');
+                    }
+                }
+            };
+
+            goodbye();
+            await Promise.allSettled(inFlight.values());
+            goodbye();
+            await stopped;
+        }
+    };
+}
