@@ -68,6 +68,8 @@ export function blobRoutes(blobStore: FsBlobStore): ServerRoute[] {
             path: `${DEFAULT_LINK_PATH}/{key}`,
             options: {
                 auth: false,
+                // An empty attachment is still a file to save: hapi would answer 204.
+                response: { emptyStatusCode: 200 },
                 tags: [API_TAG, GROUP_DOWNLOADS],
                 description: 'Serve a signed download link of the filesystem blob store',
                 notes: 'The target of the 302 of the raw and attachment downloads when blobs are kept on the local file system. Needs no API key: the signature and expiry in the query are checked instead.',
