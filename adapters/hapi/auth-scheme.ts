@@ -1,5 +1,7 @@
 import type { Request, ResponseToolkit, Server, ServerAuthSchemeObject } from '@hapi/hapi';
 import type { InboxCapture } from '../../lib/inbox-capture';
+import { hashApiKey, KEY_PREFIX } from '../../lib/keys';
+import type { ApiKeyInfo } from '../../lib/types';
 import { apiError } from './error-mapping';
 
 /** Name of the auth scheme the plugin registers (auth names are server-wide, hence the prefix). */
@@ -12,6 +14,119 @@ export const AUTH_STRATEGY = 'inbox-capture-api-key';
  * cap keeps hashing and the key lookup bounded whatever a client sends.
  */
 export const MAX_TOKEN_LENGTH = 512;
+
+/**
+ * Milliseconds a token found to match no active key is answered 401 without asking
+ * the store again. A flood of one bad token costs one lookup per this period. Safe
+ * for new keys (a token is random and unknown until its key exists) and for revoked
+ * ones (only failures are remembered, so a revocation still applies at once).
+ */
+export const REJECTED_TOKEN_TTL_MS = 10_000;
+
+/**
+ * Rejected tokens remembered at most, by hash: bounds the memory of a flood of
+ * distinct bad tokens (about 150 bytes an entry, so 1.5 MB); the oldest go first.
+ */
+export const MAX_REJECTED_TOKENS = 10_000;
+
+/**
+ * Key lookups in the record store at once; later ones wait their turn. A flood of
+ * distinct bad tokens then holds at most these of the database pool's connections
+ * (10 with Postgres by default), and every other query still finds one free.
+ */
+export const MAX_CONCURRENT_KEY_LOOKUPS = 4;
+
+/** How the key lookup guard is tuned (tests shorten the TTL or inject a clock). */
+export interface KeyLookupGuardOptions {
+    rejectedTtlMs?: number;
+    maxRejected?: number;
+    maxConcurrent?: number;
+    /** Clock, Unix ms. */
+    now?: () => number;
+}
+
+/**
+ * Wraps a key lookup so that a flood of bad tokens cannot tie up the record store:
+ * concurrent lookups of one token share one query, a token that matched no active
+ * key is refused from memory for a short while, and only a few lookups run at once.
+ */
+export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | null>, options: KeyLookupGuardOptions = {}): (token: string) => Promise<ApiKeyInfo | null> {
+    const ttlMs = options.rejectedTtlMs ?? REJECTED_TOKEN_TTL_MS;
+    const maxRejected = options.maxRejected ?? MAX_REJECTED_TOKENS;
+    const maxConcurrent = options.maxConcurrent ?? MAX_CONCURRENT_KEY_LOOKUPS;
+    const now = options.now ?? Date.now;
+
+    // Token hash → until when it is refused; Map order is insertion order, oldest first.
+    const rejected = new Map<string, number>();
+    // Token hash → the lookup in flight for it. Hashes, so no token is kept in memory.
+    const pending = new Map<string, Promise<ApiKeyInfo | null>>();
+    const waiting: Array<() => void> = [];
+    let running = 0;
+
+    const acquire = (): Promise<void> | void => {
+        if (running < maxConcurrent) {
+            running++;
+            return;
+        }
+
+        return new Promise((resolve) => waiting.push(resolve));
+    };
+
+    // The slot passes straight to the next waiter, so `running` never overshoots.
+    const release = () => {
+        const next = waiting.shift();
+        if (next) {
+            next();
+        }
+        else {
+            running--;
+        }
+    };
+
+    const remember = (hash: string) => {
+        rejected.delete(hash);
+        if (rejected.size >= maxRejected) {
+            rejected.delete(rejected.keys().next().value!);
+        }
+
+        rejected.set(hash, now() + ttlMs);
+    };
+
+    const run = async (token: string, hash: string): Promise<ApiKeyInfo | null> => {
+        await acquire();
+        try {
+            const key = await lookup(token);
+            if (!key) {
+                remember(hash);
+            }
+
+            return key;
+        }
+        finally {
+            release();
+        }
+    };
+
+    return (token) => {
+        const hash = hashApiKey(token);
+        const until = rejected.get(hash);
+        if (until !== undefined) {
+            if (until > now()) {
+                return Promise.resolve(null);
+            }
+
+            rejected.delete(hash);
+        }
+
+        let inFlight = pending.get(hash);
+        if (!inFlight) {
+            inFlight = run(token, hash).finally(() => pending.delete(hash));
+            pending.set(hash, inFlight);
+        }
+
+        return inFlight;
+    };
+}
 
 // `<scheme> <token>`, exactly one space, the scheme word case-insensitive (DECISIONS),
 // the token an RFC 6750 b64token. Anything else is "malformed" and never reaches the store.
@@ -36,16 +151,60 @@ export function parseBearer(header: unknown): string | null {
     return match ? match[1] : null;
 }
 
+// What gives a credential away in the raw bytes of a request head (latin1, one byte a
+// character): a whole Authorization line; and, for a line split across two packets, a
+// `Bearer` token or one of our keys wherever it stands.
+const CREDENTIAL_PATTERNS: Array<[RegExp, string]> = [
+    [/(^|\n)((?:proxy-)?authorization)[ \t]*:[^\r\n]*/gi, '$1$2: [redacted]'],
+    [/\bbearer[ \t]+[^\s]+/gi, 'Bearer [redacted]'],
+    [new RegExp(`${KEY_PREFIX}[A-Za-z0-9_-]+`, 'g'), '[redacted]']
+];
+
+/** What Node attaches to an HTTP parse error: the bytes of the request head it choked on. */
+interface ClientError extends Error {
+    rawPacket?: unknown;
+}
+
+// Listeners already guarded: a second registration of the plugin adds no second redactor.
+const redacting = new WeakSet<object>();
+
+/**
+ * A request too malformed to parse (a 20 KB header, say) reaches hapi as a `clientError`
+ * whose `rawPacket` holds the raw request head, Authorization header and all, and hapi
+ * logs that error on its internal channel, where a host's logger would write the API key
+ * out. This listener runs before hapi's and blanks the credential lines in those bytes;
+ * nothing else of the error changes.
+ */
+function redactClientErrors(server: Server): void {
+    const listener = server.listener as Server['listener'] | undefined;
+    if (!listener || typeof listener.prependListener !== 'function' || redacting.has(listener)) {
+        return;
+    }
+
+    redacting.add(listener);
+    listener.prependListener('clientError', (err: ClientError) => {
+        if (Buffer.isBuffer(err?.rawPacket)) {
+            const head = err.rawPacket.toString('latin1');
+            const redacted = CREDENTIAL_PATTERNS.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), head);
+            if (redacted !== head) {
+                err.rawPacket = Buffer.from(redacted, 'latin1');
+            }
+        }
+    });
+}
+
 /**
  * Registers the API-key scheme and strategy on the server. Missing, malformed,
  * unknown and revoked tokens all fail the same way (spec §5.5); a broken key store
- * is an error of its own, never a 401.
+ * is an error of its own, never a 401. Lookups go through guardKeyLookup(), and
+ * tokens are kept out of hapi's client-error log (redactClientErrors()).
  */
-export function registerAuth(server: Server, capture: InboxCapture): void {
+export function registerAuth(server: Server, capture: InboxCapture, guard: KeyLookupGuardOptions = {}): void {
+    const verifyKey = guardKeyLookup((token) => capture.verifyKey(token), guard);
     const scheme = (): ServerAuthSchemeObject => ({
         async authenticate(request: Request, h: ResponseToolkit) {
             const token = parseBearer(request.headers.authorization);
-            const key = token === null ? null : await capture.verifyKey(token);
+            const key = token === null ? null : await verifyKey(token);
             if (!key) {
                 throw apiError(401, 'UNAUTHORIZED');
             }
@@ -57,4 +216,5 @@ export function registerAuth(server: Server, capture: InboxCapture): void {
 
     server.auth.scheme(AUTH_SCHEME, scheme);
     server.auth.strategy(AUTH_STRATEGY, AUTH_SCHEME);
+    redactClientErrors(server);
 }

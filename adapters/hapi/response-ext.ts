@@ -1,17 +1,47 @@
 import * as Boom from '@hapi/boom';
-import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
+import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { toErrorReply } from './error-mapping';
+
+/**
+ * Headers on every response of the plugin, errors and redirects included: no browser
+ * second-guesses a media type (a JSON body with mail content never runs as HTML or
+ * script), and no page may frame any of it (clickjacking of the docs page).
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY'
+};
+
+/**
+ * Content-Security-Policy of every response that brings none of its own (the docs page
+ * and downloads do): JSON needs no sources at all, and `frame-ancestors` is the modern
+ * form of `X-Frame-Options`.
+ */
+export const DEFAULT_CSP = 'default-src \'none\'; frame-ancestors \'none\'';
+
+function secure(response: ResponseObject): ResponseObject {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+        response.header(name, value);
+    }
+
+    // hapi keeps header names lowercased.
+    if (response.headers['content-security-policy'] === undefined) {
+        response.header('Content-Security-Policy', DEFAULT_CSP);
+    }
+
+    return response;
+}
 
 /**
  * The plugin's `onPreResponse`, registered with `sandbox: 'plugin'` so it sees only
  * the plugin's own routes: every error becomes `{ "error": CODE }`, and every
- * response is marked `nosniff`. The host's responses never pass through here.
+ * response carries the security headers. The host's responses never pass through here.
  */
 export function shapePluginResponse(request: Request, h: ResponseToolkit): Lifecycle.ReturnValue {
     const response = request.response;
     if (Boom.isBoom(response)) {
         const reply = toErrorReply(response, request);
-        const out = h.response({ error: reply.code }).code(reply.statusCode).header('X-Content-Type-Options', 'nosniff');
+        const out = secure(h.response({ error: reply.code }).code(reply.statusCode));
         for (const [name, value] of Object.entries(reply.headers)) {
             out.header(name, value);
         }
@@ -19,6 +49,6 @@ export function shapePluginResponse(request: Request, h: ResponseToolkit): Lifec
         return out;
     }
 
-    response.header('X-Content-Type-Options', 'nosniff');
+    secure(response);
     return h.continue;
 }

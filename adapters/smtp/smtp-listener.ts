@@ -11,6 +11,7 @@ import {
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
+import { watchLineDeadline } from './line-deadline';
 import { replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
 import { createSizeGuard } from './size-guard';
 
@@ -22,6 +23,19 @@ export const DEFAULT_MAX_RECIPIENTS = 100;
 export const DEFAULT_MAX_CONNECTIONS = 100;
 /** Milliseconds a client may stay silent. RFC 5321 §4.5.3.2.7 asks servers to wait 5 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
+/**
+ * Milliseconds a client may take to send one line, command or message text, from its
+ * first byte to its line end. The same 5 minutes as the idle timeout: no real client
+ * comes near it (a 25 MiB message in one line still only needs 85 KB/s), but a client
+ * trickling a byte every few seconds, which the idle timeout never catches, is cut off.
+ */
+export const DEFAULT_LINE_TIMEOUT_MS = 5 * 60_000;
+/**
+ * Longest command line, bytes; a longer one gets 421 and the connection is closed, and
+ * nothing past it is buffered. RFC 5321 §4.5.3.1.4 allows 512 octets for a command, but
+ * RFC 4954 §4 lets an AUTH line reach 12,288: 16 KiB covers both (smtp-server's own default).
+ */
+export const MAX_COMMAND_LINE_BYTES = 16 * 1024;
 /** Text after the host name in the 220 greeting. */
 export const SMTP_BANNER = 'inbox-capture: every message is captured, none is relayed';
 
@@ -47,6 +61,11 @@ export interface SmtpListenerOptions {
     maxConnections?: number;
     /** Milliseconds of client silence before the connection is closed (default 300000). */
     idleTimeoutMs?: number;
+    /**
+     * Milliseconds a client may take for one line (a command or a line of the message),
+     * from its first byte to its end (default 300000); then 421 and the connection is closed.
+     */
+    lineTimeoutMs?: number;
     /** Accept RCPT TO only for these domains (case-insensitive, exact); others get 550. Default: any. */
     allowedDomains?: string[];
     /**
@@ -101,7 +120,8 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     const auth = options.auth;
     const users = auth && auth !== 'any' ? new Map(Object.entries(auth.users).map(([u, p]) => [u, digest(p)])) : null;
 
-    for (const [name, value] of Object.entries({ maxMessageBytes, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs })) {
+    const lineTimeoutMs = options.lineTimeoutMs ?? DEFAULT_LINE_TIMEOUT_MS;
+    for (const [name, value] of Object.entries({ maxMessageBytes, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
         if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
             throw new TypeError(`createSmtpListener: ${name} must be a positive integer`);
         }
@@ -113,6 +133,8 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
 
     // Session id → settles once that session's message is stored (or refused) and answered.
     const inFlight = new Map<string, Promise<void>>();
+    // Session id → stops that connection's line deadline.
+    const deadlines = new Map<string, () => void>();
     let closing = false;
     let listening = false;
 
@@ -136,13 +158,33 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         maxRecipients: options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS,
         maxClients: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
         socketTimeout: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+        maxCommandLength: MAX_COMMAND_LINE_BYTES,
         disabledCommands,
         authOptional: !users,
         allowInsecureAuth: options.allowInsecureAuth ?? auth === 'any',
         ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
 
-        onConnect(_session, callback) {
-            callback(closing ? smtpReply(421, 'Error: shutting down, try again later') : null);
+        onConnect(session, callback) {
+            if (closing) {
+                callback(smtpReply(421, 'Error: shutting down, try again later'));
+                return;
+            }
+
+            callback(null);
+            watchLines(session.id);
+        },
+
+        // After STARTTLS the lines travel inside TLS: the deadline follows them there. Watched
+        // after the callback, which pipes the TLS socket to the parser: a 'data' listener
+        // added before would start the flow with nobody else listening.
+        onSecure(_socket, session, callback) {
+            callback(null);
+            watchLines(session.id);
+        },
+
+        onClose(session) {
+            deadlines.get(session.id)?.();
+            deadlines.delete(session.id);
         },
 
         onAuth(credentials: SMTPServerAuthentication, _session, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
@@ -220,6 +262,25 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     };
 
     const server = new SMTPServer(serverOptions);
+
+    // (Re)starts the line deadline on the connection's current socket (plain, or TLS after
+    // STARTTLS). smtp-server hands hooks the session, not the socket: the connection with
+    // that id holds it (`_socket`, declared in smtp-server's own types).
+    const watchLines = (sessionId: string) => {
+        const connection = [...server.connections].find((c) => c.id === sessionId);
+        if (!connection) {
+            return;
+        }
+
+        deadlines.get(sessionId)?.();
+        deadlines.set(sessionId, watchLineDeadline(connection._socket, lineTimeoutMs, () => {
+            deadlines.delete(sessionId);
+            // 421 closes the connection; a message cut off mid-DATA is not stored (the
+            // client's side of DATA never ends) and the sender retries it.
+            connection.send(421, 'Error: line not completed in time, closing connection');
+        }));
+    };
+
     // Before listening, the one error is a failed listen(): listen() rejects with it.
     server.on('error', (err) => {
         if (listening) {
