@@ -26,6 +26,8 @@ export interface InboxCaptureOptions {
     notifier?: Notifier;
     /** Largest accepted message, bytes (default 25 MiB). */
     maxMessageBytes?: number;
+    /** Longest one blob write or delete of an ingest may take, ms (default 30 s). */
+    blobStoreTimeoutMs?: number;
     inboxFromAddress?: InboxFromAddress;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
@@ -120,6 +122,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 blobStore,
                 notifier,
                 maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+                blobStoreTimeoutMs: options.blobStoreTimeoutMs,
                 inboxFromAddress: options.inboxFromAddress ?? defaultInboxFromAddress,
                 log
             });

@@ -14,6 +14,15 @@ import type { EmailDraft, EmailRecord, EmailView, StoredAttachment } from './typ
 /** Largest accepted message, bytes: 25 MiB, the common provider limit; the raw message is held in memory once. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 
+/**
+ * Longest wait for one blob store call of an ingest (a write, or a delete that
+ * cleans up), ms: 30 s. A store that never answers (a hung NFS mount, an S3
+ * endpoint that accepts the connection and then goes silent) must not hold the
+ * SMTP session until the client gives up; 30 s is far above a healthy write of a
+ * 25 MiB blob to a local disk or a nearby bucket.
+ */
+export const DEFAULT_BLOB_STORE_TIMEOUT_MS = 30_000;
+
 /** Media type of the stored raw message. */
 const RAW_CONTENT_TYPE = 'message/rfc822';
 
@@ -35,6 +44,12 @@ export interface IngestContext {
     notifier?: Notifier;
     /** Largest accepted message, bytes (default 25 MiB). */
     maxMessageBytes?: number;
+    /**
+     * Longest wait for one blob store call, ms (default 30000): a write that takes
+     * longer fails the ingest with BLOB_STORE_FAILED; a cleanup delete that does is
+     * given up and its blobs are left to the orphan sweep.
+     */
+    blobStoreTimeoutMs?: number;
     /** Address → inbox mapping (default: DECISIONS' local-part rule). */
     inboxFromAddress?: InboxFromAddress;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors). */
@@ -55,6 +70,11 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
     const log = options.log ?? (() => undefined);
     const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
 
+    const blobTimeoutMs = options.blobStoreTimeoutMs ?? DEFAULT_BLOB_STORE_TIMEOUT_MS;
+    if (!(Number.isSafeInteger(blobTimeoutMs) && blobTimeoutMs > 0)) {
+        throw new InboxCaptureError('INVALID_INPUT', 'blobStoreTimeoutMs must be a positive integer of milliseconds');
+    }
+
     if (options.receivedAt !== undefined && !(Number.isSafeInteger(options.receivedAt) && options.receivedAt >= 0)) {
         throw new InboxCaptureError('INVALID_INPUT', 'receivedAt must be a non-negative integer of Unix milliseconds');
     }
@@ -70,7 +90,7 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
         drafts = await writeCopies(bytes, options, receivedAt, written, log);
     }
     catch (err) {
-        await removeWritten(blobStore, written, log);
+        await removeWritten(blobStore, written, blobTimeoutMs, log);
         throw err;
     }
 
@@ -79,7 +99,7 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
         result = await recordStore.saveEmails(drafts);
     }
     catch (err) {
-        await removeUnreferenced(recordStore, blobStore, written, log);
+        await removeUnreferenced(recordStore, blobStore, written, blobTimeoutMs, log);
         if (isInboxCaptureError(err)) {
             throw err;
         }
@@ -91,7 +111,7 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
     const replacedKeys = blobKeysOf(result.replaced);
     if (replacedKeys.length > 0) {
         try {
-            await blobStore.delete(replacedKeys);
+            await within(blobStore.delete(replacedKeys), blobTimeoutMs, 'removing the blobs of replaced emails');
         }
         catch (err) {
             log('removing the blobs of replaced emails failed; left for the orphan sweep', err);
@@ -145,13 +165,13 @@ async function writeCopies(
         const prefix = newBlobPrefix();
         const rawKey = `${prefix}/raw.eml`;
         written.push(rawKey);
-        await putBlob(options.blobStore, rawKey, bytes, RAW_CONTENT_TYPE);
+        await putBlob(options, rawKey, bytes, RAW_CONTENT_TYPE, log);
 
         const attachments: StoredAttachment[] = [];
         for (const [index, attachment] of parsed.attachments.entries()) {
             const blobKey = `${prefix}/att/${index}`;
             written.push(blobKey);
-            await putBlob(options.blobStore, blobKey, attachment.content, attachment.contentType);
+            await putBlob(options, blobKey, attachment.content, attachment.contentType, log);
             attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
         }
 
@@ -207,17 +227,55 @@ function inboxesOf(
     return targets;
 }
 
-/** One blob write; a failure of the store becomes `BLOB_STORE_FAILED` (a code it chose itself is kept). */
-async function putBlob(blobStore: BlobStore, key: string, body: Buffer, contentType: string): Promise<void> {
+/**
+ * One blob write, bounded by the blob store timeout; a failure of the store becomes
+ * `BLOB_STORE_FAILED` (a code it chose itself is kept). A write that times out may
+ * still finish later, after the caller removed what it wrote: it is removed again
+ * once it does, so a slow store leaves no orphan either.
+ */
+async function putBlob(
+    context: IngestContext,
+    key: string,
+    body: Buffer,
+    contentType: string,
+    log: (message: string, error?: unknown) => void
+): Promise<void> {
+    const { blobStore } = context;
+    const timeoutMs = context.blobStoreTimeoutMs ?? DEFAULT_BLOB_STORE_TIMEOUT_MS;
+    // A store that throws instead of rejecting fails the same way.
+    const put = (async () => blobStore.put(key, body, contentType))();
     try {
-        await blobStore.put(key, body, contentType);
+        await within(put, timeoutMs, `writing blob ${key}`);
     }
     catch (err) {
+        if (err instanceof BlobStoreTimeout) {
+            put.then(() => removeWritten(blobStore, [key], timeoutMs, log), () => undefined).catch(() => undefined);
+            throw new InboxCaptureError('BLOB_STORE_FAILED', err.message, { cause: err });
+        }
+
         if (isInboxCaptureError(err)) {
             throw err;
         }
 
         throw new InboxCaptureError('BLOB_STORE_FAILED', `writing blob ${key} failed`, { cause: err });
+    }
+}
+
+/** A blob store call that did not finish in time. */
+class BlobStoreTimeout extends Error {}
+
+/** `work`'s outcome, or a BlobStoreTimeout after `timeoutMs` (the work itself is not stopped). */
+async function within<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new BlobStoreTimeout(`${what} did not finish within ${timeoutMs} ms`)), timeoutMs);
+    });
+
+    try {
+        return await Promise.race([work, deadline]);
+    }
+    finally {
+        clearTimeout(timer);
     }
 }
 
@@ -231,14 +289,14 @@ function blobKeysOf(records: EmailRecord[]): string[] {
     return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
 }
 
-/** Best-effort removal after a failed blob write: no record can reference these yet. */
-async function removeWritten(blobStore: BlobStore, keys: string[], log: (message: string, error?: unknown) => void): Promise<void> {
+/** Best-effort, bounded removal after a failed blob write: no record can reference these yet. */
+async function removeWritten(blobStore: BlobStore, keys: string[], timeoutMs: number, log: (message: string, error?: unknown) => void): Promise<void> {
     if (keys.length === 0) {
         return;
     }
 
     try {
-        await blobStore.delete(keys);
+        await within((async () => blobStore.delete(keys))(), timeoutMs, 'removing the blobs of a failed ingest');
     }
     catch (err) {
         log('removing the blobs of a failed ingest failed; left for the orphan sweep', err);
@@ -255,6 +313,7 @@ async function removeUnreferenced(
     recordStore: RecordStore,
     blobStore: BlobStore,
     keys: string[],
+    timeoutMs: number,
     log: (message: string, error?: unknown) => void
 ): Promise<void> {
     let referenced: Set<string>;
@@ -266,5 +325,5 @@ async function removeUnreferenced(
         return;
     }
 
-    await removeWritten(blobStore, keys.filter((k) => !referenced.has(k)), log);
+    await removeWritten(blobStore, keys.filter((k) => !referenced.has(k)), timeoutMs, log);
 }

@@ -7,14 +7,22 @@ import knexFactory, { type Knex } from 'knex';
  */
 const POOL_MAX = 10;
 
+/** Ms a new connection may take: a database that silently drops packets answers 503 soon, not after 60 s. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** Ms a query may wait for a pooled connection before the store reports itself unavailable. */
+const ACQUIRE_TIMEOUT_MS = 10_000;
+
 /** The Knex configuration openPostgresKnex() uses (also read by knexfile.ts). */
 export function postgresKnexConfig(connectionString: string): Knex.Config {
     return {
         client: 'pg',
         connection: {
             connectionString,
-            application_name: 'inbox-capture'
+            application_name: 'inbox-capture',
+            connectionTimeoutMillis: CONNECT_TIMEOUT_MS
         },
+        acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
         pool: { min: 0, max: POOL_MAX }
     };
 }
