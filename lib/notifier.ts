@@ -1,5 +1,3 @@
-import { EventEmitter } from 'node:events';
-
 /** Tells waiting list requests "mail arrived for inbox X". */
 export interface Notifier {
     /** Announces new mail for an inbox. */
@@ -10,26 +8,50 @@ export interface Notifier {
     subscriberCount(): number;
 }
 
-/** An in-process notifier: one emitter, one event name per inbox. */
+/**
+ * An in-process notifier: one set of listeners per inbox. Sets rather than an
+ * EventEmitter because waking N waiters of one inbox unsubscribes N listeners, and an
+ * emitter's removal scans its array: quadratic at ten thousand waiters.
+ */
 export function createNotifier(): Notifier {
-    const emitter = new EventEmitter();
-    // Ten thousand waiters on one inbox is a supported load, not a leak.
-    emitter.setMaxListeners(0);
+    const inboxes = new Map<string, Set<() => void>>();
     let count = 0;
 
     return {
         publish(inbox) {
-            emitter.emit(inbox);
+            const listeners = inboxes.get(inbox);
+            if (!listeners) {
+                return;
+            }
+
+            // A copy: listeners unsubscribe while they run.
+            for (const listener of [...listeners]) {
+                listener();
+            }
         },
         subscribe(inbox, listener) {
-            emitter.on(inbox, listener);
+            let listeners = inboxes.get(inbox);
+            if (!listeners) {
+                listeners = new Set();
+                inboxes.set(inbox, listeners);
+            }
+
+            // Wrapped so the same function subscribed twice is two subscriptions.
+            const entry = () => listener();
+            listeners.add(entry);
             count++;
             let active = true;
             return () => {
-                if (active) {
-                    active = false;
-                    count--;
-                    emitter.off(inbox, listener);
+                if (!active) {
+                    return;
+                }
+
+                active = false;
+                count--;
+                const current = inboxes.get(inbox);
+                current?.delete(entry);
+                if (current?.size === 0) {
+                    inboxes.delete(inbox);
                 }
             };
         },
