@@ -1,0 +1,162 @@
+import * as Fs from 'node:fs/promises';
+import * as Os from 'node:os';
+import * as Path from 'node:path';
+import { profiles } from './profiles';
+import { runBench, type BenchArgs, type Table } from './report';
+import { runLoad } from './smtp-load';
+import { ROOT, startStandalone } from './standalone';
+import { fmt } from './stats';
+
+/** Seconds of load while the profiler runs. */
+const LOAD_MS = 10_000;
+/** Rows of the function table. */
+const TOP = 25;
+
+interface CpuProfileNode {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    hitCount?: number;
+}
+
+export interface CpuProfile {
+    nodes: CpuProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+}
+
+/** Part of a profile, ms after the profile started. */
+export interface ProfileWindow {
+    fromMs: number;
+    toMs: number;
+}
+
+/** Where a frame's code lives: a package, node's internals, our own code, or V8's pseudo-frames. */
+function ownerOf(url: string, name: string): string {
+    if (!url) {
+        return name.startsWith('(') ? name : '(native)';
+    }
+
+    const inModules = url.lastIndexOf('node_modules/');
+    if (inModules !== -1) {
+        const rest = url.slice(inModules + 'node_modules/'.length).split('/');
+        return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+    }
+
+    if (url.startsWith('node:')) {
+        return 'node (internals)';
+    }
+
+    const rel = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
+    return rel.startsWith('dist/') ? `inbox-capture ${rel.split('/').slice(1, -1).join('/')}` : rel;
+}
+
+/** Self time per function and per owner (package), ms, from a .cpuprofile (only samples inside `window`). */
+export function summarizeProfile(profile: CpuProfile, window: ProfileWindow = { fromMs: 0, toMs: Infinity }): { total: number; functions: Array<[string, number]>; owners: Array<[string, number]> } {
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const self = new Map<number, number>();
+    let total = 0;
+    let at = 0;
+    for (let i = 0; i < profile.samples.length; i++) {
+        at += (profile.timeDeltas[i] ?? 0) / 1000;
+        if (at < window.fromMs || at > window.toMs) {
+            continue;
+        }
+
+        // timeDeltas[i] is the time since the previous sample: it belongs to the frame sampled then.
+        const us = profile.timeDeltas[i + 1] ?? 0;
+        self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + us);
+        total += us;
+    }
+
+    const functions = new Map<string, number>();
+    const owners = new Map<string, number>();
+    for (const [id, us] of self) {
+        const node = byId.get(id)!;
+        const { functionName, url, lineNumber } = node.callFrame;
+        const name = functionName || '(anonymous)';
+        const where = url ? `${url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '')}:${lineNumber + 1}` : '';
+        const key = where ? `${name} ${where}` : name;
+        functions.set(key, (functions.get(key) ?? 0) + us / 1000);
+        const owner = ownerOf(url, name);
+        owners.set(owner, (owners.get(owner) ?? 0) + us / 1000);
+    }
+
+    const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
+    return { total: total / 1000, functions: sorted(functions), owners: sorted(owners) };
+}
+
+async function bench(args: BenchArgs) {
+    const smoke = args.smoke;
+    // A full run keeps its profile for the flame graph (.bench-tmp/ is git-ignored); a
+    // smoke run (npm test) leaves nothing behind.
+    const profileDir = smoke ?
+        await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-cpu-prof-')) :
+        Path.join(ROOT, '.bench-tmp', `cpu-prof-${Date.now()}`);
+    await Fs.mkdir(profileDir, { recursive: true });
+    const service = await startStandalone({ nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profileDir] });
+    let acked = 0;
+    let rate = 0;
+    const loadStart = Date.now();
+    let loadEnd = loadStart;
+    try {
+        const load = await runLoad({
+            port: service.smtpPort,
+            profile: profiles()['text-1k'],
+            sessions: 16,
+            maxMessages: smoke ? 20 : 1_000_000,
+            maxMs: smoke ? 1000 : Number(args.values['load-ms'] ?? LOAD_MS),
+            inboxPrefix: 'prof',
+            tag: `prof${Date.now().toString(36)}`
+        });
+        acked = load.acked;
+        rate = load.msgPerSec;
+        loadEnd = Date.now();
+    }
+    finally {
+        // The profile is written when the process exits.
+        await service.stop();
+    }
+
+    const files = (await Fs.readdir(profileDir)).filter((f) => f.endsWith('.cpuprofile'));
+    if (files.length !== 1) {
+        throw new Error(`expected one .cpuprofile in ${profileDir}, found ${files.length}`);
+    }
+
+    const file = Path.join(profileDir, files[0]);
+    const profile = JSON.parse(await Fs.readFile(file, 'utf8')) as CpuProfile & { startTime: number; endTime: number };
+    if (smoke) {
+        await Fs.rm(profileDir, { recursive: true, force: true });
+    }
+
+    // Only the load: start-up (module loading, migrations) and shutdown are left out.
+    // The profile ends when the process exits, so its clock is placed from the end.
+    const profileStart = service.exitedAt() - (profile.endTime - profile.startTime) / 1000;
+    // A tenth of the load trimmed at each end covers the error of that placement.
+    const margin = (loadEnd - loadStart) / 10;
+    const summary = summarizeProfile(profile, { fromMs: loadStart - profileStart + margin, toMs: loadEnd - profileStart - margin });
+    const pct = (ms: number) => fmt(ms / summary.total * 100);
+    const tables: Table[] = [
+        {
+            title: 'Self time by owner (package or our module directory)',
+            columns: ['owner', 'self ms', '% of profile'],
+            rows: summary.owners.slice(0, 15).map(([owner, ms]) => [owner, fmt(ms), pct(ms)])
+        },
+        {
+            title: `Top ${TOP} functions by self time`,
+            columns: ['function and location', 'self ms', '% of profile'],
+            rows: summary.functions.slice(0, TOP).map(([name, ms]) => [`\`${name}\``, fmt(ms), pct(ms)])
+        }
+    ];
+    return {
+        tables,
+        targets: [],
+        notes: [
+            `Profile of \`node --cpu-prof examples/standalone.js\` (SQLite + fs) under the text-1k profile at C = 16: ${acked} messages, ${fmt(rate)} msg/s while profiling; ${fmt(summary.total)} ms sampled during the load (start-up and shutdown left out; \`(idle)\` is time the main thread waited, e.g. for fsync on the thread pool).`,
+            smoke ? 'Smoke run: the profile file was removed.' : `Profile file: ${Path.relative(ROOT, file)} (open it in Chrome DevTools or speedscope for a flame graph).`
+        ]
+    };
+}
+
+if (require.main === module) {
+    runBench('CPU profile of the standalone under SMTP load', 'cpu-profile', bench, ['load-ms']);
+}

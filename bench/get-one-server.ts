@@ -1,0 +1,43 @@
+/**
+ * The server of the GET-one benchmark, in a process of its own (the load generator
+ * is the parent): Hapi with the inbox-capture plugin on the embedded stores, as
+ * the standalone example runs it, plus a bare hello-world route on the same
+ * server as the ceiling. argv: <data dir> [--smoke]. Sends `{ port, apiKey, messageIds }`
+ * over IPC once listening; exits when the parent disconnects.
+ */
+import * as Hapi from '@hapi/hapi';
+import { plugin } from '../adapters/hapi';
+import { openEmbeddedStores } from '../lib/embedded-stores';
+import { createInboxCapture } from '../lib/inbox-capture';
+import { profiles, recipientOf } from './profiles';
+
+/** Emails stored before the run: enough for a realistic table, one of them is fetched. */
+const STORED = 200;
+/** In a smoke run: a few. */
+const STORED_SMOKE = 10;
+
+async function main(): Promise<void> {
+    const capture = createInboxCapture(await openEmbeddedStores({ dataDir: process.argv[2] }));
+    const server = Hapi.server({ host: '127.0.0.1', port: 0 });
+    await server.register({ plugin, options: { capture } });
+    server.route({ method: 'GET', path: '/hello', options: { auth: false }, handler: () => 'hello world' });
+    await server.start();
+
+    const profile = profiles()['alt-10k'];
+    const messageIds: string[] = [];
+    for (let seq = 0, stored = process.argv.includes('--smoke') ? STORED_SMOKE : STORED; seq < stored; seq++) {
+        const [view] = await capture.ingestRawEmail(profile.message(seq, recipientOf('getone', seq), 'getone'));
+        messageIds.push(view.messageId);
+    }
+
+    const apiKey = await capture.createKey('bench');
+    process.send!({ port: server.info.port, apiKey, messageIds });
+    process.on('disconnect', () => {
+        void server.stop({ timeout: 1000 }).then(() => capture.close()).finally(() => process.exit(0));
+    });
+}
+
+main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+});
