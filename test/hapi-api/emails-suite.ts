@@ -1,9 +1,11 @@
 import * as Code from '@hapi/code';
 import type { EmailView } from '../../lib/types';
+import { concurrently } from '../helpers/concurrently';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
 import { AWKWARD_IDS } from './awkward-ids';
 import type { SuiteLab } from './lab-types';
+import { INGEST_CONCURRENCY } from './list-suite';
 
 const { expect } = Code;
 
@@ -171,14 +173,15 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         after(() => p.cleanup());
 
         it('deletes an inbox of 60 emails (three batches) with every blob', async () => {
-            const keys: string[] = [];
-            for (let i = 0; i < 60; ++i) {
+            const perEmail = await concurrently(60, INGEST_CONCURRENCY, async (i) => {
                 const [view] = await p.api.ingestRawEmail(buildMail({
                     attachments: i % 3 === 0 ? [{ filename: 'x.bin', contentType: 'application/octet-stream', content: Buffer.from([i]) }] : []
                 }), { recipients: ['bulk@x'] });
                 const record = (await p.api.capture.getEmail(view.messageId))!;
-                keys.push(record.rawKey, ...record.attachments.map((a) => a.blobKey));
-            }
+                return [record.rawKey, ...record.attachments.map((a) => a.blobKey)];
+            });
+            const keys = perEmail.flat();
+            expect(keys).to.have.length(80);
 
             await p.api.ingestRawEmail(buildMail({ messageId: 'survivor@x' }), { recipients: ['bulk-other@x'] });
             const res = await p.server.inject({ method: 'DELETE', url: '/v1/emails?inbox=bulk', headers: p.auth });
@@ -186,9 +189,8 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
             expect(res.result).to.equal({ deleted: 60 });
             const list = await p.server.inject({ url: '/v1/emails?inbox=bulk', headers: p.auth });
             expect(list.result).to.equal({ emails: [], hasMore: false });
-            for (const key of keys) {
-                expect(await blobExists(p, key), key).to.be.false();
-            }
+            const exist = await concurrently(keys.length, INGEST_CONCURRENCY, (i) => blobExists(p, keys[i]));
+            expect(keys.filter((_, i) => exist[i])).to.equal([]);
 
             expect(await p.api.capture.getEmail('survivor@x')).to.not.be.null();
         });

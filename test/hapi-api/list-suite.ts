@@ -1,5 +1,6 @@
 import * as Code from '@hapi/code';
 import type { EmailPage, EmailView } from '../../lib/types';
+import { concurrently } from '../helpers/concurrently';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
 import type { SuiteLab } from './lab-types';
@@ -8,6 +9,9 @@ const { expect } = Code;
 
 /** A fixed instant the list tests place mail around, Unix ms (2023-11-14T22:13:20Z). */
 export const T0 = 1_700_000_000_000;
+
+/** Emails stored at once while setting up: order comes from receivedAt and messageId, never from arrival. */
+export const INGEST_CONCURRENCY = 8;
 
 /** Spec §4.2 and DECISIONS for GET /v1/emails: validation, precedence, order, pages, filters. */
 export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
@@ -137,14 +141,12 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
             });
 
             it('pages through 120 emails with nextCursor, present exactly when hasMore', async () => {
-                const expected: string[] = [];
-                for (let i = 0; i < 120; ++i) {
-                    // Pairs share a timestamp, so the cursor's tie-break is exercised on every page.
+                // Pairs share a timestamp, so the cursor's tie-break is exercised on every page.
+                const views = await concurrently(120, INGEST_CONCURRENCY, async (i) => {
                     const [view] = await p.api.ingestRawEmail(buildMail({ messageId: `m${String(i).padStart(3, '0')}@x` }), { recipients: ['pages@x'], receivedAt: T0 + Math.floor(i / 2) });
-                    expected.unshift(view.messageId);
-                }
-
-                expected.sort((a, b) => (a < b ? 1 : -1));
+                    return view;
+                });
+                const expected = views.map((v) => v.messageId).sort((a, b) => (a < b ? 1 : -1));
                 const seen: string[] = [];
                 let cursor: string | undefined;
                 let pages = 0;

@@ -1,6 +1,5 @@
 import * as Code from '@hapi/code';
 import * as Http from 'node:http';
-import { createInboxCapture } from '../../lib/inbox-capture';
 import type { EmailPage } from '../../lib/types';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
@@ -71,24 +70,6 @@ export function longPollSuite(lab: SuiteLab, factory: StoreFactory): void {
             await p.api.ingestRawEmail(buildMail({ subject: 'the wanted one', messageId: 'wanted@x' }), { recipients: ['lp-filter@x'] });
             const res = await pending;
             expect((res.result as EmailPage).emails.map((e) => e.messageId)).to.equal(['wanted@x']);
-        });
-
-        it('wakes at a scheduled check for mail another process stored', async () => {
-            // A second service on the same data through its own connections: its notifier
-            // is not ours, so only the check schedule (or the store's own notifications) can see it.
-            const other = await p.stores.connectAgain();
-            const otherCapture = createInboxCapture({ recordStore: other.recordStore, blobStore: other.blobStore });
-            try {
-                const pending = p.server.inject({ url: '/v1/emails?inbox=lp-other&wait=true&timeout=10', headers: p.auth });
-                await until(() => waiters() === 1);
-                const [view] = await otherCapture.ingestRawEmail(buildMail({ messageId: 'other-process@x' }), { recipients: ['lp-other@x'] });
-                const res = await pending;
-                expect(res.statusCode).to.equal(200);
-                expect((res.result as EmailPage).emails.map((e) => e.messageId)).to.equal([view.messageId]);
-            }
-            finally {
-                await other.close();
-            }
         });
 
         it('answers 200 with an empty page at the timeout', async () => {

@@ -1,5 +1,6 @@
 import type { StoreFactory } from '../helpers/provision-server';
 import { authSuite } from './auth-suite';
+import { crossProcessSuite } from './cross-process-suite';
 import { downloadsSuite } from './downloads-suite';
 import { emailsSuite } from './emails-suite';
 import type { SuiteLab } from './lab-types';
@@ -12,10 +13,22 @@ import { longPollSuite } from './long-poll-suite';
  */
 export function hapiApiSuite(lab: SuiteLab, factory: StoreFactory): void {
     lab.describe(`Hapi plugin API (${factory.name})`, () => {
+        let release: (() => Promise<void>) | undefined;
+
+        // One embedded PostgreSQL / s3rver for the whole suite, not one per describe().
+        lab.before(async () => {
+            release = await factory.hold?.();
+        });
+
+        lab.after(async () => {
+            await release?.();
+        });
+
         authSuite(lab, factory);
         listSuite(lab, factory);
         emailsSuite(lab, factory);
         downloadsSuite(lab, factory);
         longPollSuite(lab, factory);
+        crossProcessSuite(lab, factory);
     });
 }
