@@ -20,7 +20,9 @@ export function postgresKnexConfig(connectionString: string): Knex.Config {
         connection: {
             connectionString,
             application_name: 'inbox-capture',
-            connectionTimeoutMillis: CONNECT_TIMEOUT_MS
+            connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+            // A silently dropped connection (the LISTEN one above all) is noticed and replaced.
+            keepAlive: true
         },
         acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
         pool: { min: 0, max: POOL_MAX }
