@@ -1,13 +1,13 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { spawn } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import type { Readable } from 'node:stream';
 import { BLOBS_DIRNAME, openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import { hashApiKey } from '../lib/keys';
+import { readAll } from './contracts/blob-store-contract';
+import { runNode, type RunResult } from './helpers/child-process';
 
 const { expect } = Code;
 const { describe, it, before, beforeEach, afterEach } = exports.lab = Lab.script();
@@ -15,38 +15,18 @@ const { describe, it, before, beforeEach, afterEach } = exports.lab = Lab.script
 /** The built executable: the CLI is tested as users run it (`npm test` builds first). */
 const BIN = Path.join(__dirname, '..', 'dist', 'adapters', 'cli', 'bin.js');
 
-interface CliResult {
-    code: number | null;
-    stdout: string;
-    stderr: string;
-}
-
 let dataDir: string;
 
 /** Runs the built CLI in a fresh process with the temp data dir, feeding `input` on stdin. */
-function cli(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-    return new Promise((resolve, reject) => {
-        const env: NodeJS.ProcessEnv = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, ...options.env };
-        for (const name of ['DATABASE_URL', 'S3_BUCKET', 'PORT', 'HOST', 'SMTP_PORT', 'INBOX_CAPTURE_SIGNING_SECRET']) {
-            if (!options.env || !(name in options.env)) {
-                delete env[name];
-            }
+function cli(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+    const env: NodeJS.ProcessEnv = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, ...options.env };
+    for (const name of ['DATABASE_URL', 'S3_BUCKET', 'PORT', 'HOST', 'SMTP_PORT', 'INBOX_CAPTURE_SIGNING_SECRET']) {
+        if (!options.env || !(name in options.env)) {
+            delete env[name];
         }
+    }
 
-        const child = spawn(process.execPath, [BIN, ...args], { cwd: dataDir, env, stdio: ['pipe', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-            stdout += d;
-        });
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-            stderr += d;
-        });
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, stdout, stderr }));
-        child.stdin.on('error', () => undefined);
-        child.stdin.end(options.input ?? '');
-    });
+    return runNode([BIN, ...args], { cwd: dataDir, env, input: options.input ?? '' });
 }
 
 /** The stores the CLI wrote, opened in-process to check what it did. */
@@ -58,15 +38,6 @@ async function withCapture<T>(fn: (capture: InboxCapture) => Promise<T>): Promis
     finally {
         await capture.close();
     }
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) {
-        chunks.push(chunk as Buffer);
-    }
-
-    return Buffer.concat(chunks);
 }
 
 /** One line on stderr: what "a clear message" means for a failure. */

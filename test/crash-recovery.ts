@@ -1,18 +1,18 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import type { BlobStore } from '../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { BLOBS_DIRNAME, openEmbeddedRecordStore } from '../lib/embedded-stores';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
 import type { EmailRecord } from '../lib/types';
+import { blobKeys, readBlob } from './helpers/blob-contents';
+import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from './helpers/child-process';
 import { startPostgres, type PostgresServer } from './helpers/postgres';
 
 const { expect } = Code;
@@ -108,32 +108,15 @@ function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
     return { ...env, ...vars };
 }
 
-interface Running {
-    child: ChildProcess;
+interface Running extends Spawned {
     smtpPort: number;
-    exited: Promise<void>;
 }
 
 /** Starts the SMTP service process; resolves once it accepts mail. */
 async function startService(env: Record<string, string>): Promise<Running> {
-    const child = spawn(process.execPath, [CHILD, 'smtp'], { cwd: ROOT, env: serviceEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-    });
-    const smtpPort = await new Promise<number>((resolve, reject) => {
-        child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-            stdout += d;
-            const match = /^listening (\d+)$/m.exec(stdout);
-            if (match) {
-                resolve(Number(match[1]));
-            }
-        });
-        void exited.then(() => reject(new Error(`the service exited before listening: ${stderr}`)));
-    });
-    return { child, smtpPort, exited };
+    const spawned = spawnNode([CHILD, 'smtp'], { cwd: ROOT, env: serviceEnv(env) });
+    const match = await waitForOutput(spawned, /^listening (\d+)$/m);
+    return { ...spawned, smtpPort: Number(match![1]) };
 }
 
 interface CrashRun {
@@ -221,20 +204,6 @@ async function deliverThroughCrashes(messages: TestMessage[], env: Record<string
     return result;
 }
 
-async function readBlob(store: BlobStore, key: string): Promise<Buffer | null> {
-    const stream = await store.get(key);
-    if (!stream) {
-        return null;
-    }
-
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) {
-        chunks.push(chunk as Buffer);
-    }
-
-    return Buffer.concat(chunks);
-}
-
 async function allRecords(recordStore: RecordStore): Promise<EmailRecord[]> {
     const records: EmailRecord[] = [];
     for (let n = 0; n < INBOXES; n++) {
@@ -254,30 +223,9 @@ async function allRecords(recordStore: RecordStore): Promise<EmailRecord[]> {
     return records;
 }
 
-async function blobKeys(store: BlobStore): Promise<string[]> {
-    const keys: string[] = [];
-    for await (const blob of store.listBlobs()) {
-        keys.push(blob.key);
-    }
-
-    return keys.sort();
-}
-
 /** Runs the built CLI with the service's environment. */
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: serviceEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-            stdout += d;
-        });
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-            stderr += d;
-        });
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, stdout, stderr }));
-    });
+function cli(args: string[], env: Record<string, string>): Promise<RunResult> {
+    return runNode([BIN, ...args], { cwd: ROOT, env: serviceEnv(env) });
 }
 
 interface Backend {

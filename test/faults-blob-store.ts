@@ -15,6 +15,7 @@ import { DEFAULT_BLOB_STORE_TIMEOUT_MS, ingestRawEmail, type IngestOptions } fro
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { blobKeys, readBlob } from './helpers/blob-contents';
 import { startS3, type S3Fixture } from './helpers/s3';
 
 const { expect } = Code;
@@ -112,29 +113,6 @@ function message(id: string): Buffer {
 
 /** Blob writes of `message()`: (raw + 2 attachments) x 2 inboxes. */
 const PUTS_PER_MESSAGE = 6;
-
-async function blobKeys(store: BlobStore): Promise<string[]> {
-    const keys: string[] = [];
-    for await (const blob of store.listBlobs()) {
-        keys.push(blob.key);
-    }
-
-    return keys.sort();
-}
-
-async function readBlob(store: BlobStore, key: string): Promise<Buffer | null> {
-    const stream = await store.get(key);
-    if (!stream) {
-        return null;
-    }
-
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) {
-        chunks.push(chunk as Buffer);
-    }
-
-    return Buffer.concat(chunks);
-}
 
 /** Keys of every blob the stored records reference. */
 async function referencedKeys(recordStore: RecordStore, inboxes: string[]): Promise<string[]> {

@@ -15,6 +15,7 @@ import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
 import type { EmailRecord } from '../lib/types';
+import { blobKeys, readBlob } from './helpers/blob-contents';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -69,27 +70,8 @@ async function provision(flags: Flags): Promise<Provisioned> {
         logged,
         context,
         ingest: (raw, options = {}) => ingestRawEmail(raw, { ...context(), ...options }),
-        async allBlobKeys() {
-            const keys: string[] = [];
-            for await (const blob of blobStore.listBlobs()) {
-                keys.push(blob.key);
-            }
-
-            return keys.sort();
-        },
-        async readBlob(key) {
-            const stream = await blobStore.get(key);
-            if (!stream) {
-                return null;
-            }
-
-            const chunks: Buffer[] = [];
-            for await (const chunk of stream) {
-                chunks.push(chunk as Buffer);
-            }
-
-            return Buffer.concat(chunks);
-        },
+        allBlobKeys: () => blobKeys(blobStore),
+        readBlob: (key) => readBlob(blobStore, key),
         async records(inbox) {
             const page = await recordStore.listEmails({ inbox, limit: 100 });
             return page.records;

@@ -6,32 +6,13 @@ import { createKnexRecordStore, DEFAULT_NOTIFY_CHANNEL } from '../lib/record-sto
 import { MIGRATIONS_TABLE_NAME } from '../lib/record-store/migration-source';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
-import type { EmailDraft } from '../lib/types';
 import { recordStoreContract } from './contracts/record-store-contract';
+import { BASE_TIME, draft } from './helpers/email-draft';
 import { startPostgres, type PostgresServer } from './helpers/postgres';
 
 const { expect } = Code;
 const lab = exports.lab = Lab.script();
 const { describe, it, before, after } = lab;
-
-const BASE_TIME = 1_700_000_000_000;
-
-function draft(inbox: string, n: number, overrides: Partial<EmailDraft> = {}): EmailDraft {
-    return {
-        sourceId: `m${n}-${randomBytes(4).toString('hex')}@example.test`,
-        inbox,
-        sender: 'alice@example.test',
-        recipient: `${inbox}@example.test`,
-        subject: `Subject ${n}`,
-        body: 'body',
-        htmlBody: '',
-        receivedAt: BASE_TIME + n,
-        rawKey: `raw-${randomBytes(6).toString('hex')}`,
-        rawSize: 100,
-        attachments: [],
-        ...overrides
-    };
-}
 
 /** Collects what a watcher hears and lets a test wait for a given inbox. */
 function recorder() {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,14 +9,12 @@ import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { MIGRATIONS_TABLE_NAME, migrationSource } from '../lib/record-store/migration-source';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
-import type { EmailDraft } from '../lib/types';
 import { recordStoreContract } from './contracts/record-store-contract';
+import { BASE_TIME, draft } from './helpers/email-draft';
 
 const { expect } = Code;
 const lab = exports.lab = Lab.script();
 const { describe, it, before, after } = lab;
-
-const BASE_TIME = 1_700_000_000_000;
 
 /** A fresh directory for one database; removed by the caller. */
 function tempDir(): Promise<string> {
@@ -29,23 +26,6 @@ async function openStore(dir: string, file = 'inbox-capture.sqlite') {
     const store = createKnexRecordStore({ knex, destroyKnexOnClose: true });
     await store.migrate();
     return { knex, store };
-}
-
-function draft(inbox: string, n: number, overrides: Partial<EmailDraft> = {}): EmailDraft {
-    return {
-        sourceId: `m${n}-${randomBytes(4).toString('hex')}@example.test`,
-        inbox,
-        sender: 'alice@example.test',
-        recipient: `${inbox}@example.test`,
-        subject: `Subject ${n}`,
-        body: 'body',
-        htmlBody: '',
-        receivedAt: BASE_TIME + n,
-        rawKey: `raw-${randomBytes(6).toString('hex')}`,
-        rawSize: 100,
-        attachments: [],
-        ...overrides
-    };
 }
 
 recordStoreContract(lab, 'sqlite', async () => {

@@ -1,16 +1,17 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import knexFactory, { type Knex } from 'knex';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import type { BlobStore } from '../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { BLOBS_DIRNAME, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
 import { openSqliteKnex, sqliteKnexConfig } from '../lib/record-store/sqlite-knex';
+import { readBlob } from './helpers/blob-contents';
+import { run, spawnNode, waitForOutput } from './helpers/child-process';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -78,53 +79,20 @@ function message(n: number): Buffer {
     ].join('\r\n'));
 }
 
-async function readBlob(store: BlobStore, key: string): Promise<Buffer | null> {
-    const stream = await store.get(key);
-    if (!stream) {
-        return null;
-    }
-
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) {
-        chunks.push(chunk as Buffer);
-    }
-
-    return Buffer.concat(chunks);
-}
-
 /** Runs the child in `once` mode under `prefix` (e.g. strace); resolves with its stdout once it died by SIGKILL. */
-function ingestThenDie(dataDir: string, raw: Buffer, prefix: string[] = []): Promise<string> {
+async function ingestThenDie(dataDir: string, raw: Buffer, prefix: string[] = []): Promise<string> {
     const [command, ...args] = [...prefix, process.execPath, CHILD, 'once', 'durable@durable.test'];
-    return new Promise((resolve, reject) => {
-        const child = spawn(command, args, {
-            cwd: ROOT,
-            // libuv's io_uring would hide file syscalls from strace; the product does not depend on it.
-            env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', UV_USE_IO_URING: '0' },
-            stdio: ['pipe', 'pipe', 'pipe']
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-            stdout += d;
-        });
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-            stderr += d;
-        });
-        child.once('error', reject);
-        child.once('close', (code, signal) => {
-            // Under strace the tracer exits with the tracee's signal as a status.
-            if (signal === 'SIGKILL' || code === 128 + 9) {
-                resolve(stdout);
-            }
-            else {
-                reject(new Error(`the child was not killed (code ${code}, signal ${signal}): ${stderr}`));
-            }
-        });
-        child.stdin.end(raw);
-    });
+    // libuv's io_uring would hide file syscalls from strace; the product does not depend on it.
+    const env = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', UV_USE_IO_URING: '0' };
+    const { code, signal, stdout, stderr } = await run(command, args, { cwd: ROOT, env, input: raw });
+    // Under strace the tracer exits with the tracee's signal as a status.
+    if (signal === 'SIGKILL' || code === 128 + 9) {
+        return stdout;
+    }
+
+    throw new Error(`the child was not killed (code ${code}, signal ${signal}): ${stderr}`);
 }
 
-/** Whether strace can trace a child here (installed, and ptrace allowed). */
 function straceWorks(): boolean {
     const probe = spawnSync('strace', ['-f', '-qq', '-e', 'trace=none', process.execPath, '-e', '0'], { stdio: 'ignore' });
     return probe.status === 0;
@@ -243,24 +211,13 @@ describe('SQLite durability', () => {
 
         it('leaves a message readable that got 250 over SMTP just before the kill', async () => {
             const dataDir = Path.join(dir, 'killed-after-250');
-            const child = spawn(process.execPath, [CHILD, 'smtp'], {
+            const service = spawnNode([CHILD, 'smtp'], {
                 cwd: ROOT,
-                env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '' },
-                stdio: ['ignore', 'pipe', 'inherit']
+                env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '' }
             });
-            const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+            const { child, exited } = service;
             try {
-                const port = await new Promise<number>((resolve, reject) => {
-                    let stdout = '';
-                    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-                        stdout += d;
-                        const match = /^listening (\d+)$/m.exec(stdout);
-                        if (match) {
-                            resolve(Number(match[1]));
-                        }
-                    });
-                    void exited.then(() => reject(new Error('the child exited before listening')));
-                });
+                const port = Number((await waitForOutput(service, /^listening (\d+)$/m))![1]);
                 const transport = Nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
                 const info = await transport.sendMail({ envelope: { from: 'durable@durable.test', to: ['durable@durable.test'] }, raw: message(42) });
                 child.kill('SIGKILL');

@@ -1,11 +1,11 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
-import * as Net from 'node:net';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
+import { freePort, runNode, spawnNode, waitForOutput, type RunResult } from './helpers/child-process';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -13,18 +13,6 @@ const { describe, it } = exports.lab = Lab.script();
 const ROOT = Path.join(__dirname, '..');
 const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
-
-/** A port nobody listens on right now: bound by the OS on port 0, then released. */
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const server = Net.createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => {
-            const { port } = server.address() as Net.AddressInfo;
-            server.close(() => resolve(port));
-        });
-    });
-}
 
 interface Service {
     child: ChildProcess;
@@ -53,28 +41,19 @@ async function startService(): Promise<Service> {
     const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-e2e-'));
     const port = await freePort();
     const smtpPort = await freePort();
-    const child = spawn(process.execPath, [STANDALONE], {
+    const spawned = spawnNode([STANDALONE], {
         cwd: ROOT,
-        env: serviceEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir }),
-        stdio: ['ignore', 'pipe', 'pipe']
+        env: serviceEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir })
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-    });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const { child, exited } = spawned;
 
     const service: Service = {
         child,
         base: `http://127.0.0.1:${port}`,
         smtpPort,
         dataDir,
-        stdout: () => stdout,
-        stderr: () => stderr,
+        stdout: spawned.stdout,
+        stderr: spawned.stderr,
         exited,
         async cleanup() {
             if (child.exitCode === null && child.signalCode === null) {
@@ -86,40 +65,13 @@ async function startService(): Promise<Service> {
         }
     };
 
-    await new Promise<void>((resolve, reject) => {
-        const check = () => {
-            if (/^inbox-capture listening: [^\n]*\n(?:.*\n)*create an API key: [^\n]*\n/m.test(stdout)) {
-                child.stdout!.off('data', check);
-                resolve();
-            }
-        };
-        child.stdout!.on('data', check);
-        void exited.then((code) => reject(new Error(`standalone exited with ${code} before listening: ${stderr}`)));
-        check();
-    });
-
+    await waitForOutput(spawned, /^inbox-capture listening: [^\n]*\n(?:.*\n)*create an API key: [^\n]*\n/m);
     return service;
 }
 
 /** Runs the built CLI against the service's data dir. */
-function cli(service: Service, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [BIN, ...args], {
-            cwd: ROOT,
-            env: serviceEnv({ INBOX_CAPTURE_DATA_DIR: service.dataDir }),
-            stdio: ['ignore', 'pipe', 'pipe']
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-            stdout += d;
-        });
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-            stderr += d;
-        });
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, stdout, stderr }));
-    });
+function cli(service: Service, args: string[]): Promise<RunResult> {
+    return runNode([BIN, ...args], { cwd: ROOT, env: serviceEnv({ INBOX_CAPTURE_DATA_DIR: service.dataDir }) });
 }
 
 interface EmailJson {
@@ -277,12 +229,7 @@ describe('standalone example', () => {
     });
 
     it('refuses a bad PORT with a clear message and exit 1', async () => {
-        const child = spawn(process.execPath, [STANDALONE], { cwd: ROOT, env: serviceEnv({ PORT: 'http' }), stdio: ['ignore', 'pipe', 'pipe'] });
-        let stderr = '';
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-            stderr += d;
-        });
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        const { code, stderr } = await runNode([STANDALONE], { cwd: ROOT, env: serviceEnv({ PORT: 'http' }) });
         expect(code).to.equal(1);
         expect(stderr).to.contain('PORT must be a port number');
     });

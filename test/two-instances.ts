@@ -1,11 +1,10 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
-import * as Net from 'node:net';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
+import { freePort, runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from './helpers/child-process';
 import { startPostgres, type PostgresServer } from './helpers/postgres';
 import { tempDir } from './helpers/provision-server';
 import { startS3, type S3Fixture } from './helpers/s3';
@@ -49,55 +48,10 @@ longPoll.createLongPoller = ({ recordStore, notifier }) => create({
 });
 `;
 
-/** A port nobody listens on right now: bound by the OS on port 0, then released. */
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const server = Net.createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => {
-            const { port } = server.address() as Net.AddressInfo;
-            server.close(() => resolve(port));
-        });
-    });
-}
-
-/** Resolves when `condition` holds, checked on every output chunk; rejects when the process exits first. */
-function outputUntil(child: ChildProcess, stream: 'stdout' | 'stderr', text: () => string, condition: (all: string) => boolean): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => done(new Error(`no such output within ${PROCESS_LIMIT_MS} ms: ${text()}`)), PROCESS_LIMIT_MS);
-        const check = () => {
-            if (condition(text())) {
-                done();
-            }
-        };
-
-        const onExit = (code: number | null) => done(new Error(`process exited with ${code}: ${text()}`));
-        const done = (err?: Error) => {
-            clearTimeout(timer);
-            child[stream]!.off('data', check);
-            child.off('exit', onExit);
-            if (err) {
-                reject(err);
-            }
-            else {
-                resolve();
-            }
-        };
-
-        child[stream]!.on('data', check);
-        child.once('exit', onExit);
-        check();
-    });
-}
-
-interface Instance {
+interface Instance extends Spawned {
     name: string;
-    child: ChildProcess;
     base: string;
     smtpPort: number;
-    stdout: () => string;
-    stderr: () => string;
-    exited: Promise<number | null>;
 }
 
 /** The environment of one instance or CLI run: shared Postgres and S3, nothing inherited that could redirect them. */
@@ -129,26 +83,16 @@ function sharedEnv(databaseUrl: string, s3: S3Fixture, vars: Record<string, stri
 async function startInstance(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<Instance> {
     const port = await freePort();
     const smtpPort = await freePort();
-    const child = spawn(process.execPath, [...nodeArgs, STANDALONE], {
+    const spawned = spawnNode([...nodeArgs, STANDALONE], {
         cwd: ROOT,
-        env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) },
-        stdio: ['ignore', 'pipe', 'pipe']
+        env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) }
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-    });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const instance: Instance = { name, child, base: `http://127.0.0.1:${port}`, smtpPort, stdout: () => stdout, stderr: () => stderr, exited };
+    const instance: Instance = { name, ...spawned, base: `http://127.0.0.1:${port}`, smtpPort };
     try {
-        await outputUntil(child, 'stdout', () => stdout + stderr, () => /^create an API key: /m.test(stdout));
+        await waitForOutput(spawned, /^create an API key: /m, { timeoutMs: PROCESS_LIMIT_MS });
     }
     catch (err) {
-        child.kill('SIGKILL');
+        spawned.child.kill('SIGKILL');
         throw err;
     }
 
@@ -156,20 +100,8 @@ async function startInstance(name: string, env: NodeJS.ProcessEnv, nodeArgs: str
 }
 
 /** Runs the built CLI with the shared configuration. */
-function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-            stdout += d;
-        });
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-            stderr += d;
-        });
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, stdout, stderr }));
-    });
+function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
+    return runNode([BIN, ...args], { cwd: ROOT, env });
 }
 
 /** SIGTERM, then the exit code (or a kill after the limit). */
@@ -300,7 +232,7 @@ describe('two service instances on one Postgres and one S3 bucket', () => {
 
         // B waits for mail that is not there yet ...
         const waited = fetch(`${b.base}/v1/emails?inbox=two-instances&wait=true&timeout=28`, { headers: auth });
-        await outputUntil(b.child, 'stderr', b.stderr, (all) => all.includes('[probe] {"event":"waiting","inbox":"two-instances"}'));
+        await waitForOutput(b, '[probe] {"event":"waiting","inbox":"two-instances"}', { stream: 'stderr', timeoutMs: PROCESS_LIMIT_MS });
 
         // ... and A receives it over SMTP.
         const raw = rawMessage('two-instances-1@example.test');

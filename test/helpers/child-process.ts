@@ -1,0 +1,141 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as Net from 'node:net';
+
+/** The exit code of a finished process and everything it printed. */
+export interface RunResult {
+    code: number | null;
+    stdout: string;
+    stderr: string;
+}
+
+/** A RunResult that also says which signal, if any, ended the process. */
+export interface RunExit extends RunResult {
+    signal: NodeJS.Signals | null;
+}
+
+export interface RunOptions {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    /** Written to stdin, which is then closed; without it stdin is not connected. */
+    input?: string | Buffer;
+}
+
+/** A long-running process whose output is collected as it comes. */
+export interface Spawned {
+    child: ChildProcess;
+    stdout: () => string;
+    stderr: () => string;
+    /** Settles with the exit code (null when killed by a signal). */
+    exited: Promise<number | null>;
+}
+
+/** Runs `command args` to the end, collecting its output as text; rejects only if it cannot start. */
+export function run(command: string, args: string[], options: RunOptions): Promise<RunExit> {
+    return new Promise((resolve, reject) => {
+        const child = spawn(command, args, {
+            cwd: options.cwd,
+            env: options.env,
+            stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+            stdout += d;
+        });
+        child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+            stderr += d;
+        });
+        child.once('error', reject);
+        child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+        if (child.stdin) {
+            // A process that exits without reading its input must not fail the run with EPIPE.
+            child.stdin.on('error', () => undefined);
+            child.stdin.end(options.input);
+        }
+    });
+}
+
+/** Runs `node args` to the end with this test's Node binary. */
+export async function runNode(args: string[], options: RunOptions): Promise<RunResult> {
+    // Exactly these three fields: tests compare the whole result with `equal`.
+    const { code, stdout, stderr } = await run(process.execPath, args, options);
+    return { code, stdout, stderr };
+}
+
+/** Starts `node args` with stdin closed, collecting stdout and stderr as text. */
+export function spawnNode(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Spawned {
+    const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/**
+ * Resolves once the collected `stream` output matches `pattern` (a RegExp, or a
+ * string it must contain), checked on every chunk; rejects when the process exits
+ * first, or after `timeoutMs` if given. Resolves with the match of a RegExp.
+ */
+export function waitForOutput(spawned: Spawned, pattern: RegExp | string, options: { stream?: 'stdout' | 'stderr'; timeoutMs?: number } = {}): Promise<RegExpExecArray | null> {
+    const stream = options.stream ?? 'stdout';
+    const text = stream === 'stdout' ? spawned.stdout : spawned.stderr;
+    const output = () => `stdout: ${spawned.stdout()} stderr: ${spawned.stderr()}`;
+    return new Promise((resolve, reject) => {
+        let settled = false;
+        const timer = options.timeoutMs === undefined ? undefined :
+            setTimeout(() => done(new Error(`no output matching ${String(pattern)} within ${options.timeoutMs} ms: ${output()}`)), options.timeoutMs);
+        const check = () => {
+            if (typeof pattern === 'string') {
+                if (text().includes(pattern)) {
+                    done(undefined, null);
+                }
+
+                return;
+            }
+
+            const match = pattern.exec(text());
+            if (match) {
+                done(undefined, match);
+            }
+        };
+
+        const done = (err?: Error, match: RegExpExecArray | null = null) => {
+            if (settled) {
+                return;
+            }
+
+            settled = true;
+            clearTimeout(timer);
+            spawned.child[stream]!.off('data', check);
+            if (err) {
+                reject(err);
+            }
+            else {
+                resolve(match);
+            }
+        };
+
+        // Added after the collector's listener, so the text already holds the chunk.
+        spawned.child[stream]!.on('data', check);
+        void spawned.exited.then((code) => done(new Error(`process exited with ${code} before printing ${String(pattern)}: ${output()}`)));
+        check();
+    });
+}
+
+/** A port nobody listens on right now: bound by the OS on port 0, then released. */
+export function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const server = Net.createServer();
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+            const { port } = server.address() as Net.AddressInfo;
+            server.close(() => resolve(port));
+        });
+    });
+}
