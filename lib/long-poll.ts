@@ -11,6 +11,11 @@ export const MAX_CHECK_MS = 10_000;
  * idle store queries to about four a second per inbox, however many wait on it.
  */
 export const VERSION_SHARE_MS = 250;
+/**
+ * How long a waiter whose deadline passes during a check waits for that check, ms:
+ * mail the check is about to return is answered rather than dropped for an empty page.
+ */
+export const DEADLINE_GRACE_MS = 1_000;
 
 /** How long and how to wait. */
 export interface WaitOptions {
@@ -74,6 +79,8 @@ export function createLongPoller(deps: { recordStore: RecordStore; notifier: Not
 
     const wait = async (query: ListQuery, options: WaitOptions): Promise<RecordPage> => {
         const { signal } = options;
+        // The timeout counts from the request, not from when the store got to its first query.
+        const deadlineAt = Date.now() + options.timeoutMs;
         if (signal?.aborted) {
             return EMPTY;
         }
@@ -81,7 +88,7 @@ export function createLongPoller(deps: { recordStore: RecordStore; notifier: Not
         // Version first: mail stored after it is seen either by the query or by a later probe.
         let baseline = await probeVersion(query.inbox);
         const first = await runQuery(query);
-        if (first.records.length > 0 || signal?.aborted) {
+        if (first.records.length > 0 || signal?.aborted || Date.now() >= deadlineAt) {
             return first.records.length > 0 ? first : EMPTY;
         }
 
@@ -92,6 +99,7 @@ export function createLongPoller(deps: { recordStore: RecordStore; notifier: Not
             let checking = false;
             let again = false;
             let done = false;
+            let expired = false;
 
             const finish = (err: unknown, page?: RecordPage) => {
                 if (done) {
@@ -136,6 +144,11 @@ export function createLongPoller(deps: { recordStore: RecordStore; notifier: Not
                     checking = false;
                 }
 
+                if (expired) {
+                    finish(null, EMPTY);
+                    return;
+                }
+
                 if (again && !done) {
                     again = false;
                     void check(true);
@@ -155,7 +168,17 @@ export function createLongPoller(deps: { recordStore: RecordStore; notifier: Not
 
             const onAbort = () => finish(null, EMPTY);
             const unsubscribe = notifier.subscribe(query.inbox, () => void check(true));
-            const deadline = setTimeout(() => finish(null, EMPTY), options.timeoutMs);
+            const onDeadline = () => {
+                if (!checking) {
+                    finish(null, EMPTY);
+                    return;
+                }
+
+                // A check is on its way (woken by mail, say): its answer decides, within a grace.
+                expired = true;
+                deadline = setTimeout(() => finish(null, EMPTY), DEADLINE_GRACE_MS);
+            };
+            let deadline = setTimeout(onDeadline, Math.max(0, deadlineAt - Date.now()));
             signal?.addEventListener('abort', onAbort, { once: true });
             schedule();
         });
