@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore } from './blob-store/blob-store';
 import { InboxCaptureError } from './errors';
-import { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestOptions } from './ingest';
+import { blobKeysOf, ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, RAW_CONTENT_TYPE, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll';
 import { createNotifier, type Notifier } from './notifier';
@@ -75,9 +75,6 @@ export interface InboxCapture {
     close(): Promise<void>;
 }
 
-/** Media types that ever leave through a download link for a raw message. */
-export const RAW_CONTENT_TYPE = 'message/rfc822';
-
 /** Builds the service from its stores. */
 export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const { recordStore, blobStore } = options;
@@ -88,7 +85,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     let unwatch: (() => Promise<void>) | undefined;
 
     const removeBlobs = async (records: EmailRecord[]) => {
-        const keys = records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
+        const keys = blobKeysOf(records);
         if (keys.length === 0) {
             return;
         }

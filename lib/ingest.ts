@@ -23,8 +23,8 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
  */
 export const DEFAULT_BLOB_STORE_TIMEOUT_MS = 30_000;
 
-/** Media type of the stored raw message. */
-const RAW_CONTENT_TYPE = 'message/rfc822';
+/** Media type of the stored raw message (and of its download). */
+export const RAW_CONTENT_TYPE = 'message/rfc822';
 
 /** Envelope facts of one delivery, as an MTA or the SMTP adapter knows them. */
 export interface IngestOptions {
@@ -285,7 +285,8 @@ function bareAddress(address: string): string {
     return trimmed.startsWith('<') && trimmed.endsWith('>') ? trimmed.slice(1, -1).trim() : trimmed;
 }
 
-function blobKeysOf(records: EmailRecord[]): string[] {
+/** Every blob key the records reference: raw messages and attachments. */
+export function blobKeysOf(records: EmailRecord[]): string[] {
     return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
 }
 
