@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { sha256Hex } from '../ids';
 import * as initial from './migrations/20261121000000_initial';
+import * as searchTrigrams from './migrations/20261121120000_search_trigrams';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -15,7 +16,8 @@ const MIGRATE_RETRY_MS = 500;
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
-    '20261121000000_initial': initial
+    '20261121000000_initial': initial,
+    '20261121120000_search_trigrams': searchTrigrams
 };
 
 /**
