@@ -224,11 +224,19 @@ async function bench(args: BenchArgs) {
                 measured: `p50 ${fmt(deep.store.p50 / first.store.p50)}×, p99 ${fmt(deep.store.p99 / first.store.p99)}×`,
                 met: smoke ? null : deep.store.p50 <= DEEP_PAGE_FACTOR * first.store.p50
             });
-            const sorted = measured.filter((m) => /TEMP B-TREE|Sort(?! Key)/.test(m.plan) && !/Incremental Sort/.test(m.plan));
+            // A good path: the inbox's order index read in order (no full sort of the
+            // inbox), or a trigram index probe (Postgres substring search: only the
+            // matching rows are sorted). Never a scan of the table.
+            const good = (m: Measured) => !/Seq Scan|SCAN emails(?! USING)/.test(m.plan) && (
+                /emails_inbox_order/.test(m.plan) && !(/TEMP B-TREE|Sort(?! Key)/.test(m.plan) && !/Incremental Sort/.test(m.plan)) ||
+                /_trgm/.test(m.plan));
+            const bad = measured.filter((m) => !good(m));
             checks.push({
-                target: `${backend.name}: every filter reads the inbox's index in order (no full sort, no table scan)`,
-                measured: sorted.length === 0 && measured.every((m) => /emails_inbox_order/.test(m.plan)) ? 'all plans use emails_inbox_order' : `check plans: ${measured.filter((m) => !/emails_inbox_order/.test(m.plan) || sorted.includes(m)).map((m) => m.label).join(', ')}`,
-                met: smoke ? null : sorted.length === 0 && measured.every((m) => /emails_inbox_order/.test(m.plan))
+                target: `${backend.name}: every filter on an indexed or bounded path (the inbox's order index read in order, or a trigram index; no table scan, no sort of the inbox)`,
+                measured: bad.length === 0 ?
+                    `all plans: ${[...new Set(measured.map((m) => (/_trgm/.test(m.plan) ? 'trigram index' : 'emails_inbox_order')))].join(' or ')}` :
+                    `check plans: ${bad.map((m) => m.label).join(', ')}`,
+                met: smoke ? null : bad.length === 0
             });
         }
         finally {
@@ -238,7 +246,7 @@ async function bench(args: BenchArgs) {
 
     notes.push(
         'Seeding writes the rows saveEmails() would write, in batched INSERTs on the store\'s own Knex after its migrate(); records are then read back through the store (seed-records.ts).',
-        'Substring filters (sender, subject) and hasAttachments are not indexed: they walk the inbox\'s (inbox, received_at, message_id) index newest first and stop after limit + 1 matches, so their cost is bounded by the inbox size and grows as matches get rarer (the "no match" row is the worst case: every row of the inbox). Time filters are index ranges.',
+        'SQLite: substring filters (sender, subject) and hasAttachments walk the inbox\'s (inbox, received_at, message_id) index newest first and stop after limit + 1 matches, so their cost is bounded by the inbox size and grows as matches get rarer (the "no match" row is the worst case: every row of the inbox). Postgres: the same walk, or a probe of the pg_trgm GIN index on the folded sender/subject when the planner expects few matches (migration 20261121120000_search_trigrams). Time filters are index ranges.',
         'Postgres got VACUUM ANALYZE after seeding (autovacuum would do it within minutes); SQLite was not analyzed (the store never runs ANALYZE).'
     );
     return { tables, targets: checks, notes };
