@@ -5,6 +5,7 @@ import type { ApiKeyInfo, EmailDraft, EmailRecord, RecordPage, StoredAttachment 
 import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import type { RecordStore, SaveResult } from './record-store';
+import { createBatcher, createWriteTurns, type Outcome, type WriteTurns } from './save-batch';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -29,6 +30,38 @@ const IN_LIST_CHUNK = 500;
  * this only bounds a loop that adversarial input could otherwise drive.
  */
 const MAX_ID_DERIVATIONS = 8;
+/**
+ * Records one group-commit transaction stores at most (a delivery is never split:
+ * a larger one gets a transaction of its own). The commit's fsync is shared by the
+ * whole batch, but every delivery in it waits for the last one. Measured (SQLite,
+ * 2 vCPUs, 1 KB bodies): batches of 16 took 5.4 ms, of 64 took 14 ms, so this keeps
+ * that wait, and the time SQLite's single connection is not free for reads, near
+ * 15 ms, while 16-64 concurrent SMTP sessions still share one commit.
+ */
+const MAX_BATCH_RECORDS = 64;
+/**
+ * Drafts per lookup statement of a batch (three values each): under SQLite's
+ * expression depth (1,000 by default) and bound-parameter limits.
+ */
+const LOOKUP_CHUNK = 100;
+/**
+ * Rows per multi-row INSERT into emails (17 values each): under every bound-parameter
+ * limit, and under the 500 terms SQLite allows a compound SELECT (knex writes a
+ * multi-row insert on SQLite as SELECT ... UNION ALL SELECT ...).
+ */
+const INSERT_CHUNK = 64;
+/** Rows per multi-row INSERT into email_blobs: SQLite's compound SELECT limit, 500 terms. */
+const BLOB_ROWS_CHUNK = 500;
+/**
+ * Group-commit transactions one Postgres store runs at once (SQLite has one
+ * writer anyway). One: a second batch in flight shares inboxes with the first
+ * (100 inboxes, 8-16 deliveries a batch), so it waits on their advisory locks
+ * until the first commits, and meanwhile splits the queue into smaller batches
+ * with more commits. Measured (2 vCPUs, fsync on, 16 saves in flight arriving
+ * 0-4 ms apart): 1 in flight 364-437 saves/s, 2: 284-337, 4: 153-249. Other
+ * processes' batches still run alongside.
+ */
+const PG_BATCHES_IN_FLIGHT = 1;
 /** First wait before re-opening a lost LISTEN connection, ms; doubles up to the max. */
 const RECONNECT_FIRST_MS = 100;
 /** Longest wait between reconnect attempts, ms. */
@@ -81,80 +114,33 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const dialect = detectDialect(knex);
     const pg = dialect === 'postgres';
     const channel = options.notifyChannel ?? DEFAULT_NOTIFY_CHANNEL;
-    const serialize = pg ? <T>(fn: () => Promise<T>) => fn() : sqliteWriteLock(knex);
+    // SQLite writers of this process take turns: knex opens SQLite transactions with
+    // a deferred BEGIN, and two of them that read and then write would fail each
+    // other with SQLITE_BUSY. Saves wait in the same line, so writes keep their order.
+    const sqliteTurns = pg ? null : sqliteWriteTurns(knex);
+    const serialize = <T>(fn: () => Promise<T>): Promise<T> => (sqliteTurns ? sqliteTurns.run(fn) : fn());
     const watchers = new Set<() => Promise<void>>();
 
-    // One write transaction, retried on transient conflicts. SQLite writers of this
-    // process take turns: knex opens SQLite transactions with a deferred BEGIN, and
-    // two of them that read and then write would fail each other with SQLITE_BUSY.
-    const write = async <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => {
-        for (let attempt = 1; ; attempt++) {
+    // Runs `attempt` again on transient conflicts, with growing, jittered waits.
+    const retryTransient = async <T>(attempt: () => Promise<T>): Promise<T> => {
+        for (let failures = 1; ; failures++) {
             try {
-                return await serialize(() => knex.transaction(work));
+                return await attempt();
             }
             catch (err) {
-                if (attempt >= WRITE_ATTEMPTS || !isTransient(err)) {
+                if (failures >= WRITE_ATTEMPTS || !isTransient(err)) {
                     throw err;
                 }
 
-                const wait = WRITE_RETRY_MS * 2 ** (attempt - 1);
+                const wait = WRITE_RETRY_MS * 2 ** (failures - 1);
                 await sleep(wait / 2 + Math.random() * wait);
             }
         }
     };
 
-    const idTaken = async (trx: Knex.Transaction, messageId: string) => {
-        const row = await trx('emails').select('seq').where('message_id_hash', sha256Hex(messageId)).first();
-        return row !== undefined;
-    };
-
-    // DECISIONS: the bare Message-ID for a single-inbox delivery when free,
-    // otherwise deriveMessageId(). If even that is held (some other message's
-    // Message-ID happens to look like a derived id), derive again from it.
-    const chooseId = async (trx: Knex.Transaction, draft: EmailDraft, single: boolean) => {
-        let candidate = single ? draft.sourceId : deriveMessageId(draft.sourceId, draft.inbox);
-        for (let derivations = 0; await idTaken(trx, candidate); derivations++) {
-            if (derivations >= MAX_ID_DERIVATIONS) {
-                throw new Error(`No free message id for a copy of ${draft.sourceId} in ${draft.inbox}`);
-            }
-
-            candidate = deriveMessageId(candidate, draft.inbox);
-        }
-
-        return candidate;
-    };
-
-    const insertRecord = async (trx: Knex.Transaction, record: EmailRecord, sourceHash: string) => {
-        const inserted = await trx('emails')
-            .insert({
-                message_id: record.messageId,
-                message_id_hash: sha256Hex(record.messageId),
-                source_id: record.sourceId,
-                source_id_hash: sourceHash,
-                inbox: record.inbox,
-                sender: record.sender,
-                recipient: record.recipient,
-                subject: record.subject,
-                sender_folded: record.sender.toLowerCase(),
-                subject_folded: record.subject.toLowerCase(),
-                body: record.body,
-                html_body: record.htmlBody,
-                received_at: record.receivedAt,
-                raw_key: record.rawKey,
-                raw_size: record.rawSize,
-                has_attachments: record.attachments.length > 0,
-                attachments: JSON.stringify(record.attachments)
-            })
-            .returning('seq') as { seq: number | string }[];
-
-        const seq = inserted[0]?.seq;
-        if (seq === undefined) {
-            throw new Error('Insert into emails returned no seq');
-        }
-
-        const keys = new Set([record.rawKey, ...record.attachments.map((a) => a.blobKey)]);
-        await trx('email_blobs').insert([...keys].map((blobKey) => ({ email_seq: seq, blob_key: blobKey })));
-    };
+    // One write transaction, retried on transient conflicts; on SQLite each attempt takes its turn.
+    const write = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
+        retryTransient(() => serialize(() => knex.transaction(work)));
 
     // Explicit rather than left to ON DELETE CASCADE: a caller's own SQLite knex may
     // not have foreign_keys on, and a stale email_blobs row would keep a blob forever.
@@ -169,7 +155,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     //   unique violations;
     // - within an inbox, seq values commit in increasing order, so a version probe
     //   that saw max(seq) = n cannot later miss a row with a lower seq.
-    const lockDelivery = async (trx: Knex.Transaction, drafts: EmailDraft[]) => {
+    // A batch takes the locks of all its deliveries up front, in one statement that
+    // takes them in that order, and holds them to its commit.
+    const lockDeliveries = async (trx: Knex.Transaction, drafts: EmailDraft[]) => {
         const names = new Set<string>();
         for (const draft of drafts) {
             names.add(`inbox\n${draft.inbox}`);
@@ -177,10 +165,237 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         }
 
         const keys = [...names].map(advisoryKey).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        for (const key of keys) {
-            await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [key.toString()]);
+        // VALUES yields its rows in the order written, and ORDER BY keeps it so.
+        await trx.raw(
+            `SELECT pg_advisory_xact_lock(k) FROM (VALUES ${keys.map(() => '(?::bigint, ?::int)').join(', ')}) AS v(k, i) ORDER BY i`,
+            keys.flatMap((key, i) => [key.toString(), i]));
+    };
+
+    // Delivered at commit, never for a rolled-back delivery; once per inbox per batch.
+    const notifyInboxes = async (trx: Knex.Transaction, inboxes: Set<string>) => {
+        if (inboxes.size > 0) {
+            await trx.raw(
+                `SELECT pg_notify(?, inbox) FROM (VALUES ${[...inboxes].map(() => '(?::text)').join(', ')}) AS v(inbox)`,
+                [channel, ...inboxes]);
         }
     };
+
+    // The rows a batch's drafts can meet: the stored copy of each (inbox, source)
+    // and the holder of each draft's first-choice id. One statement per
+    // LOOKUP_CHUNK drafts, where one delivery alone used to take two per draft.
+    const lookupRows = async (trx: Knex.Transaction, wanted: PlannedDraft[]): Promise<LookupRow[]> => {
+        const rows: LookupRow[] = [];
+        for (let i = 0; i < wanted.length; i += LOOKUP_CHUNK) {
+            const chunk = wanted.slice(i, i + LOOKUP_CHUNK);
+            const found = await trx('emails')
+                .select([...EMAIL_COLUMNS, 'message_id_hash', 'source_id_hash'])
+                .where((q) => {
+                    void q.whereIn('message_id_hash', chunk.map((w) => w.candidateHash));
+                    for (const w of chunk) {
+                        void q.orWhere((p) => void p.where('inbox', w.draft.inbox).andWhere('source_id_hash', w.sourceHash));
+                    }
+                }) as LookupRow[];
+            rows.push(...found);
+        }
+
+        return rows;
+    };
+
+    const insertRecords = async (trx: Knex.Transaction, records: PlannedInsert[]) => {
+        for (let i = 0; i < records.length; i += INSERT_CHUNK) {
+            const chunk = records.slice(i, i + INSERT_CHUNK);
+            // The id hash tells the rows apart: RETURNING promises no order.
+            const inserted = await trx('emails')
+                .insert(chunk.map(({ record, sourceHash, messageHash }) => ({
+                    message_id: record.messageId,
+                    message_id_hash: messageHash,
+                    source_id: record.sourceId,
+                    source_id_hash: sourceHash,
+                    inbox: record.inbox,
+                    sender: record.sender,
+                    recipient: record.recipient,
+                    subject: record.subject,
+                    sender_folded: record.sender.toLowerCase(),
+                    subject_folded: record.subject.toLowerCase(),
+                    body: record.body,
+                    html_body: record.htmlBody,
+                    received_at: record.receivedAt,
+                    raw_key: record.rawKey,
+                    raw_size: record.rawSize,
+                    has_attachments: record.attachments.length > 0,
+                    attachments: JSON.stringify(record.attachments)
+                })))
+                .returning(['seq', 'message_id_hash']) as { seq: number | string; message_id_hash: string }[];
+
+            const seqs = new Map(inserted.map((row) => [row.message_id_hash, row.seq]));
+            const blobRows = chunk.flatMap(({ record, messageHash }) => {
+                const seq = seqs.get(messageHash);
+                if (seq === undefined) {
+                    throw new Error('Insert into emails returned no seq');
+                }
+
+                const keys = new Set([record.rawKey, ...record.attachments.map((a) => a.blobKey)]);
+                return [...keys].map((blobKey) => ({ email_seq: seq, blob_key: blobKey }));
+            });
+            for (let j = 0; j < blobRows.length; j += BLOB_ROWS_CHUNK) {
+                await trx('email_blobs').insert(blobRows.slice(j, j + BLOB_ROWS_CHUNK));
+            }
+        }
+    };
+
+    // Stores deliveries in order, each exactly as if it ran alone after the one
+    // before (DECISIONS' ids, replacement of the same message in the same inbox),
+    // with a handful of statements for the whole batch: one lookup, the ids worked
+    // out in memory from it and from the batch's own earlier records, then
+    // multi-row deletes and inserts. Nothing is written until the plan is complete,
+    // so the few lookups made while planning see the table as the first one did.
+    const storeDeliveries = async (trx: Knex.Transaction, deliveries: EmailDraft[][]): Promise<SaveResult[]> => {
+        const planned: PlannedDraft[][] = deliveries.map((drafts) => drafts.map((draft) => ({
+            draft,
+            sourceHash: sha256Hex(draft.sourceId),
+            candidateHash: sha256Hex(firstChoiceId(draft, drafts.length === 1))
+        })));
+        const all = planned.flat();
+
+        // Whether a record holds a message id (by hash), and the stored copy of each
+        // (inbox, source), as they stand after the deliveries planned so far.
+        const held = new Map<string, boolean>();
+        const copies = new Map<string, StoredCopy>();
+        for (const { candidateHash } of all) {
+            held.set(candidateHash, false);
+        }
+
+        for (const row of await lookupRows(trx, all)) {
+            held.set(row.message_id_hash, true);
+            copies.set(copyKey(row.inbox, row.source_id_hash), { record: toRecord(row), seq: row.seq });
+        }
+
+        const isHeld = async (messageId: string) => {
+            const hash = sha256Hex(messageId);
+            let known = held.get(hash);
+            if (known === undefined) {
+                known = await trx('emails').select('seq').where('message_id_hash', hash).first() !== undefined;
+                held.set(hash, known);
+            }
+
+            return known;
+        };
+
+        const results: SaveResult[] = [];
+        const inserts: PlannedInsert[] = [];
+        const removed: (number | string)[] = [];
+        for (const drafts of planned) {
+            const saved: EmailRecord[] = [];
+            const replaced: EmailRecord[] = [];
+            for (const { draft, sourceHash } of drafts) {
+                const key = copyKey(draft.inbox, sourceHash);
+                const earlier = copies.get(key);
+                let messageId: string;
+                if (earlier) {
+                    // The replacement is a new row, not an update: it takes a new seq,
+                    // so inboxVersion() grows on a replacement too. A copy stored
+                    // earlier in this batch is simply never written.
+                    replaced.push(copyRecord(earlier.record));
+                    if (earlier.insert) {
+                        earlier.insert.superseded = true;
+                    }
+                    else {
+                        removed.push(earlier.seq!);
+                    }
+
+                    messageId = earlier.record.messageId;
+                }
+                else {
+                    messageId = await chooseId(draft, drafts.length === 1, isHeld);
+                }
+
+                const record: EmailRecord = { messageId, ...draft };
+                const insert: PlannedInsert = { record, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
+                inserts.push(insert);
+                copies.set(key, { record, insert });
+                held.set(insert.messageHash, true);
+                saved.push(record);
+            }
+
+            results.push({ saved, replaced });
+        }
+
+        for (let i = 0; i < removed.length; i += IN_LIST_CHUNK) {
+            await removeRows(trx, removed.slice(i, i + IN_LIST_CHUNK));
+        }
+
+        await insertRecords(trx, inserts.filter((insert) => !insert.superseded));
+        return results;
+    };
+
+    // One group-commit transaction for a batch of deliveries, in its turn. Each
+    // delivery keeps its own outcome: when the batch fails for a reason of one of
+    // its deliveries (bad data, a trigger), it runs again with a savepoint per
+    // delivery, so that one fails alone and the rest commit. A failure of the
+    // transaction itself (BEGIN, COMMIT, the connection) fails every delivery:
+    // none was acknowledged. Transient conflicts retry the whole batch.
+    const saveBatch = async (deliveries: EmailDraft[][]): Promise<Outcome<SaveResult>[]> => {
+        let isolate = false;
+        for (;;) {
+            try {
+                return await retryTransient(() => knex.transaction(async (trx) => {
+                    if (pg) {
+                        await lockDeliveries(trx, deliveries.flat());
+                    }
+
+                    const outcomes: Outcome<SaveResult>[] = [];
+                    if (isolate) {
+                        for (const drafts of deliveries) {
+                            try {
+                                const [value] = await trx.transaction((savepoint) => storeDeliveries(savepoint, [drafts]));
+                                outcomes.push({ ok: true, value: value! });
+                            }
+                            catch (err) {
+                                if (!isOwnFailure(err)) {
+                                    throw err;
+                                }
+
+                                outcomes.push({ ok: false, error: err });
+                            }
+                        }
+                    }
+                    else {
+                        for (const value of await storeDeliveries(trx, deliveries)) {
+                            outcomes.push({ ok: true, value });
+                        }
+                    }
+
+                    if (pg) {
+                        const inboxes = new Set<string>();
+                        for (const outcome of outcomes) {
+                            for (const record of outcome.ok ? outcome.value.saved : []) {
+                                inboxes.add(record.inbox);
+                            }
+                        }
+
+                        await notifyInboxes(trx, inboxes);
+                    }
+
+                    return outcomes;
+                }));
+            }
+            catch (err) {
+                // A lone delivery's own failure is simply its outcome.
+                if (isolate || deliveries.length === 1 || !isOwnFailure(err)) {
+                    throw err;
+                }
+
+                isolate = true;
+            }
+        }
+    };
+
+    const batchSave = createBatcher<EmailDraft[], SaveResult>({
+        turns: sqliteTurns ?? createWriteTurns(PG_BATCHES_IN_FLIGHT),
+        maxWeight: MAX_BATCH_RECORDS,
+        weight: (drafts) => drafts.length,
+        run: saveBatch
+    });
 
     const store: RecordStore = {
         migrate() {
@@ -192,47 +407,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                 return { saved: [], replaced: [] };
             }
 
-            const clean = drafts.map(cleanDraft);
-            return write(async (trx): Promise<SaveResult> => {
-                if (pg) {
-                    await lockDelivery(trx, clean);
-                }
-
-                const saved: EmailRecord[] = [];
-                const replaced: EmailRecord[] = [];
-                for (const draft of clean) {
-                    const sourceHash = sha256Hex(draft.sourceId);
-                    const existing = await trx('emails')
-                        .select(EMAIL_COLUMNS)
-                        .where({ inbox: draft.inbox, source_id_hash: sourceHash })
-                        .first() as EmailRow | undefined;
-
-                    let messageId: string;
-                    if (existing) {
-                        // Delete and insert, not update: the new row takes a new seq,
-                        // so inboxVersion() grows on a replacement too.
-                        await removeRows(trx, [existing.seq]);
-                        replaced.push(toRecord(existing));
-                        messageId = existing.message_id;
-                    }
-                    else {
-                        messageId = await chooseId(trx, draft, clean.length === 1);
-                    }
-
-                    const record: EmailRecord = { messageId, ...draft };
-                    await insertRecord(trx, record, sourceHash);
-                    saved.push(record);
-                }
-
-                if (pg) {
-                    // Delivered at commit, never for a rolled-back delivery.
-                    for (const inbox of new Set(clean.map((d) => d.inbox))) {
-                        await trx.raw('SELECT pg_notify(?, ?)', [channel, inbox]);
-                    }
-                }
-
-                return { saved, replaced };
-            });
+            // Shares a transaction, and its commit, with the saves queued alongside.
+            return batchSave(drafts.map(cleanDraft));
         },
 
         async getEmail(messageId) {
@@ -524,22 +700,80 @@ function detectDialect(knex: Knex): Dialect {
 
 // Every write of this process to one SQLite database takes its turn (keyed by the
 // Knex instance, so two stores on one instance share it).
-const sqliteLocks = new WeakMap<Knex, <T>(fn: () => Promise<T>) => Promise<T>>();
+const sqliteTurnsByKnex = new WeakMap<Knex, WriteTurns>();
 
-function sqliteWriteLock(knex: Knex): <T>(fn: () => Promise<T>) => Promise<T> {
-    let lock = sqliteLocks.get(knex);
-    if (!lock) {
-        let tail: Promise<unknown> = Promise.resolve();
-        lock = <T>(fn: () => Promise<T>): Promise<T> => {
-            const run = tail.then(fn, fn);
-            tail = run.catch(() => undefined);
-            return run;
-        };
-
-        sqliteLocks.set(knex, lock);
+function sqliteWriteTurns(knex: Knex): WriteTurns {
+    let turns = sqliteTurnsByKnex.get(knex);
+    if (!turns) {
+        turns = createWriteTurns(1);
+        sqliteTurnsByKnex.set(knex, turns);
     }
 
-    return lock;
+    return turns;
+}
+
+/** One draft of a batch, with the digests its lookups use. */
+interface PlannedDraft {
+    draft: EmailDraft;
+    sourceHash: string;
+    /** Digest of the id the draft takes when nothing holds it. */
+    candidateHash: string;
+}
+
+/** A record a batch will insert, unless a later delivery of the batch replaces it first. */
+interface PlannedInsert {
+    record: EmailRecord;
+    sourceHash: string;
+    messageHash: string;
+    superseded: boolean;
+}
+
+/** The copy of a message an inbox holds at this point of a batch: a stored row or one the batch inserts. */
+interface StoredCopy {
+    record: EmailRecord;
+    seq?: number | string;
+    insert?: PlannedInsert;
+}
+
+interface LookupRow extends EmailRow {
+    message_id_hash: string;
+    source_id_hash: string;
+}
+
+// `\n` never occurs in a hex digest, and the digest has a fixed length, so the key is unambiguous.
+function copyKey(inbox: string, sourceHash: string): string {
+    return `${inbox}\n${sourceHash}`;
+}
+
+// DECISIONS: the bare Message-ID for a single-inbox delivery, otherwise deriveMessageId().
+function firstChoiceId(draft: EmailDraft, single: boolean): string {
+    return single ? draft.sourceId : deriveMessageId(draft.sourceId, draft.inbox);
+}
+
+// The first choice when free; if even the derived id is held (some other message's
+// Message-ID happens to look like a derived id), derive again from it.
+async function chooseId(draft: EmailDraft, single: boolean, isHeld: (messageId: string) => Promise<boolean>): Promise<string> {
+    let candidate = firstChoiceId(draft, single);
+    for (let derivations = 0; await isHeld(candidate); derivations++) {
+        if (derivations >= MAX_ID_DERIVATIONS) {
+            throw new Error(`No free message id for a copy of ${draft.sourceId} in ${draft.inbox}`);
+        }
+
+        candidate = deriveMessageId(candidate, draft.inbox);
+    }
+
+    return candidate;
+}
+
+// A replaced record goes to another caller than the one it was saved for: its own copy.
+function copyRecord(record: EmailRecord): EmailRecord {
+    return { ...record, attachments: record.attachments.map((a) => ({ ...a })) };
+}
+
+// A failure of one delivery (its data, a trigger), as opposed to one of the
+// transaction or the database, which every delivery of the batch shares.
+function isOwnFailure(err: unknown): boolean {
+    return !isTransient(err) && !isUnavailableError(err);
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

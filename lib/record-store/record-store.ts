@@ -17,7 +17,8 @@ export interface RecordStore {
     migrate(): Promise<void>;
 
     /**
-     * Stores the copies of one delivery in one transaction. Ids follow DECISIONS:
+     * Stores the copies of one delivery atomically: all or none (the transaction may
+     * be shared with concurrent deliveries, each all-or-nothing). Ids follow DECISIONS:
      * an existing copy for the same (inbox, sourceId) is replaced and keeps its id;
      * otherwise a single-inbox delivery takes `sourceId` when no other record holds
      * it, and everything else gets `deriveMessageId(sourceId, inbox)`.

@@ -1,0 +1,149 @@
+/**
+ * Group commit. Each transaction commits (and fsyncs) once, and a commit costs
+ * about as much for one delivery as for dozens, so deliveries that arrive while
+ * a write transaction runs wait for the next one, which stores them all. Nothing
+ * waits on a timer: a delivery that finds the line empty starts at once.
+ */
+
+/** A line of write jobs: run in the order queued, at most `slots` at a time. */
+export interface WriteTurns {
+    /** Runs `fn` once every job queued before it has started and a slot is free. */
+    run<T>(fn: () => Promise<T>): Promise<T>;
+    /** Jobs queued so far: unchanged since a job was queued means it is still last in line. */
+    readonly queued: number;
+}
+
+/** Turns for `slots` jobs at once (1: one writer at a time, like SQLite itself). */
+export function createWriteTurns(slots: number): WriteTurns {
+    if (!(Number.isSafeInteger(slots) && slots >= 1)) {
+        throw new Error(`slots must be a positive integer, not ${slots}`);
+    }
+
+    let running = 0;
+    let queued = 0;
+    const waiting: (() => void)[] = [];
+
+    const release = () => {
+        const next = waiting.shift();
+        if (next) {
+            next();
+        }
+        else {
+            running--;
+        }
+    };
+
+    return {
+        get queued() {
+            return queued;
+        },
+
+        run<T>(fn: () => Promise<T>): Promise<T> {
+            queued++;
+            return new Promise<T>((resolve, reject) => {
+                // Started from a microtask even when a slot is free, so that calls made
+                // in the same tick can still join a batch queued here.
+                const start = () => {
+                    const job = Promise.resolve().then(fn);
+                    job.then(release, release);
+                    job.then(resolve, reject);
+                };
+
+                if (running < slots) {
+                    running++;
+                    start();
+                }
+                else {
+                    waiting.push(start);
+                }
+            });
+        }
+    };
+}
+
+/** What became of one item of a batch: its value, or the error that was its own. */
+export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/** How to batch. */
+export interface BatcherOptions<I, R> {
+    /** The line batches wait in (shared with other writes that must keep their order). */
+    turns: WriteTurns;
+    /** Most weight one batch takes; an item heavier than this alone gets a batch of its own. */
+    maxWeight: number;
+    /** The weight of one item (for the store: its records). */
+    weight(item: I): number;
+    /**
+     * Stores one batch and answers one outcome per item, in order. A throw means
+     * nothing of the batch is stored: every item gets the error.
+     */
+    run(items: I[]): Promise<Outcome<R>[]>;
+}
+
+interface Batch<I, R> {
+    items: I[];
+    settle: { resolve: (value: R) => void; reject: (error: unknown) => void }[];
+    weight: number;
+    /** `turns.queued` right after this batch was queued. */
+    ticket: number;
+    started: boolean;
+}
+
+/**
+ * Returns a function that puts an item in the batch waiting for its turn (or
+ * queues a new batch when there is none, when that one is full, or when other
+ * work was queued after it, so the line keeps the order calls were made in) and
+ * settles with that item's own outcome once its batch has run.
+ */
+export function createBatcher<I, R>(options: BatcherOptions<I, R>): (item: I) => Promise<R> {
+    const { turns, maxWeight } = options;
+    let open: Batch<I, R> | null = null;
+
+    const runBatch = async (batch: Batch<I, R>) => {
+        batch.started = true;
+        if (open === batch) {
+            open = null;
+        }
+
+        let outcomes: Outcome<R>[];
+        try {
+            outcomes = await options.run(batch.items);
+            if (outcomes.length !== batch.items.length) {
+                throw new Error(`A batch of ${batch.items.length} answered ${outcomes.length} outcomes`);
+            }
+        }
+        catch (err) {
+            for (const { reject } of batch.settle) {
+                reject(err);
+            }
+
+            return;
+        }
+
+        outcomes.forEach((outcome, i) => {
+            const { resolve, reject } = batch.settle[i]!;
+            if (outcome.ok) {
+                resolve(outcome.value);
+            }
+            else {
+                reject(outcome.error);
+            }
+        });
+    };
+
+    return (item) => new Promise<R>((resolve, reject) => {
+        const weight = options.weight(item);
+        const batch = open;
+        if (batch && !batch.started && batch.ticket === turns.queued && batch.weight + weight <= maxWeight) {
+            batch.items.push(item);
+            batch.settle.push({ resolve, reject });
+            batch.weight += weight;
+            return;
+        }
+
+        const fresh: Batch<I, R> = { items: [item], settle: [{ resolve, reject }], weight, ticket: 0, started: false };
+        open = fresh;
+        // runBatch settles every caller itself and never rejects.
+        void turns.run(() => runBatch(fresh));
+        fresh.ticket = turns.queued;
+    });
+}
