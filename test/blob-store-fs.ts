@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
+import { fileNameOf, isShardName, relativePathOf, shardOf } from '../lib/blob-store/fs-blob-layout';
 import { createFsBlobStore, type FsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { loadOrCreateSigningSecret, SIGNING_SECRET_FILE } from '../lib/blob-store/signing-secret';
 import { blobStoreContract, chunked, failingAfter, getBytes } from './contracts/blob-store-contract';
@@ -16,6 +17,21 @@ const SECRET = 'a test secret of at least sixteen bytes';
 
 async function tempDir(): Promise<string> {
     return Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-fs-blobs-'));
+}
+
+/** Where the store keeps `key` under `root` (fs-blob-layout.ts). */
+function blobPath(root: string, key: string): string {
+    return Path.join(root, ...relativePathOf(key)!.split('/'));
+}
+
+/** Every key the store lists, sorted. */
+async function listedKeys(store: FsBlobStore): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const { key } of store.listBlobs()) {
+        keys.push(key);
+    }
+
+    return keys.sort();
 }
 
 // Every file and its content digest under `dir`, so a test can prove nothing changed.
@@ -115,32 +131,106 @@ describe('FsBlobStore', () => {
         it('does not follow a symlink planted at a blob path', async () => {
             const outside = Path.join(dir, 'outside-secret');
             await Fs.writeFile(outside, 'secret');
-            await Fs.mkdir(Path.join(root, 'link'), { recursive: true });
-            await Fs.symlink(outside, Path.join(root, 'link', 'raw.eml'));
+            const planted = blobPath(root, 'link/raw.eml');
+            await Fs.mkdir(Path.dirname(planted), { recursive: true });
+            await Fs.symlink(outside, planted);
 
             expect(await store.get('link/raw.eml')).to.be.null();
             expect(await store.stat('link/raw.eml')).to.be.null();
-            await Fs.rm(Path.join(root, 'link'), { recursive: true });
+            expect(await listedKeys(store)).to.not.include('link/raw.eml');
+            await Fs.rm(planted);
+        });
+
+        it('does not write through a symlink planted as a shard directory', async () => {
+            const outside = Path.join(dir, 'outside-dir');
+            await Fs.mkdir(outside);
+            // A store that never wrote into this shard yet, so it checks it now.
+            const fresh = Path.join(dir, 'sym-root');
+            await Fs.mkdir(fresh);
+            const key = 'symshard/raw.eml';
+            await Fs.symlink(outside, Path.join(fresh, shardOf(key)));
+            const symStore = createFsBlobStore({ root: fresh, signingSecret: SECRET });
+
+            await expect(symStore.put(key, Buffer.from('mail'), 'message/rfc822')).to.reject(/not a directory/);
+            expect(await Fs.readdir(outside)).to.equal([]);
+            expect(await Fs.readdir(Path.join(fresh, '.tmp'))).to.equal([]);
         });
 
         it('finds nothing at a key that names a directory', async () => {
             await store.put('dir1/att/0', Buffer.from('x'), 'text/plain');
+            await Fs.mkdir(blobPath(root, 'dir1/att'));
 
             expect(await store.get('dir1/att')).to.be.null();
+            expect(await store.stat('dir1/att')).to.be.null();
             expect(await store.get('dir1/att/0/deeper')).to.be.null();
             await store.delete(['dir1/att', 'dir1/att/0/deeper']);
             expect((await getBytes(store, 'dir1/att/0'))!.toString()).to.equal('x');
+            expect((await Fs.stat(blobPath(root, 'dir1/att'))).isDirectory()).to.be.true();
+            await Fs.rmdir(blobPath(root, 'dir1/att'));
         });
     });
 
     describe('put()', () => {
 
-        it('writes the file under the root at the key path, readable only by the owner', async () => {
+        it('writes the file in its shard directory under the root, readable only by the owner', async () => {
             await store.put('perm/raw.eml', Buffer.from('private'), 'message/rfc822');
 
-            const stats = await Fs.stat(Path.join(root, 'perm', 'raw.eml'));
+            const path = Path.join(root, shardOf('perm/raw.eml'), 'perm+raw.eml');
+            expect(path).to.equal(blobPath(root, 'perm/raw.eml'));
+            const stats = await Fs.stat(path);
             expect(stats.mode & 0o777).to.equal(0o600);
-            expect(await Fs.readFile(Path.join(root, 'perm', 'raw.eml'), 'utf8')).to.equal('private');
+            expect(await Fs.readFile(path, 'utf8')).to.equal('private');
+            expect((await Fs.stat(Path.dirname(path))).mode & 0o777).to.equal(0o700);
+        });
+
+        it('makes no directory per email: the blobs of many emails share at most 256 shard directories', async () => {
+            const shardRoot = Path.join(dir, 'shards');
+            const shardStore = createFsBlobStore({ root: shardRoot, signingSecret: SECRET });
+            const keys: string[] = [];
+            for (let n = 0; n < 100; n++) {
+                const email = createHash('sha256').update(String(n)).digest('hex').slice(0, 24);
+                keys.push(`${email}/raw.eml`, `${email}/att/0`, `${email}/att/1`);
+            }
+
+            await Promise.all(keys.map((key) => shardStore.put(key, Buffer.from(key), 'text/plain')));
+
+            const top = await Fs.readdir(shardRoot, { withFileTypes: true });
+            expect(top.every((e) => e.isDirectory() && (e.name === '.tmp' || isShardName(e.name)))).to.be.true();
+            expect(top.length).to.be.within(2, 257);
+            let files = 0;
+            for (const shard of top.filter((e) => e.name !== '.tmp')) {
+                const entries = await Fs.readdir(Path.join(shardRoot, shard.name), { withFileTypes: true });
+                expect(entries.every((e) => e.isFile())).to.be.true();
+                files += entries.length;
+            }
+
+            expect(files).to.equal(keys.length);
+            expect(await listedKeys(shardStore)).to.equal([...keys].sort());
+        });
+
+        it('writes many blobs of one email at once: all land, whole', async () => {
+            const keys = Array.from({ length: 40 }, (_, n) => `concurrent/att/${n}`);
+            const bodies = keys.map(() => randomBytes(20_000));
+
+            await Promise.all(keys.map((key, n) => store.put(key, n % 2 ? chunked(bodies[n], 4096) : bodies[n], 'application/octet-stream')));
+
+            for (const [n, key] of keys.entries()) {
+                expect((await getBytes(store, key))!.equals(bodies[n]), key).to.be.true();
+            }
+
+            expect(await Fs.readdir(Path.join(root, '.tmp'))).to.equal([]);
+        });
+
+        it('makes the temp and shard directories again when they are removed from under it', async () => {
+            const againRoot = Path.join(dir, 'again');
+            const againStore = createFsBlobStore({ root: againRoot, signingSecret: SECRET });
+            await againStore.put('again/raw.eml', Buffer.from('first'), 'message/rfc822');
+
+            await Fs.rm(againRoot, { recursive: true });
+            await againStore.put('again/raw.eml', Buffer.from('second'), 'message/rfc822');
+
+            expect((await getBytes(againStore, 'again/raw.eml'))!.toString()).to.equal('second');
+            expect(await listedKeys(againStore)).to.equal(['again/raw.eml']);
         });
 
         it('leaves no temp file after a successful write', async () => {
@@ -157,26 +247,39 @@ describe('FsBlobStore', () => {
             await expect(Fs.stat(Path.join(root, 'broken', 'raw.eml'))).to.reject();
         });
 
-        it('fails and cleans up when the key path is taken by a blob', async () => {
+        it('keeps a key and the keys below it apart (`a/att` and `a/att/0` are two files)', async () => {
             await store.put('taken/att', Buffer.from('file'), 'text/plain');
+            await store.put('taken/att/0', Buffer.from('x'), 'text/plain');
 
-            await expect(store.put('taken/att/0', Buffer.from('x'), 'text/plain')).to.reject();
-            expect(await Fs.readdir(Path.join(root, '.tmp'))).to.equal([]);
             expect((await getBytes(store, 'taken/att'))!.toString()).to.equal('file');
+            expect((await getBytes(store, 'taken/att/0'))!.toString()).to.equal('x');
+        });
+
+        it('fails and cleans up when a directory sits at the blob path', async () => {
+            const blocked = blobPath(root, 'blocked/raw.eml');
+            await Fs.mkdir(blocked, { recursive: true });
+            await Fs.writeFile(Path.join(blocked, 'inside'), 'kept');
+
+            await expect(store.put('blocked/raw.eml', Buffer.from('x'), 'text/plain')).to.reject();
+            expect(await Fs.readdir(Path.join(root, '.tmp'))).to.equal([]);
+            expect(await Fs.readFile(Path.join(blocked, 'inside'), 'utf8')).to.equal('kept');
+            await Fs.rm(blocked, { recursive: true });
         });
     });
 
     describe('delete()', () => {
 
-        it('removes directories left empty and keeps shared ones', async () => {
+        it('removes the files and keeps the shard directories for the next writes', async () => {
             await store.put('gone/raw.eml', Buffer.from('r'), 'message/rfc822');
             await store.put('gone/att/0', Buffer.from('a'), 'text/plain');
-            await store.put('kept/raw.eml', Buffer.from('k'), 'message/rfc822');
 
             await store.delete(['gone/raw.eml', 'gone/att/0']);
 
-            await expect(Fs.stat(Path.join(root, 'gone'))).to.reject();
-            expect((await Fs.stat(Path.join(root, 'kept'))).isDirectory()).to.be.true();
+            await expect(Fs.stat(blobPath(root, 'gone/raw.eml'))).to.reject();
+            await expect(Fs.stat(blobPath(root, 'gone/att/0'))).to.reject();
+            expect((await Fs.stat(Path.join(root, shardOf('gone/raw.eml')))).isDirectory()).to.be.true();
+            await store.put('gone/raw.eml', Buffer.from('again'), 'message/rfc822');
+            expect((await getBytes(store, 'gone/raw.eml'))!.toString()).to.equal('again');
         });
     });
 
@@ -210,6 +313,40 @@ describe('FsBlobStore', () => {
             finally {
                 await Fs.rm(listDir, { recursive: true, force: true });
             }
+        });
+
+        it('yields exactly the keys put, `att/<n>` keys included, and nothing it did not write', async () => {
+            const listRoot = Path.join(dir, 'exact');
+            const listStore = createFsBlobStore({ root: listRoot, signingSecret: SECRET });
+            const email = createHash('sha256').update('exact').digest('hex').slice(0, 24);
+            const keys = [
+                `${email}/raw.eml`,
+                ...Array.from({ length: 12 }, (_, n) => `${email}/att/${n}`),
+                `${email}x/att/0`,
+                'a',
+                'a-b/c_d/e.f',
+                `a${'/b'.repeat(99)}`
+            ];
+            for (const key of keys) {
+                await listStore.put(key, Buffer.from(key), 'text/plain');
+            }
+
+            // Files and directories the store did not write, where a careless walk would find them.
+            const shard = shardOf(keys[0]);
+            const wrongShard = shard === '00' ? '01' : '00';
+            await Fs.mkdir(Path.join(listRoot, wrongShard), { recursive: true });
+            await Fs.writeFile(Path.join(listRoot, wrongShard, fileNameOf(keys[0])), 'misfiled');
+            await Fs.writeFile(Path.join(listRoot, shard, 'x++y'), 'undecodable');
+            await Fs.writeFile(Path.join(listRoot, shard, 'UPPER'), 'not a key');
+            await Fs.mkdir(Path.join(listRoot, shard, fileNameOf(`${email}/sub`)));
+            await Fs.mkdir(Path.join(listRoot, 'not-a-shard'));
+            await Fs.writeFile(Path.join(listRoot, 'not-a-shard', 'a'), 'old layout');
+            await Fs.writeFile(Path.join(listRoot, 'ab'), 'a file named like a shard');
+
+            expect(await listedKeys(listStore)).to.equal([...keys].sort());
+
+            await listStore.delete(keys);
+            expect(await listedKeys(listStore)).to.equal([]);
         });
 
         it('yields nothing before the root exists', async () => {

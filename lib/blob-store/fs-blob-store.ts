@@ -5,6 +5,8 @@ import * as Path from 'node:path';
 import { InboxCaptureError } from '../errors';
 import { isValidBlobKey } from './blob-key';
 import type { BlobStore, LinkOptions } from './blob-store';
+import { createDirectorySync } from './directory-sync';
+import { isShardName, keyOfFile, relativePathOf } from './fs-blob-layout';
 
 /** Where links point by default: the route the Hapi plugin serves fs blobs on. */
 export const DEFAULT_LINK_PATH = '/v1/blobs';
@@ -21,8 +23,8 @@ const DELETE_CONCURRENCY = 16;
 /** Longest filename or media type a link may carry, characters: bounds the HMAC input. */
 const MAX_LINK_FIELD_LENGTH = 1024;
 
-/** Attempts at moving a finished temp file into place when a concurrent delete removes its directory. */
-const RENAME_ATTEMPTS = 3;
+/** Attempts at creating a temp file, or moving a finished one into place, when a directory was removed from under the store. */
+const MISSING_DIRECTORY_ATTEMPTS = 3;
 
 // Mail is private: only the service's own user reads it.
 const FILE_MODE = 0o600;
@@ -61,7 +63,7 @@ export interface FsBlobStore extends BlobStore {
     stat(key: string): Promise<{ size: number; modifiedAt: number } | null>;
 }
 
-/** Creates a blob store that keeps each blob as one file under `root`. */
+/** Creates a blob store that keeps each blob as one file under `root`, in one of 256 shard directories (fs-blob-layout.ts). */
 export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     if (typeof options?.root !== 'string' || options.root.length === 0) {
         throw new TypeError('createFsBlobStore: options.root must be a directory path');
@@ -76,19 +78,130 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     const tempDir = Path.join(root, TEMP_DIR);
     const linkPath = (options.linkPath ?? DEFAULT_LINK_PATH).replace(/\/+$/, '');
     const now = options.now ?? Date.now;
+    // Puts finishing together share the fsync of their shard directory.
+    const directorySync = createDirectorySync();
 
-    // The path of a key, or null when the key is not one of ours or would leave the root.
+    // The path of a key (see fs-blob-layout.ts), or null when the key is not one of ours.
     const pathOf = (key: string): string | null => {
-        if (!isValidBlobKey(key)) {
+        const relative = relativePathOf(key);
+        if (relative === null) {
             return null;
         }
 
-        const path = Path.resolve(root, key);
+        const path = Path.join(root, ...relative.split('/'));
         return path.startsWith(root + Path.sep) ? path : null;
     };
 
     const sign = (key: string, expires: string, filename: string, contentType: string): Buffer => {
         return createHmac('sha256', secret).update(`${key}\n${expires}\n${filename}\n${contentType}`, 'utf8').digest();
+    };
+
+    // The root, the temp dir and each shard are made (and made durable) once per store
+    // instead of on every put. A failed attempt is forgotten, so the next put tries again;
+    // so is a directory found removed from under the store.
+    let rootReady: Promise<void> | null = null;
+    let tempReady: Promise<void> | null = null;
+    const shardsReady = new Map<string, Promise<void>>();
+
+    // Starts `make` and has `forget` called with it if it fails (handled here, so never unhandled).
+    const once = (make: () => Promise<void>, forget: (failed: Promise<void>) => void): Promise<void> => {
+        const ready = make();
+        ready.catch(() => forget(ready));
+        return ready;
+    };
+
+    const ensureRoot = (): Promise<void> => rootReady ??= once(async () => {
+        const created = await Fs.mkdir(root, { recursive: true, mode: DIR_MODE });
+        // Each directory made here has its entry in its parent: sync those, top down.
+        const made: string[] = [];
+        for (let dir = root; created !== undefined && dir.startsWith(created); dir = Path.dirname(dir)) {
+            made.unshift(dir);
+        }
+
+        for (const dir of made) {
+            await directorySync.sync(Path.dirname(dir));
+        }
+    }, (failed) => {
+        rootReady = rootReady === failed ? null : rootReady;
+    });
+
+    // The temp file's own directory entry need not be durable: only the renamed one counts.
+    const ensureTempDir = (): Promise<void> => tempReady ??= once(async () => {
+        await ensureRoot();
+        await mkdirIfMissing(tempDir);
+    }, (failed) => {
+        tempReady = tempReady === failed ? null : tempReady;
+    });
+
+    const ensureShard = (shardDir: string): Promise<void> => {
+        let ready = shardsReady.get(shardDir);
+        if (!ready) {
+            ready = once(async () => {
+                await ensureRoot();
+                await mkdirIfMissing(shardDir);
+                // A symlink planted as a shard would take every blob filed there out of the root.
+                if (!(await Fs.lstat(shardDir)).isDirectory()) {
+                    throw new Error(`blob shard ${shardDir} is not a directory`);
+                }
+
+                // Synced even when it existed: whoever made it may have stopped before its sync.
+                await directorySync.sync(root);
+            }, (failed) => {
+                if (shardsReady.get(shardDir) === failed) {
+                    shardsReady.delete(shardDir);
+                }
+            });
+            shardsReady.set(shardDir, ready);
+        }
+
+        return ready;
+    };
+
+    // Directories found missing (removed from under the store) are made again by the next attempt.
+    const forgetDirectories = () => {
+        rootReady = null;
+        tempReady = null;
+        shardsReady.clear();
+    };
+
+    // A new temp file under the temp dir.
+    const openTemp = async (): Promise<{ temp: string; file: Fs.FileHandle }> => {
+        for (let attempt = 1; ; attempt++) {
+            const temp = Path.join(tempDir, randomBytes(16).toString('hex'));
+            try {
+                await ensureTempDir();
+                return { temp, file: await Fs.open(temp, 'wx', FILE_MODE) };
+            }
+            catch (err) {
+                if (errorCode(err) !== 'ENOENT' || attempt >= MISSING_DIRECTORY_ATTEMPTS) {
+                    throw err;
+                }
+
+                forgetDirectories();
+            }
+        }
+    };
+
+    // Renames a finished (fsync'd) temp file to its key's path and waits for an fsync of
+    // the shard directory that began after the rename. rename() replaces an existing blob atomically.
+    const moveIntoPlace = async (temp: string, target: string): Promise<void> => {
+        const shardDir = Path.dirname(target);
+        for (let attempt = 1; ; attempt++) {
+            await ensureShard(shardDir);
+            try {
+                await Fs.rename(temp, target);
+                break;
+            }
+            catch (err) {
+                if (errorCode(err) !== 'ENOENT' || attempt >= MISSING_DIRECTORY_ATTEMPTS) {
+                    throw err;
+                }
+
+                forgetDirectories();
+            }
+        }
+
+        await directorySync.sync(shardDir);
     };
 
     const store: FsBlobStore = {
@@ -98,11 +211,9 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
                 throw new InboxCaptureError('INVALID_INPUT', `invalid blob key ${JSON.stringify(String(key).slice(0, 64))}`);
             }
 
-            await Fs.mkdir(tempDir, { recursive: true, mode: DIR_MODE });
-            const temp = Path.join(tempDir, randomBytes(16).toString('hex'));
+            const { temp, file } = await openTemp();
             let size = 0;
             try {
-                const file = await Fs.open(temp, 'wx', FILE_MODE);
                 try {
                     if (Buffer.isBuffer(body)) {
                         await file.writeFile(body);
@@ -124,7 +235,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
                     await file.close();
                 }
 
-                await moveIntoPlace(temp, target, root);
+                await moveIntoPlace(temp, target);
             }
             catch (err) {
                 await Fs.rm(temp, { force: true });
@@ -183,8 +294,6 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
 
                         throw err;
                     }
-
-                    await removeEmptyParents(path, root);
                 }
             };
 
@@ -194,9 +303,28 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
         async *listBlobs() {
             // The orphan sweep is what calls this; temp files of crashed writes are our own orphans.
             await removeStaleTempFiles(tempDir, now() - STALE_TEMP_MS);
-            for await (const entry of walk(root, '')) {
-                if (isValidBlobKey(entry.key)) {
-                    yield entry;
+            for (const shard of await readDirectory(root)) {
+                if (!shard.isDirectory() || !isShardName(shard.name)) {
+                    continue;
+                }
+
+                const shardDir = Path.join(root, shard.name);
+                for (const entry of await readDirectory(shardDir)) {
+                    // A file that does not decode to a key filed in this shard is not ours.
+                    const key = entry.isFile() ? keyOfFile(shard.name, entry.name) : null;
+                    if (key === null) {
+                        continue;
+                    }
+
+                    try {
+                        yield { key, modifiedAt: (await Fs.lstat(Path.join(shardDir, entry.name))).mtimeMs };
+                    }
+                    catch (err) {
+                        // Deleted since the directory was read.
+                        if (!isAbsent(err)) {
+                            throw err;
+                        }
+                    }
                 }
             }
         },
@@ -295,106 +423,29 @@ async function isDirectory(path: string): Promise<boolean> {
     }
 }
 
-// fsync a directory so that an entry created or renamed in it survives a crash.
-async function syncDirectory(dir: string): Promise<void> {
-    const handle = await Fs.open(dir, fsConstants.O_RDONLY);
+// mkdir that is content to find the directory there already (made by an earlier process, or a concurrent one).
+async function mkdirIfMissing(dir: string): Promise<void> {
     try {
-        await handle.sync();
+        await Fs.mkdir(dir, { mode: DIR_MODE });
     }
     catch (err) {
-        // Some platforms (Windows) cannot fsync a directory; the rename is still atomic.
-        if (!['EISDIR', 'EINVAL', 'EPERM', 'EBADF'].includes(errorCode(err) ?? '')) {
+        if (errorCode(err) !== 'EEXIST') {
             throw err;
         }
     }
-    finally {
-        await handle.close();
-    }
 }
 
-// Renames a finished temp file to its key's path, creating (and making durable) the
-// directories on the way. rename() replaces an existing blob atomically.
-async function moveIntoPlace(temp: string, target: string, root: string): Promise<void> {
-    const parent = Path.dirname(target);
-    for (let attempt = 1; ; attempt++) {
-        const created = await Fs.mkdir(parent, { recursive: true, mode: DIR_MODE });
-        if (created) {
-            // Each new directory's entry lives in its own parent: sync those, top down.
-            const parents: string[] = [];
-            for (let dir = parent; dir.length > root.length; dir = Path.dirname(dir)) {
-                parents.unshift(Path.dirname(dir));
-                if (dir === created) {
-                    break;
-                }
-            }
-
-            for (const dir of parents) {
-                await syncDirectory(dir);
-            }
-        }
-
-        try {
-            await Fs.rename(temp, target);
-            break;
-        }
-        catch (err) {
-            // A concurrent delete removed the (then empty) directory between mkdir and rename.
-            if (errorCode(err) !== 'ENOENT' || attempt >= RENAME_ATTEMPTS) {
-                throw err;
-            }
-        }
-    }
-
-    await syncDirectory(parent);
-}
-
-// Deleted blobs would otherwise leave one empty directory per email behind, forever.
-async function removeEmptyParents(path: string, root: string): Promise<void> {
-    for (let dir = Path.dirname(path); dir.startsWith(root + Path.sep); dir = Path.dirname(dir)) {
-        try {
-            await Fs.rmdir(dir);
-        }
-        catch {
-            // Not empty (or already gone): its ancestors are not empty either.
-            return;
-        }
-    }
-}
-
-async function* walk(dir: string, prefix: string): AsyncGenerator<{ key: string; modifiedAt: number }> {
-    let entries: import('node:fs').Dirent[];
+// The entries of a directory; none when it does not exist (the root before the first put).
+async function readDirectory(dir: string): Promise<import('node:fs').Dirent[]> {
     try {
-        entries = await Fs.readdir(dir, { withFileTypes: true });
+        return await Fs.readdir(dir, { withFileTypes: true });
     }
     catch (err) {
-        // The root before the first put, or a directory emptied by a concurrent delete.
         if (isAbsent(err)) {
-            return;
+            return [];
         }
 
         throw err;
-    }
-
-    for (const entry of entries) {
-        const key = prefix + entry.name;
-        const path = Path.join(dir, entry.name);
-        if (prefix === '' && entry.name === TEMP_DIR) {
-            continue;
-        }
-
-        if (entry.isDirectory()) {
-            yield* walk(path, key + '/');
-        }
-        else if (entry.isFile()) {
-            try {
-                yield { key, modifiedAt: (await Fs.lstat(path)).mtimeMs };
-            }
-            catch (err) {
-                if (!isAbsent(err)) {
-                    throw err;
-                }
-            }
-        }
     }
 }
 
