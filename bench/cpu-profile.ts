@@ -1,7 +1,7 @@
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { profiles } from './profiles';
+import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table } from './report';
 import { runLoad } from './smtp-load';
 import { ROOT, startStandalone } from './standalone';
@@ -9,6 +9,8 @@ import { fmt } from './stats';
 
 /** Seconds of load while the profiler runs. */
 const LOAD_MS = 10_000;
+/** SMTP sessions of the load (the issue's largest C). */
+const SESSIONS = 16;
 /** Rows of the function table. */
 const TOP = 25;
 
@@ -93,6 +95,12 @@ async function bench(args: BenchArgs) {
         await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-cpu-prof-')) :
         Path.join(ROOT, '.bench-tmp', `cpu-prof-${Date.now()}`);
     await Fs.mkdir(profileDir, { recursive: true });
+    const profileName = (args.values.profile ?? 'text-1k') as ProfileName;
+    if (!PROFILE_NAMES.includes(profileName)) {
+        throw new Error(`--profile: one of ${PROFILE_NAMES.join(', ')}`);
+    }
+
+    const sessions = Number(args.values.c ?? SESSIONS);
     const service = await startStandalone({ nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profileDir] });
     let acked = 0;
     let rate = 0;
@@ -101,8 +109,8 @@ async function bench(args: BenchArgs) {
     try {
         const load = await runLoad({
             port: service.smtpPort,
-            profile: profiles()['text-1k'],
-            sessions: 16,
+            profile: profiles()[profileName],
+            sessions,
             maxMessages: smoke ? 20 : 1_000_000,
             maxMs: smoke ? 1000 : Number(args.values['load-ms'] ?? LOAD_MS),
             inboxPrefix: 'prof',
@@ -151,12 +159,12 @@ async function bench(args: BenchArgs) {
         tables,
         targets: [],
         notes: [
-            `Profile of \`node --cpu-prof examples/standalone.js\` (SQLite + fs) under the text-1k profile at C = 16: ${acked} messages, ${fmt(rate)} msg/s while profiling; ${fmt(summary.total)} ms sampled during the load (start-up and shutdown left out; \`(idle)\` is time the main thread waited, e.g. for fsync on the thread pool).`,
+            `Profile of \`node --cpu-prof examples/standalone.js\` (SQLite + fs) under the ${profileName} profile at C = ${sessions}: ${acked} messages, ${fmt(rate)} msg/s while profiling; ${fmt(summary.total)} ms sampled during the load (start-up and shutdown left out; \`(idle)\` is time the main thread waited, e.g. for fsync on the thread pool).`,
             smoke ? 'Smoke run: the profile file was removed.' : `Profile file: ${Path.relative(ROOT, file)} (open it in Chrome DevTools or speedscope for a flame graph).`
         ]
     };
 }
 
 if (require.main === module) {
-    runBench('CPU profile of the standalone under SMTP load', 'cpu-profile', bench, ['load-ms']);
+    runBench('CPU profile of the standalone under SMTP load', 'cpu-profile', bench, ['load-ms', 'profile', 'c']);
 }

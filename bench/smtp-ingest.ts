@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import * as Fs from 'node:fs';
 import * as Os from 'node:os';
 import { startPostgres, type BenchPostgres } from './embedded-postgres';
 import { fsyncTable, measureFsync, type FsyncFigures } from './fsync-bandwidth';
@@ -7,6 +9,7 @@ import { INBOX_SPREAD, PROFILE_NAMES, profiles, type ProfileName } from './profi
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { startS3rver, type BenchS3 } from './s3rver';
 import { runLoad, type LoadResult } from './smtp-load';
+import { startSmtpSink, type SinkMode } from './smtp-sink';
 import { countListed, startStandalone, type Standalone } from './standalone';
 import { fmt } from './stats';
 
@@ -28,7 +31,36 @@ const ATTACHMENT_RATIO_TARGET = 2;
 /** Share of the disk's fsync'd bandwidth the attachment profiles must reach (60 %). */
 const BANDWIDTH_SHARE_TARGET = 0.6;
 
-type ServerName = 'ours (SQLite + fs)' | 'MailDev' | 'ours (Postgres + S3)';
+type ServerName = 'ours (SQLite + fs)' | 'MailDev' | 'ours (Postgres + S3)' | 'sink: bare smtp-server' | 'sink: our listener, no store';
+
+/** The reference servers (smtp-sink.ts) by their --refs name. */
+const SINKS: Record<SinkMode, { name: ServerName; short: string }> = {
+    bare: { name: 'sink: bare smtp-server', short: 'sb' },
+    listener: { name: 'sink: our listener, no store', short: 'sl' }
+};
+
+/** Clock ticks per second of /proc/<pid>/stat times (100 on every usual Linux). */
+const CLOCK_TICKS = (() => {
+    try {
+        return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    }
+    catch {
+        return 100;
+    }
+})();
+
+/** CPU time a process has used so far (user + system), ms; NaN when it cannot be read. */
+function cpuMsOf(pid: number): number {
+    try {
+        const stat = Fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // Fields after the command name (which may hold spaces) start at field 3: utime is 14, stime 15.
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS * 1000;
+    }
+    catch {
+        return NaN;
+    }
+}
 
 interface Target {
     name: ServerName;
@@ -46,6 +78,10 @@ interface Cell {
     load: LoadResult;
     rssPeak: number;
     listed: number;
+    /** CPU the server used during the cell, % of one core. */
+    serverCpu: number;
+    /** CPU the load generator (this process) used during the cell, % of one core. */
+    generatorCpu: number;
 }
 
 function oursTarget(name: ServerName, short: string, service: Standalone): Target {
@@ -65,20 +101,20 @@ function oursTarget(name: ServerName, short: string, service: Standalone): Targe
     };
 }
 
-function maildevTarget(maildev: MailDev): Target {
+function countingTarget(name: ServerName, short: string, server: Pick<MailDev, 'pid' | 'smtpPort' | 'count'>): Target {
     let seen = 0;
     return {
-        name: 'MailDev',
-        short: 'md',
-        pid: maildev.pid,
-        smtpPort: maildev.smtpPort,
-        // MailDev keeps one in-memory list: what this cell added is the growth since the last cell.
+        name,
+        short,
+        pid: server.pid,
+        smtpPort: server.smtpPort,
+        // MailDev (and a sink) keeps one count for all inboxes: what this cell added is the growth since the last cell.
         async stored(_inboxes, expected) {
             const deadline = Date.now() + MAILDEV_SETTLE_MS;
-            let count = await maildev.count();
+            let count = await server.count();
             while (count - seen < expected && Date.now() < deadline) {
                 await new Promise((r) => setTimeout(r, 100));
-                count = await maildev.count();
+                count = await server.count();
             }
 
             const added = count - seen;
@@ -88,9 +124,11 @@ function maildevTarget(maildev: MailDev): Target {
     };
 }
 
-async function runCell(target: Target, profile: ProfileName, concurrency: number, cellMs: number, maxMessages: number, tag: string): Promise<Cell> {
+async function runCell(target: Target, profile: ProfileName, concurrency: number, cellMs: number, maxMessages: number, tag: string, pipelining: boolean): Promise<Cell> {
     const prefix = `${target.short}-${profile}-c${concurrency}-${tag}`.toLowerCase();
     const rss = sampleRss(target.pid);
+    const serverCpu0 = cpuMsOf(target.pid);
+    const generatorCpu0 = process.cpuUsage();
     const load = await runLoad({
         port: target.smtpPort,
         profile: profiles()[profile],
@@ -98,12 +136,65 @@ async function runCell(target: Target, profile: ProfileName, concurrency: number
         maxMessages,
         maxMs: cellMs,
         inboxPrefix: prefix,
-        tag: prefix
+        tag: prefix,
+        pipelining
     });
+    const generatorCpu = process.cpuUsage(generatorCpu0);
+    const serverCpu = (cpuMsOf(target.pid) - serverCpu0) / load.elapsedMs * 100;
     const rssPeak = rss.stop();
     const inboxes = Array.from({ length: INBOX_SPREAD }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
     const listed = await target.stored(inboxes, load.acked);
-    return { profile, concurrency, server: target.name, load, rssPeak, listed };
+    return {
+        profile, concurrency, server: target.name, load, rssPeak, listed, serverCpu,
+        generatorCpu: (generatorCpu.user + generatorCpu.system) / 1000 / load.elapsedMs * 100
+    };
+}
+
+/**
+ * One cell from the rounds of a server at one profile and C: rates over the summed
+ * time, CPU weighted by time, RSS the peak; latency is that of the round with the
+ * median rate (the rounds' samples are not kept).
+ */
+function mergeRounds(rounds: Cell[]): Cell {
+    if (rounds.length === 1) {
+        return rounds[0];
+    }
+
+    const sum = (f: (c: Cell) => number) => rounds.reduce((total, c) => total + f(c), 0);
+    const elapsedMs = sum((c) => c.load.elapsedMs);
+    const acked = sum((c) => c.load.acked);
+    const ackedBytes = sum((c) => c.load.ackedBytes);
+    const refused: Record<string, number> = {};
+    for (const cell of rounds) {
+        for (const [code, n] of Object.entries(cell.load.refused)) {
+            refused[code] = (refused[code] ?? 0) + n;
+        }
+    }
+
+    const median = [...rounds].sort((a, b) => a.load.msgPerSec - b.load.msgPerSec)[Math.floor(rounds.length / 2)];
+    return {
+        ...median,
+        load: {
+            ...median.load,
+            acked,
+            ackedBytes,
+            refused,
+            elapsedMs,
+            brokenSessions: sum((c) => c.load.brokenSessions),
+            firstError: rounds.find((c) => c.load.firstError)?.load.firstError,
+            msgPerSec: acked / (elapsedMs / 1000),
+            mbPerSec: ackedBytes / 2 ** 20 / (elapsedMs / 1000)
+        },
+        rssPeak: Math.max(...rounds.map((c) => c.rssPeak)),
+        listed: sum((c) => c.listed),
+        serverCpu: sum((c) => c.serverCpu * c.load.elapsedMs) / elapsedMs,
+        generatorCpu: sum((c) => c.generatorCpu * c.load.elapsedMs) / elapsedMs
+    };
+}
+
+/** CPU ms per message answered, from a CPU share (% of one core) over the cell. */
+function cpuPerMessage(cpuPercent: number, load: LoadResult): number {
+    return cpuPercent / 100 * load.elapsedMs / (load.acked + Object.values(load.refused).reduce((a, b) => a + b, 0));
 }
 
 function cellRow(cell: Cell): string[] {
@@ -113,6 +204,7 @@ function cellRow(cell: Cell): string[] {
     return [
         cell.profile, String(cell.concurrency), cell.server,
         fmt(load.msgPerSec), fmt(load.mbPerSec), fmt(load.latency.p50), fmt(load.latency.p99), mib(cell.rssPeak),
+        fmt(cell.serverCpu), fmt(cpuPerMessage(cell.serverCpu, cell.load)), fmt(cell.generatorCpu), fmt(cpuPerMessage(cell.generatorCpu, cell.load)),
         String(load.acked), `${cell.listed}${cell.listed === load.acked ? ' ok' : ' MISMATCH'}`, problems || '-'
     ];
 }
@@ -123,7 +215,20 @@ async function bench(args: BenchArgs) {
     const onlyProfiles = (args.values.profiles as string | undefined)?.split(',') ?? [...PROFILE_NAMES];
     const concurrencies = (args.values.c as string | undefined)?.split(',').map(Number) ?? (smoke ? [1, 4] : CONCURRENCIES);
     const cellMs = smoke ? 300 : Number(args.values['cell-ms'] ?? CELL_MS);
+    const rounds = Number(args.values.rounds ?? 1);
+    if (!(Number.isSafeInteger(rounds) && rounds >= 1)) {
+        throw new Error('--rounds must be a positive integer');
+    }
+
     const maxMessages = smoke ? 6 : CELL_MAX_MESSAGES;
+    const pipelining = args.values.pipelining !== 'off';
+    const refsArg = (args.values.refs as string | undefined) ?? 'bare';
+    const refs = refsArg === 'off' ? [] : refsArg.split(',') as SinkMode[];
+    for (const mode of refs) {
+        if (!(mode in SINKS)) {
+            throw new Error(`--refs: unknown reference server ${mode} (bare, listener, off)`);
+        }
+    }
     const tag = Date.now().toString(36);
 
     const fsync: FsyncFigures = await measureFsync(Os.tmpdir(), smoke);
@@ -141,7 +246,13 @@ async function bench(args: BenchArgs) {
 
         const maildev = await startMailDev();
         started.push(maildev);
-        targets.push(maildevTarget(maildev));
+        targets.push(countingTarget('MailDev', 'md', maildev));
+
+        for (const mode of refs) {
+            const sink = await startSmtpSink(mode);
+            started.push(sink);
+            targets.push(countingTarget(SINKS[mode].name, SINKS[mode].short, sink));
+        }
 
         if (withPostgres) {
             pg = await startPostgres();
@@ -152,17 +263,26 @@ async function bench(args: BenchArgs) {
         }
 
         for (const target of targets) {
-            await runCell(target, 'text-1k', 4, smoke ? 100 : WARMUP_MS, maxMessages, `w${tag}`);
+            await runCell(target, 'text-1k', 4, smoke ? 100 : WARMUP_MS, maxMessages, `w${tag}`, pipelining);
         }
 
         // Alternating servers within each profile and C, so that noise from the shared
-        // machine falls on all of them alike.
+        // machine falls on all of them alike; with --rounds, the alternation repeats (each
+        // round in another order) and a server's cells add up.
         for (const profile of PROFILE_NAMES.filter((p) => onlyProfiles.includes(p))) {
             for (const concurrency of concurrencies) {
+                const perTarget = new Map<Target, Cell[]>(targets.map((t) => [t, []]));
+                for (let round = 0; round < rounds; round++) {
+                    const order = round % 2 === 0 ? targets : [...targets].reverse();
+                    for (const target of order) {
+                        const cell = await runCell(target, profile, concurrency, cellMs, maxMessages, `${tag}r${round}`, pipelining);
+                        perTarget.get(target)!.push(cell);
+                        console.error(cellRow(cell).join(' | '));
+                    }
+                }
+
                 for (const target of targets) {
-                    const cell = await runCell(target, profile, concurrency, cellMs, maxMessages, tag);
-                    cells.push(cell);
-                    console.error(cellRow(cell).join(' | '));
+                    cells.push(mergeRounds(perTarget.get(target)!));
                 }
             }
         }
@@ -179,7 +299,7 @@ async function bench(args: BenchArgs) {
     const tables: Table[] = [fsyncTable(fsync, Os.tmpdir())];
     tables.push({
         title: 'SMTP ingest: C sessions, each sending messages in one session (RSET between), recipients over 100 inboxes; latency = end of DATA → 250',
-        columns: ['profile', 'C', 'server', 'msg/s', 'MiB/s', 'p50 ms', 'p99 ms', 'server RSS peak MiB', 'acked', 'listed after', 'refused / errors'],
+        columns: ['profile', 'C', 'server', 'msg/s', 'MiB/s', 'p50 ms', 'p99 ms', 'server RSS peak MiB', 'server CPU %', 'server CPU ms/msg', 'load generator CPU %', 'generator CPU ms/msg', 'acked', 'listed after', 'refused / errors'],
         rows: cells.map(cellRow)
     });
 
@@ -197,7 +317,11 @@ async function bench(args: BenchArgs) {
 
             const ratio = sq.load.msgPerSec / md.load.msgPerSec;
             const pgRatio = pgCell ? pgCell.load.msgPerSec / md.load.msgPerSec : NaN;
-            ratioRows.push([profile, String(c), fmt(ratio), fmt(pgRatio), fmt(sq.load.mbPerSec / fsync.bestMBps * 100)]);
+            const sinkRatios = (Object.keys(SINKS) as SinkMode[]).map((mode) => {
+                const sink = find(profile, c, SINKS[mode].name);
+                return sink ? sink.load.msgPerSec / md.load.msgPerSec : NaN;
+            });
+            ratioRows.push([profile, String(c), fmt(ratio), fmt(pgRatio), ...sinkRatios.map((r) => fmt(r)), fmt(sq.load.mbPerSec / fsync.bestMBps * 100)]);
             if (c === 1) {
                 continue;
             }
@@ -222,14 +346,15 @@ async function bench(args: BenchArgs) {
 
     tables.push({
         title: 'Ratios measured in this run (msg/s of ours ÷ msg/s of MailDev at the same profile and C)',
-        columns: ['profile', 'C', 'ours SQLite + fs / MailDev', 'ours Postgres + S3 / MailDev', 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
+        columns: ['profile', 'C', 'ours SQLite + fs / MailDev', 'ours Postgres + S3 / MailDev', ...(Object.keys(SINKS) as SinkMode[]).map((mode) => `${SINKS[mode].name} / MailDev`), 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
         rows: ratioRows
     });
 
-    const mismatched = cells.filter((c) => c.listed !== c.load.acked && c.server !== 'MailDev');
+    const isOurs = (c: Cell) => c.server.startsWith('ours');
+    const mismatched = cells.filter((c) => c.listed !== c.load.acked && isOurs(c));
     checks.push({
         target: 'every acknowledged message is listed by the API afterwards (ours)',
-        measured: mismatched.length === 0 ? `all ${cells.filter((c) => c.server !== 'MailDev').length} cells equal` : mismatched.map((c) => `${c.server} ${c.profile} C=${c.concurrency}: ${c.load.acked} acked, ${c.listed} listed`).join('; '),
+        measured: mismatched.length === 0 ? `all ${cells.filter(isOurs).length} cells equal` : mismatched.map((c) => `${c.server} ${c.profile} C=${c.concurrency}: ${c.load.acked} acked, ${c.listed} listed`).join('; '),
         met: mismatched.length === 0
     });
 
@@ -237,7 +362,13 @@ async function bench(args: BenchArgs) {
         'Every server runs in its own process; the load generator runs in the bench process on the same 2 cores.',
         'MailDev answers 250 when DATA ends, before its parse and file write finish, and never fsyncs; ours answers after blobs and record are fsync\'d (SQLite synchronous=FULL; Postgres fsync=on, synchronous_commit=on).',
         's3rver writes objects to its directory without fsync, so the Postgres + S3 row is durable for records only.',
-        `Each cell runs ${cellMs} ms or ${maxMessages} messages, whichever ends first; MiB are of the raw messages acknowledged.`
+        `Each cell runs ${cellMs} ms or ${maxMessages} messages, whichever ends first; MiB are of the raw messages acknowledged.` +
+            (rounds > 1 ? ` ${rounds} rounds of the alternation per profile and C, in alternating order; a row adds up a server's rounds (latency: its median round).` : ''),
+        'Reference servers (smtp-sink.ts, each in its own process, --refs): "bare smtp-server" is smtp-server with our listener\'s options whose onData drains the message and answers 250 (nothing parsed or stored): the ceiling of SMTP handling plus the load generator here. "our listener, no store" is adapters/smtp in front of a core that only reads the message: the adapter\'s own cost. Their "listed after" is the count they answered.',
+        pipelining ?
+            'The load generator pipelines each envelope (the RSET owed from the last message, MAIL, RCPT, DATA in one write; RFC 2920) since every server here offers PIPELINING, and sends the message after the 354; every command is still answered. --pipelining off sends commands in lock-step.' :
+            'The load generator sent commands in lock-step (--pipelining off).',
+        'CPU % is of one core over the cell (the server from /proc/<pid>/stat, the load generator from process.cpuUsage() of the bench process); the two share the same 2 cores.'
     );
     if (!withPostgres) {
         notes.push('The Postgres + S3 configuration was skipped (--postgres off).');
@@ -247,5 +378,5 @@ async function bench(args: BenchArgs) {
 }
 
 if (require.main === module) {
-    runBench('SMTP ingest (ours vs MailDev)', 'smtp-ingest', bench, ['postgres', 'profiles', 'c', 'cell-ms']);
+    runBench('SMTP ingest (ours vs MailDev)', 'smtp-ingest', bench, ['postgres', 'profiles', 'c', 'cell-ms', 'refs', 'pipelining', 'rounds']);
 }

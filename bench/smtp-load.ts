@@ -16,6 +16,8 @@ export interface LoadOptions {
     inboxPrefix: string;
     /** Makes Message-IDs unique per run and cell. */
     tag: string;
+    /** Pipeline the envelope when the server offers PIPELINING (default true). */
+    pipelining?: boolean;
 }
 
 /** What the server acknowledged, how fast, and what went wrong. */
@@ -57,7 +59,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const session = async () => {
         let smtp: SmtpSession | undefined;
         try {
-            smtp = await SmtpSession.open(options.port);
+            smtp = await SmtpSession.open(options.port, '127.0.0.1', options.pipelining ?? true);
             while (next < options.maxMessages && Date.now() < deadline) {
                 const seq = next++;
                 const to = recipientOf(options.inboxPrefix, seq);

@@ -8,7 +8,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Nodemailer from 'nodemailer';
 import { createSmtpListener, DEFAULT_MAX_RECIPIENTS, MAX_COMMAND_LINE_BYTES, type SmtpListenerOptions } from '../adapters/smtp';
-import type { SizeGuard } from '../adapters/smtp/size-guard';
+import * as MessageReceiver from '../adapters/smtp/message-receiver';
 import { openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import { RawSmtpSession } from './helpers/raw-smtp';
@@ -21,16 +21,19 @@ const CAP_BYTES = 1024 * 1024;
 /** What the oversized client sends, bytes: fifty times the cap. */
 const FLOOD_BYTES = 50 * 1024 * 1024;
 /**
- * Most the size guard may have passed on: the cap plus one chunk of the data stream
- * (smtp-server hands DATA on in socket-sized pieces, 64 KiB at most).
+ * Most the listener may hold of an oversized message: the cap plus one chunk of the
+ * data stream (smtp-server hands DATA on in socket-sized pieces, 64 KiB at most).
  */
-const GUARD_SLACK_BYTES = 64 * 1024;
+const HELD_SLACK_BYTES = 64 * 1024;
 
-/** A listener on SQLite + files in a fresh temp dir, with the size guards it created. */
+/** A listener on SQLite + files in a fresh temp dir, with what it received and handed to the core. */
 interface Rig {
     capture: InboxCapture;
     port: number;
-    guards: SizeGuard[];
+    /** Every message the listener read, as its receiver reported it. */
+    received: MessageReceiver.ReceivedMessage[];
+    /** Size of every message handed to the core, bytes. */
+    handed: number[];
     logged: string[];
     /** Sends one small message with nodemailer, as a well-behaved application would; resolves with the reply. */
     goodSend(subject: string): Promise<string>;
@@ -43,13 +46,21 @@ async function startRig(listener: Partial<SmtpListenerOptions> = {}): Promise<Ri
     const stores = await openEmbeddedStores({ dataDir });
     const capture = createInboxCapture(stores);
     await capture.start();
-    const guards: SizeGuard[] = [];
+    const received: MessageReceiver.ReceivedMessage[] = [];
+    const handed: number[] = [];
     const logged: string[] = [];
+    // The real receiver, wrapped to keep what it reports (put back in cleanup()).
+    const receiveMessage = MessageReceiver.receiveMessage;
+    const spied = (MessageReceiver as { receiveMessage: typeof receiveMessage });
+    spied.receiveMessage = async (stream, maxBytes) => {
+        const result = await receiveMessage(stream, maxBytes);
+        received.push(result);
+        return result;
+    };
     const smtp = createSmtpListener({
-        // The listener hands the core its size guard: keep each one to read its counters.
         capture: {
             ingestRawEmail: (raw, options) => {
-                guards.push(raw as SizeGuard);
+                handed.push(Buffer.byteLength(raw as Buffer));
                 return capture.ingestRawEmail(raw, options);
             }
         },
@@ -62,7 +73,8 @@ async function startRig(listener: Partial<SmtpListenerOptions> = {}): Promise<Ri
     return {
         capture,
         port,
-        guards,
+        received,
+        handed,
         logged,
         async goodSend(subject) {
             const transport = Nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
@@ -74,6 +86,7 @@ async function startRig(listener: Partial<SmtpListenerOptions> = {}): Promise<Ri
             return (await capture.listEmails({ inbox: name, limit: 100 })).records.map((r) => r.subject);
         },
         async cleanup() {
+            spied.receiveMessage = receiveMessage;
             transports.forEach((t) => t.close());
             await smtp.close();
             await capture.close();
@@ -137,14 +150,14 @@ describe('smtp listener limits', () => {
                 // The reply came after the terminator: every byte of the 50 MB was read, none was kept.
                 expect(reply.code).to.equal(552);
 
-                const flood = rig.guards.filter((g) => g.exceeded);
+                const flood = rig.received.filter((r) => r.tooLarge);
                 expect(flood).to.have.length(1);
-                const [guard] = flood;
-                expect(guard.bytes).to.be.above(CAP_BYTES);
-                expect(guard.bytes, 'bytes the size guard passed on').to.be.at.most(CAP_BYTES + GUARD_SLACK_BYTES);
-                // Nothing is queued in the guard either: it stopped, it did not buffer.
-                expect(guard.readableLength + guard.writableLength).to.equal(0);
-                expect(guard.destroyed).to.be.true();
+                const [oversized] = flood;
+                // Read to its end (counted), but held no further than the cap, and never handed to the core.
+                expect(oversized.bytes).to.be.at.least(FLOOD_BYTES);
+                expect(oversized.peakHeldBytes, 'bytes held at once').to.be.at.most(CAP_BYTES + HELD_SLACK_BYTES);
+                expect(oversized.raw).to.be.null();
+                expect(Math.max(...rig.handed)).to.be.at.most(CAP_BYTES);
 
                 // The session is still usable, and the flood stored nothing.
                 expect((await session.command('NOOP')).code).to.equal(250);

@@ -5,7 +5,7 @@ import * as Fs from 'node:fs/promises';
 import * as Net from 'node:net';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { createSmtpListener, type SmtpListener, type SmtpListenerOptions } from '../adapters/smtp';
@@ -13,6 +13,7 @@ import type { BlobStore } from '../lib/blob-store/blob-store';
 import { openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import type { RecordStore } from '../lib/record-store/record-store';
+import { RawSmtpSession } from './helpers/raw-smtp';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -122,67 +123,6 @@ async function sendError(promise: Promise<unknown>): Promise<SmtpSendError> {
     throw new Error('expected sendMail to fail');
 }
 
-/** A hand-driven SMTP client on a plain socket: sees every reply exactly. */
-class RawSession {
-    private buffer = '';
-    private wake: (() => void) | null = null;
-    readonly closed: Promise<void>;
-
-    private constructor(readonly socket: Net.Socket) {
-        socket.setEncoding('latin1');
-        socket.on('data', (data: string) => {
-            this.buffer += data;
-            this.wake?.();
-        });
-        this.closed = new Promise((resolve) => socket.once('close', () => {
-            resolve();
-            this.wake?.();
-        }));
-        socket.on('error', () => undefined);
-    }
-
-    static async open(port: number): Promise<{ session: RawSession; greeting: string }> {
-        const socket = Net.connect(port, '127.0.0.1');
-        await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-        const session = new RawSession(socket);
-        return { session, greeting: (await session.reply()).text };
-    }
-
-    /** The next complete reply (all lines of a multi-line one). */
-    async reply(): Promise<{ code: number; text: string }> {
-        for (;;) {
-            const match = /^(?:\d{3}-[^\r\n]*\r\n)*(\d{3})(?: [^\r\n]*)?\r\n/.exec(this.buffer);
-            if (match) {
-                this.buffer = this.buffer.slice(match[0].length);
-                return { code: Number(match[1]), text: match[0] };
-            }
-
-            if (this.socket.destroyed || this.socket.readableEnded) {
-                throw new Error(`connection closed; pending input: ${JSON.stringify(this.buffer)}`);
-            }
-
-            await new Promise<void>((resolve) => {
-                this.wake = resolve;
-            });
-            this.wake = null;
-        }
-    }
-
-    async command(line: string): Promise<{ code: number; text: string }> {
-        this.socket.write(`${line}\r\n`);
-        return this.reply();
-    }
-
-    write(data: string | Buffer): void {
-        this.socket.write(data);
-    }
-
-    end(): Promise<void> {
-        this.socket.end();
-        return this.closed;
-    }
-}
-
 function message(subject: string, to = 'someone@example.test', body = 'Hello.'): string {
     return [
         'From: Sender <sender@example.test>',
@@ -270,7 +210,7 @@ describe('smtp listener', () => {
         it('delivers several messages in one session', async () => {
             const t = await provisionListener();
             try {
-                const { session } = await RawSession.open(t.port);
+                const { session } = await RawSmtpSession.open(t.port);
                 expect((await session.command('EHLO client.test')).code).to.equal(250);
                 // Twenty transactions: more commands than any per-session command limit allows unauthenticated.
                 const subjects = Array.from({ length: 20 }, (_, i) => `message ${String(i).padStart(2, '0')}`);
@@ -278,7 +218,7 @@ describe('smtp listener', () => {
                     expect((await session.command('MAIL FROM:<sender@example.test>')).code).to.equal(250);
                     expect((await session.command('RCPT TO:<multi@example.test>')).code).to.equal(250);
                     expect((await session.command('DATA')).code).to.equal(354);
-                    session.write(message(subject, 'multi@example.test'));
+                    await session.write(message(subject, 'multi@example.test'));
                     expect((await session.command('.')).code).to.equal(250);
                 }
 
@@ -302,21 +242,15 @@ describe('smtp listener', () => {
             }
         });
 
-        it('refuses a message over the size cap with 552 while it flows, and stores nothing', async () => {
+        it('refuses a message over the size cap with 552, hands the core none of it and stores nothing', async () => {
             const cap = 8 * 1024;
-            let handedToIngest = 0;
+            const handed: number[] = [];
             const t = await provisionListener({
                 listener: { maxMessageBytes: cap },
                 wrapIngest: (ingest) => (raw, options) => {
-                    // Count what the listener lets through to the core.
-                    const counter = new Transform({
-                        transform(chunk: Buffer, _encoding, callback) {
-                            handedToIngest += chunk.length;
-                            callback(null, chunk);
-                        }
-                    });
-                    (raw as Readable).on('error', (err) => counter.destroy(err)).pipe(counter);
-                    return ingest(counter, options);
+                    // What the listener lets through to the core.
+                    handed.push(Buffer.byteLength(raw as Buffer));
+                    return ingest(raw, options);
                 }
             });
             try {
@@ -326,8 +260,8 @@ describe('smtp listener', () => {
                     raw: message('too big', 'big@example.test', big.repeat(20 * 1024))
                 }));
                 expect(err.responseCode).to.equal(552);
-                // Refused as it flowed: the core never saw more than the cap of a ~1.5 MiB message.
-                expect(handedToIngest).to.be.at.most(cap);
+                // The core never saw any of a ~1.5 MiB message.
+                expect(handed).to.equal([]);
                 expect(await t.inbox('big')).to.equal([]);
                 expect(await blobKeys(t.capture.blobStore)).to.equal([]);
 
@@ -337,6 +271,7 @@ describe('smtp listener', () => {
                     raw: message('small enough', 'big@example.test')
                 });
                 expect(await t.inbox('big')).to.equal(['small enough']);
+                expect(handed).to.have.length(1);
             }
             finally {
                 await t.cleanup();
@@ -346,19 +281,19 @@ describe('smtp listener', () => {
         it('keeps the session usable after a 552 (the rest of DATA is drained, not read as commands)', async () => {
             const t = await provisionListener({ listener: { maxMessageBytes: 1024 } });
             try {
-                const { session } = await RawSession.open(t.port);
+                const { session } = await RawSmtpSession.open(t.port);
                 await session.command('EHLO client.test');
                 await session.command('MAIL FROM:<sender@example.test>');
                 await session.command('RCPT TO:<drain@example.test>');
                 expect((await session.command('DATA')).code).to.equal(354);
                 // Lines that look like commands must stay message text.
-                session.write(message('oversized', 'drain@example.test', 'RSET\r\nQUIT\r\n'.repeat(2000)));
+                await session.write(message('oversized', 'drain@example.test', 'RSET\r\nQUIT\r\n'.repeat(2000)));
                 expect((await session.command('.')).code).to.equal(552);
 
                 expect((await session.command('MAIL FROM:<sender@example.test>')).code).to.equal(250);
                 expect((await session.command('RCPT TO:<drain@example.test>')).code).to.equal(250);
                 expect((await session.command('DATA')).code).to.equal(354);
-                session.write(message('fits', 'drain@example.test'));
+                await session.write(message('fits', 'drain@example.test'));
                 expect((await session.command('.')).code).to.equal(250);
                 await session.command('QUIT');
                 expect(await t.inbox('drain')).to.equal(['fits']);
@@ -371,7 +306,7 @@ describe('smtp listener', () => {
         it('refuses at MAIL FROM a message announced larger than the cap (SIZE=)', async () => {
             const t = await provisionListener({ listener: { maxMessageBytes: 1000 } });
             try {
-                const { session } = await RawSession.open(t.port);
+                const { session } = await RawSmtpSession.open(t.port);
                 const ehlo = await session.command('EHLO client.test');
                 expect(ehlo.text).to.contain('SIZE 1000');
                 expect((await session.command('MAIL FROM:<sender@example.test> SIZE=1001')).code).to.equal(552);
@@ -460,12 +395,12 @@ describe('smtp listener', () => {
         it('answers 550 when no recipient maps to an inbox', async () => {
             const t = await provisionListener();
             try {
-                const { session } = await RawSession.open(t.port);
+                const { session } = await RawSmtpSession.open(t.port);
                 await session.command('EHLO client.test');
                 await session.command('MAIL FROM:<sender@example.test>');
                 expect((await session.command('RCPT TO:<""@example.test>')).code).to.equal(250);
                 expect((await session.command('DATA')).code).to.equal(354);
-                session.write(message('nobody'));
+                await session.write(message('nobody'));
                 expect((await session.command('.')).code).to.equal(550);
                 await session.command('QUIT');
                 expect(t.logged).to.equal([]);
@@ -496,10 +431,10 @@ describe('smtp listener', () => {
         it('refuses connections beyond the limit with 421', async () => {
             const t = await provisionListener({ listener: { maxConnections: 1 } });
             try {
-                const first = await RawSession.open(t.port);
-                expect(first.greeting).to.startWith('220');
-                const second = await RawSession.open(t.port);
-                expect(second.greeting).to.startWith('421');
+                const first = await RawSmtpSession.open(t.port);
+                expect(first.greeting.code).to.equal(220);
+                const second = await RawSmtpSession.open(t.port);
+                expect(second.greeting.code).to.equal(421);
                 await second.session.closed;
                 expect((await first.session.command('NOOP')).code).to.equal(250);
                 await first.session.end();
@@ -512,7 +447,7 @@ describe('smtp listener', () => {
         it('closes a connection idle for longer than the idle timeout', async () => {
             const t = await provisionListener({ listener: { idleTimeoutMs: 200 } });
             try {
-                const { session } = await RawSession.open(t.port);
+                const { session } = await RawSmtpSession.open(t.port);
                 expect((await session.reply()).code).to.equal(421);
                 await session.closed;
             }
@@ -524,8 +459,8 @@ describe('smtp listener', () => {
         it('names the service in its greeting and offers neither AUTH nor STARTTLS by default', async () => {
             const t = await provisionListener();
             try {
-                const { session, greeting } = await RawSession.open(t.port);
-                expect(greeting).to.match(/^220 .*inbox-capture/);
+                const { session, greeting } = await RawSmtpSession.open(t.port);
+                expect(greeting.text).to.match(/^220 .*inbox-capture/);
                 const ehlo = await session.command('EHLO client.test');
                 expect(ehlo.text).to.not.contain('AUTH');
                 expect(ehlo.text).to.not.contain('STARTTLS');
@@ -613,12 +548,12 @@ describe('smtp listener', () => {
                 const expected = Buffer.from(lines.join('\r\n'), 'latin1');
                 const stuffed = lines.map((l) => (l.startsWith('.') ? `.${l}` : l)).join('\r\n');
 
-                const { session } = await RawSession.open(t.port);
+                const { session } = await RawSmtpSession.open(t.port);
                 await session.command('EHLO client.test');
                 await session.command('MAIL FROM:<sender@example.test>');
                 await session.command('RCPT TO:<dots@example.test>');
                 expect((await session.command('DATA')).code).to.equal(354);
-                session.write(Buffer.from(stuffed, 'latin1'));
+                await session.write(Buffer.from(stuffed, 'latin1'));
                 expect((await session.command('.')).code).to.equal(250);
                 await session.command('QUIT');
 
@@ -635,12 +570,12 @@ describe('smtp listener', () => {
         it('stores nothing when the client disconnects in the middle of DATA', async () => {
             const t = await provisionListener();
             try {
-                const { session } = await RawSession.open(t.port);
+                const { session } = await RawSmtpSession.open(t.port);
                 await session.command('EHLO client.test');
                 await session.command('MAIL FROM:<sender@example.test>');
                 await session.command('RCPT TO:<gone@example.test>');
                 expect((await session.command('DATA')).code).to.equal(354);
-                session.write(message('half', 'gone@example.test', 'partial body\r\n'));
+                await session.write(message('half', 'gone@example.test', 'partial body\r\n'));
                 session.socket.destroy();
                 await session.closed;
                 // close() waits for in-flight messages: it returns only once the aborted one settled.
@@ -675,7 +610,7 @@ describe('smtp listener', () => {
                 })
             });
             try {
-                const idle = await RawSession.open(t.port);
+                const idle = await RawSmtpSession.open(t.port);
                 const sending = t.transport().sendMail({
                     envelope: { from: 'sender@example.test', to: ['inflight@example.test'] },
                     raw: message('in flight')

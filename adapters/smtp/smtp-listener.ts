@@ -12,8 +12,9 @@ import {
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
 import { watchLineDeadline } from './line-deadline';
+import { receiveMessage } from './message-receiver';
+import { batchReplies } from './reply-batching';
 import { replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
-import { createSizeGuard } from './size-guard';
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
 export const DEFAULT_SMTP_PORT = 2525;
@@ -133,7 +134,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
 
     // Session id → settles once that session's message is stored (or refused) and answered.
     const inFlight = new Map<string, Promise<void>>();
-    // Session id → stops that connection's line deadline.
+    // Session id → stops watching that connection's socket (line deadline, reply batching).
     const deadlines = new Map<string, () => void>();
     let closing = false;
     let listening = false;
@@ -153,7 +154,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         logger: false,
         disableReverseLookup: true,
         // SIZE is advertised so that a client which announces SIZE= is refused at MAIL FROM;
-        // a client that does not is refused by the size guard while the data flows.
+        // a client that does not is refused at the end of DATA, nothing past the cap held (message-receiver.ts).
         size: maxMessageBytes,
         maxRecipients: options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS,
         maxClients: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
@@ -217,45 +218,35 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
             const recipients = session.envelope.rcptTo.map((r) => r.address);
             const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-            const guard = createSizeGuard(maxMessageBytes);
 
-            // pipe() does not pass a source failure on: a client gone mid-DATA must end the ingest too.
-            let clientGone = false;
-            stream.once('error', (err) => guard.destroy(err));
-            stream.once('close', () => {
-                if (!stream.readableEnded) {
-                    clientGone = true;
-                    guard.destroy(new Error('connection closed before the end of DATA'));
+            // The whole message is read before the core sees it (the core reads it whole
+            // anyway, and the reply can only follow the final dot); nothing past the cap is held.
+            const done = receiveMessage(stream, maxMessageBytes).then(async (received) => {
+                if (received.aborted) {
+                    // A client that hung up mid-DATA gets no reply (nobody reads it) and needs no log line.
+                    callback(smtpReply(451, 'Error: connection closed before the end of DATA'));
+                    return;
                 }
-            });
-            const received = new Promise<void>((resolve) => {
-                stream.once('end', () => resolve());
-                stream.once('close', () => resolve());
-            });
 
-            stream.pipe(guard);
-            const stored = capture.ingestRawEmail(guard, { recipients, mailFrom: mailFrom || undefined }).then(
-                (copies) => {
+                if (received.tooLarge) {
+                    callback(tooLargeReply(maxMessageBytes));
+                    return;
+                }
+
+                try {
+                    const copies = await capture.ingestRawEmail(received.raw!, { recipients, mailFrom: mailFrom || undefined });
                     callback(null, `OK: message stored (${copies.length} ${copies.length === 1 ? 'copy' : 'copies'})`);
-                },
-                (err: unknown) => {
-                    // Whatever stopped the ingest, the rest of DATA must still be read before
-                    // the reply: drain it without keeping any of it.
-                    stream.unpipe(guard);
-                    stream.resume();
-                    guard.destroy();
-
-                    const reply = guard.exceeded ? tooLargeReply(maxMessageBytes) : replyForIngestError(err, maxMessageBytes);
-                    // A client that hung up mid-DATA gets no reply and needs no log line.
-                    if (reply.responseCode === 451 && !clientGone) {
+                }
+                catch (err) {
+                    const reply = replyForIngestError(err, maxMessageBytes);
+                    if (reply.responseCode === 451) {
                         log(`smtp: message from ${session.remoteAddress} not stored, answered 451`, err);
                     }
 
                     callback(reply);
                 }
-            );
+            });
 
-            const done = Promise.all([stored, received]).then(() => undefined);
             inFlight.set(session.id, done);
             void done.finally(() => inFlight.delete(session.id));
         }
@@ -273,12 +264,19 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         }
 
         deadlines.get(sessionId)?.();
-        deadlines.set(sessionId, watchLineDeadline(connection._socket, lineTimeoutMs, () => {
+        const socket = connection._socket;
+        const stopDeadline = watchLineDeadline(socket, lineTimeoutMs, () => {
             deadlines.delete(sessionId);
+            stopBatching();
             // 421 closes the connection; a message cut off mid-DATA is not stored (the
             // client's side of DATA never ends) and the sender retries it.
             connection.send(421, 'Error: line not completed in time, closing connection');
-        }));
+        });
+        const stopBatching = batchReplies(socket);
+        deadlines.set(sessionId, () => {
+            stopDeadline();
+            stopBatching();
+        });
     };
 
     // Before listening, the one error is a failed listen(): listen() rejects with it.

@@ -1,0 +1,71 @@
+import type { Readable } from 'node:stream';
+
+/** What the DATA of one message came to. */
+export interface ReceivedMessage {
+    /** The whole message (after dot-unstuffing); null when it was over the cap or the client left before its end. */
+    raw: Buffer | null;
+    /** Bytes the client sent, all of them (past the cap they are counted and dropped). */
+    bytes: number;
+    /** More than the cap was sent: everything was dropped once the cap was passed. */
+    tooLarge: boolean;
+    /** The connection closed (or the stream failed) before the end of DATA. */
+    aborted: boolean;
+    /** The most bytes held at any one time: never more than the cap plus one chunk. */
+    peakHeldBytes: number;
+}
+
+/**
+ * Reads the DATA stream of one message into one Buffer, holding at most `maxBytes`:
+ * the moment more arrives, what was held is dropped and the rest is only counted
+ * while it drains (the reply can only come after the client's final dot anyway).
+ * The stream is read in full, so the session stays usable after a refusal. Plain
+ * 'data' listeners, no pipe or async iterator: this runs once per message, and the
+ * core takes a Buffer as it is (never copied again).
+ */
+export function receiveMessage(stream: Readable, maxBytes: number): Promise<ReceivedMessage> {
+    return new Promise((resolve) => {
+        let chunks: Buffer[] = [];
+        let held = 0;
+        let bytes = 0;
+        let peakHeldBytes = 0;
+        let tooLarge = false;
+        let settled = false;
+
+        const finish = (aborted: boolean) => {
+            if (settled) {
+                return;
+            }
+
+            settled = true;
+            stream.off('data', onData);
+            const raw = aborted || tooLarge ? null : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, held);
+            chunks = [];
+            resolve({ raw, bytes, tooLarge, aborted, peakHeldBytes });
+        };
+
+        const onData = (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (tooLarge) {
+                return;
+            }
+
+            if (bytes > maxBytes) {
+                tooLarge = true;
+                chunks = [];
+                held = 0;
+                return;
+            }
+
+            chunks.push(chunk);
+            held += chunk.length;
+            peakHeldBytes = Math.max(peakHeldBytes, held);
+        };
+
+        stream.on('data', onData);
+        stream.once('end', () => finish(false));
+        // smtp-server destroys the stream (with an error when someone listens) when the
+        // client goes away mid-DATA; 'close' without 'end' is that case.
+        stream.on('error', () => finish(true));
+        stream.once('close', () => finish(!stream.readableEnded));
+    });
+}

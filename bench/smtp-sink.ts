@@ -1,0 +1,148 @@
+/**
+ * Reference SMTP servers for the smtp-ingest benchmark: they receive like ours and
+ * keep nothing, so their rate is the ceiling of SMTP handling plus the load
+ * generator on this machine. Each runs in a process of its own (as ours and MailDev
+ * do). Run as a script, this file is that child: argv `<mode> <port>`; it speaks over
+ * IPC: `{ count: true }` → `{ count: <messages answered 250> }`, `{ stop: true }` exits.
+ *
+ * - `bare`: smtp-server itself with the options our listener gives it; onData drains
+ *   the message and answers 250. Nothing parsed, nothing stored.
+ * - `listener`: our own listener (adapters/smtp, size guard and line deadline
+ *   included) in front of a core that reads the message and stores nothing: what the
+ *   adapter adds on top of smtp-server.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { SMTPServer } from 'smtp-server';
+import {
+    createSmtpListener,
+    DEFAULT_IDLE_TIMEOUT_MS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RECIPIENTS,
+    MAX_COMMAND_LINE_BYTES,
+    SMTP_BANNER
+} from '../adapters/smtp';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/ingest';
+import { readBounded } from '../lib/read-bounded';
+import { freePort } from './net-util';
+
+/** Longest wait for the sink to listen, ms. */
+const START_TIMEOUT_MS = 30_000;
+
+/** Which reference server. */
+export type SinkMode = 'bare' | 'listener';
+
+/** A running reference server. */
+export interface SmtpSink {
+    pid: number;
+    smtpPort: number;
+    /** Messages answered 250 so far. */
+    count(): Promise<number>;
+    stop(): Promise<void>;
+}
+
+/** Starts a reference server in a child process on a free loopback port. */
+export async function startSmtpSink(mode: SinkMode): Promise<SmtpSink> {
+    const smtpPort = await freePort();
+    const child: ChildProcess = fork(__filename, [mode, String(smtpPort)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const timer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
+    try {
+        await Promise.race([
+            new Promise<void>((resolve) => child.on('message', (m: { listening?: boolean }) => m.listening && resolve())),
+            once(child, 'exit').then(() => {
+                throw new Error(`SMTP sink (${mode}) exited before listening`);
+            })
+        ]);
+    }
+    finally {
+        clearTimeout(timer);
+    }
+
+    return {
+        pid: child.pid!,
+        smtpPort,
+        count() {
+            return new Promise((resolve) => {
+                const onMessage = (m: { count?: number }) => {
+                    if (typeof m.count === 'number') {
+                        child.off('message', onMessage);
+                        resolve(m.count);
+                    }
+                };
+
+                child.on('message', onMessage);
+                child.send({ count: true });
+            });
+        },
+        async stop() {
+            if (child.exitCode === null && child.signalCode === null) {
+                const exited = once(child, 'exit');
+                child.send({ stop: true });
+                await exited;
+            }
+        }
+    };
+}
+
+/** The child: listens, counts, answers the parent. */
+async function serve(mode: SinkMode, port: number): Promise<void> {
+    let count = 0;
+    if (mode === 'bare') {
+        // The options createSmtpListener gives smtp-server by default (no AUTH, no TLS).
+        const server = new SMTPServer({
+            banner: SMTP_BANNER,
+            logger: false,
+            disableReverseLookup: true,
+            size: DEFAULT_MAX_MESSAGE_BYTES,
+            maxRecipients: DEFAULT_MAX_RECIPIENTS,
+            maxClients: DEFAULT_MAX_CONNECTIONS,
+            socketTimeout: DEFAULT_IDLE_TIMEOUT_MS,
+            maxCommandLength: MAX_COMMAND_LINE_BYTES,
+            disabledCommands: ['AUTH', 'STARTTLS'],
+            authOptional: true,
+            onData(stream, _session, callback) {
+                stream.on('data', () => undefined);
+                stream.once('end', () => {
+                    count++;
+                    callback(null, 'OK: message drained');
+                });
+            }
+        });
+        await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    }
+    else {
+        const listener = createSmtpListener({
+            port,
+            capture: {
+                // Reads the message as the core does (readBounded), stores nothing.
+                async ingestRawEmail(raw) {
+                    await readBounded(raw as Readable | Buffer, DEFAULT_MAX_MESSAGE_BYTES);
+                    count++;
+                    return [];
+                }
+            }
+        });
+        await listener.listen();
+    }
+
+    process.on('message', (message: { count?: boolean; stop?: boolean }) => {
+        if (message.count) {
+            process.send!({ count });
+        }
+
+        if (message.stop) {
+            process.exit(0);
+        }
+    });
+    process.on('disconnect', () => process.exit(0));
+    process.send!({ listening: true });
+}
+
+if (require.main === module) {
+    const [mode, port] = process.argv.slice(2);
+    serve(mode as SinkMode, Number(port)).catch((err: unknown) => {
+        console.error(err);
+        process.exit(1);
+    });
+}
