@@ -3,7 +3,8 @@
  * is the parent): Hapi with the inbox-capture plugin on the embedded stores, as
  * the standalone example runs it, plus a bare hello-world route on the same
  * server as the ceiling. argv: <data dir> [--smoke]. Sends `{ port, apiKey, messageIds }`
- * over IPC once listening; exits when the parent disconnects.
+ * over IPC once listening, answers `'cpu'` with its CPU time so far (µs, all threads:
+ * the SQLite thread pool included); exits when the parent disconnects.
  */
 import * as Hapi from '@hapi/hapi';
 import { plugin } from '../adapters/hapi';
@@ -31,6 +32,12 @@ async function main(): Promise<void> {
     }
 
     const apiKey = await capture.createKey('bench');
+    process.on('message', (message) => {
+        if (message === 'cpu') {
+            const { user, system } = process.cpuUsage();
+            process.send!({ cpuUs: user + system });
+        }
+    });
     process.send!({ port: server.info.port, apiKey, messageIds });
     process.on('disconnect', () => {
         void server.stop({ timeout: 1000 }).then(() => capture.close()).finally(() => process.exit(0));

@@ -4,7 +4,7 @@ import { createFsBlobStore, type FsBlobStore } from './blob-store/fs-blob-store'
 import { loadOrCreateSigningSecret } from './blob-store/signing-secret';
 import { createKnexRecordStore } from './record-store/knex-record-store';
 import type { RecordStore } from './record-store/record-store';
-import { openSqliteKnex } from './record-store/sqlite-knex';
+import { openSqliteKnex, openSqliteReader } from './record-store/sqlite-knex';
 
 /** File name of the SQLite database inside the data dir. */
 export const SQLITE_FILENAME = 'inbox-capture.sqlite';
@@ -32,8 +32,9 @@ async function ensureDataDir(dataDir: string): Promise<string> {
 /** The embedded record store: SQLite at `<dataDir>/inbox-capture.sqlite` (not migrated yet). */
 export async function openEmbeddedRecordStore(options: { dataDir: string }): Promise<RecordStore> {
     const dir = await ensureDataDir(options.dataDir);
-    const knex = openSqliteKnex(Path.join(dir, SQLITE_FILENAME));
-    return createKnexRecordStore({ knex, destroyKnexOnClose: true });
+    const filename = Path.join(dir, SQLITE_FILENAME);
+    // Reads of one email go through a connection of their own (WAL), beside the writer's.
+    return createKnexRecordStore({ knex: openSqliteKnex(filename), reader: openSqliteReader(filename), destroyKnexOnClose: true });
 }
 
 /** The embedded blob store: files under `<dataDir>/blobs`, links signed with the given or the data dir's secret. */

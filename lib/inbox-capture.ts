@@ -63,7 +63,13 @@ export interface InboxCapture {
     createKey(name: string): Promise<string>;
     /** The active key a token belongs to, or null. */
     verifyKey(token: string): Promise<ApiKeyInfo | null>;
+    /** Revokes the named key; onKeyRevoked() listeners have heard of it when this settles. */
     revokeKey(name: string): Promise<boolean>;
+    /**
+     * Calls `listener` with the name of every key revoked through this service, so that a
+     * cache of accepted keys drops it at once; returns the unsubscribe function.
+     */
+    onKeyRevoked(listener: (name: string) => void): () => void;
     listKeys(): Promise<ApiKeyInfo[]>;
     /**
      * Removes blobs no record references and older than `graceMs` (default 10 min:
@@ -83,6 +89,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const ttl = options.downloadTtlSeconds ?? DEFAULT_DOWNLOAD_TTL_SECONDS;
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
+    const revocationListeners = new Set<(name: string) => void>();
 
     const removeBlobs = async (records: EmailRecord[]) => {
         const keys = blobKeysOf(records);
@@ -213,8 +220,29 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return recordStore.findActiveKeyByHash(hashApiKey(token));
         },
 
-        revokeKey(name) {
-            return recordStore.revokeKey(name);
+        async revokeKey(name) {
+            try {
+                return await recordStore.revokeKey(name);
+            }
+            finally {
+                // Always, even on false or a failure: the key may have been revoked
+                // elsewhere (the CLI), and a listener dropping a live key only costs a lookup.
+                for (const listener of [...revocationListeners]) {
+                    try {
+                        listener(name);
+                    }
+                    catch (err) {
+                        log('key revocation listener failed', err);
+                    }
+                }
+            }
+        },
+
+        onKeyRevoked(listener) {
+            // Wrapped so the same function subscribed twice is two subscriptions.
+            const entry = (name: string) => listener(name);
+            revocationListeners.add(entry);
+            return () => revocationListeners.delete(entry);
         },
 
         listKeys() {

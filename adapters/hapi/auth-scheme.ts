@@ -2,6 +2,7 @@ import type { Request, ResponseToolkit, Server, ServerAuthSchemeObject } from '@
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { hashApiKey, KEY_PREFIX } from '../../lib/keys';
 import type { ApiKeyInfo } from '../../lib/types';
+import { ACCEPTED_KEY_TTL_MS, createAcceptedKeys, MAX_ACCEPTED_KEYS } from './accepted-keys';
 import { apiError } from './error-mapping';
 
 /** Name of the auth scheme the plugin registers (auth names are server-wide, hence the prefix). */
@@ -19,7 +20,8 @@ export const MAX_TOKEN_LENGTH = 512;
  * Milliseconds a token found to match no active key is answered 401 without asking
  * the store again. A flood of one bad token costs one lookup per this period. Safe
  * for new keys (a token is random and unknown until its key exists) and for revoked
- * ones (only failures are remembered, so a revocation still applies at once).
+ * ones (this map holds only failures; accepted keys have their own, shorter memory that a
+ * revocation through the service clears at once).
  */
 export const REJECTED_TOKEN_TTL_MS = 10_000;
 
@@ -36,25 +38,44 @@ export const MAX_REJECTED_TOKENS = 10_000;
  */
 export const MAX_CONCURRENT_KEY_LOOKUPS = 4;
 
-/** How the key lookup guard is tuned (tests shorten the TTL or inject a clock). */
+/** How the key lookup guard is tuned (tests shorten the TTLs or inject a clock). */
 export interface KeyLookupGuardOptions {
     rejectedTtlMs?: number;
     maxRejected?: number;
     maxConcurrent?: number;
+    /**
+     * Milliseconds a key found active is accepted without a lookup. 0, this function's
+     * default, remembers none; registerAuth() uses ACCEPTED_KEY_TTL_MS.
+     */
+    acceptedTtlMs?: number;
+    /** Accepted keys remembered at most (default MAX_ACCEPTED_KEYS). */
+    maxAccepted?: number;
     /** Clock, Unix ms. */
     now?: () => number;
+}
+
+/** A guarded key lookup: call it with a token. */
+export interface GuardedKeyLookup {
+    (token: string): Promise<ApiKeyInfo | null>;
+    /** The named key was revoked: it and every lookup in flight are forgotten, so the next request asks the store. */
+    keyRevoked(name: string): void;
+    /** Accepted keys held in memory now (for the bound's test). */
+    acceptedCount(): number;
 }
 
 /**
  * Wraps a key lookup so that a flood of bad tokens cannot tie up the record store:
  * concurrent lookups of one token share one query, a token that matched no active
  * key is refused from memory for a short while, and only a few lookups run at once.
+ * With `acceptedTtlMs`, a valid key is also accepted from memory for that long
+ * (until keyRevoked() names it), which spares the store a query per request.
  */
-export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | null>, options: KeyLookupGuardOptions = {}): (token: string) => Promise<ApiKeyInfo | null> {
+export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | null>, options: KeyLookupGuardOptions = {}): GuardedKeyLookup {
     const ttlMs = options.rejectedTtlMs ?? REJECTED_TOKEN_TTL_MS;
     const maxRejected = options.maxRejected ?? MAX_REJECTED_TOKENS;
     const maxConcurrent = options.maxConcurrent ?? MAX_CONCURRENT_KEY_LOOKUPS;
     const now = options.now ?? Date.now;
+    const accepted = createAcceptedKeys({ ttlMs: options.acceptedTtlMs ?? 0, max: options.maxAccepted ?? MAX_ACCEPTED_KEYS, now });
 
     // Token hash → until when it is refused; Map order is insertion order, oldest first.
     const rejected = new Map<string, number>();
@@ -95,8 +116,12 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
     const run = async (token: string, hash: string): Promise<ApiKeyInfo | null> => {
         await acquire();
         try {
+            const stamp = accepted.stamp();
             const key = await lookup(token);
-            if (!key) {
+            if (key) {
+                accepted.add(hash, key, stamp);
+            }
+            else {
                 remember(hash);
             }
 
@@ -107,8 +132,13 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
         }
     };
 
-    return (token) => {
+    const verify = (token: string): Promise<ApiKeyInfo | null> => {
         const hash = hashApiKey(token);
+        const known = accepted.get(hash);
+        if (known) {
+            return Promise.resolve(known);
+        }
+
         const until = rejected.get(hash);
         if (until !== undefined) {
             if (until > now()) {
@@ -120,12 +150,28 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
 
         let inFlight = pending.get(hash);
         if (!inFlight) {
-            inFlight = run(token, hash).finally(() => pending.delete(hash));
+            const started: Promise<ApiKeyInfo | null> = run(token, hash).finally(() => {
+                // keyRevoked() may have replaced it with a newer lookup already.
+                if (pending.get(hash) === started) {
+                    pending.delete(hash);
+                }
+            });
+            inFlight = started;
             pending.set(hash, inFlight);
         }
 
         return inFlight;
     };
+
+    return Object.assign(verify, {
+        keyRevoked(name: string) {
+            accepted.forget(name);
+            // A lookup in flight may have read the key before the revocation: later
+            // requests must not share its answer.
+            pending.clear();
+        },
+        acceptedCount: () => accepted.size
+    });
 }
 
 // `<scheme> <token>`, exactly one space, the scheme word case-insensitive (DECISIONS),
@@ -196,11 +242,24 @@ function redactClientErrors(server: Server): void {
 /**
  * Registers the API-key scheme and strategy on the server. Missing, malformed,
  * unknown and revoked tokens all fail the same way (spec §5.5); a broken key store
- * is an error of its own, never a 401. Lookups go through guardKeyLookup(), and
- * tokens are kept out of hapi's client-error log (redactClientErrors()).
+ * is an error of its own, never a 401. Lookups go through guardKeyLookup(), which
+ * accepts a valid key from memory for ACCEPTED_KEY_TTL_MS and forgets it as soon as
+ * the service revokes it; tokens are kept out of hapi's client-error log
+ * (redactClientErrors()).
  */
 export function registerAuth(server: Server, capture: InboxCapture, guard: KeyLookupGuardOptions = {}): void {
-    const verifyKey = guardKeyLookup((token) => capture.verifyKey(token), guard);
+    // A service without onKeyRevoked() (a host's own wrapper) could not tell us of a
+    // revocation, so valid keys are then looked up every time.
+    const hearsRevocations = typeof (capture as Partial<InboxCapture>).onKeyRevoked === 'function';
+    const verifyKey = guardKeyLookup((token) => capture.verifyKey(token), {
+        ...guard,
+        acceptedTtlMs: hearsRevocations ? guard.acceptedTtlMs ?? ACCEPTED_KEY_TTL_MS : 0
+    });
+    if (hearsRevocations) {
+        // Never unsubscribed: the listener lives as long as the service it listens to.
+        capture.onKeyRevoked((name) => verifyKey.keyRevoked(name));
+    }
+
     const scheme = (): ServerAuthSchemeObject => ({
         async authenticate(request: Request, h: ResponseToolkit) {
             const token = parseBearer(request.headers.authorization);

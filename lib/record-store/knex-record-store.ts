@@ -6,6 +6,7 @@ import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import type { RecordStore, SaveResult } from './record-store';
 import { createBatcher, createWriteTurns, type Outcome, type WriteTurns } from './save-batch';
+import type { SqliteReader } from './sqlite-knex';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -75,6 +76,11 @@ export interface KnexRecordStoreOptions {
     destroyKnexOnClose?: boolean;
     /** Postgres LISTEN/NOTIFY channel. Default 'inbox_capture'. */
     notifyChannel?: string;
+    /**
+     * SQLite only: a read connection (openSqliteReader()) that getEmail() uses, its
+     * statement kept prepared. Closed in close() along with `knex` when the store owns it.
+     */
+    reader?: SqliteReader;
 }
 
 type Dialect = 'sqlite' | 'postgres';
@@ -110,9 +116,11 @@ const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
 
 /** A RecordStore on Knex: SQLite (embedded) or Postgres (several processes). */
 export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordStore {
-    const { knex } = options;
+    const { knex, reader } = options;
     const dialect = detectDialect(knex);
     const pg = dialect === 'postgres';
+    // getEmail()'s statement for the reader, compiled once so that it stays prepared there.
+    const getEmailQuery = knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', '').first().toSQL();
     const channel = options.notifyChannel ?? DEFAULT_NOTIFY_CHANNEL;
     // SQLite writers of this process take turns: knex opens SQLite transactions with
     // a deferred BEGIN, and two of them that read and then write would fail each
@@ -412,10 +420,10 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         async getEmail(messageId) {
-            const row = await knex('emails')
-                .select(EMAIL_COLUMNS)
-                .where('message_id_hash', sha256Hex(cleanText(messageId)))
-                .first() as EmailRow | undefined;
+            const hash = sha256Hex(cleanText(messageId));
+            const row = reader ?
+                (await reader.all<EmailRow>(getEmailQuery.sql, [hash, ...getEmailQuery.bindings.slice(1)]))[0] :
+                await knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
             return row ? toRecord(row) : null;
         },
 
@@ -565,6 +573,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         async close() {
             await Promise.all([...watchers].map((unwatch) => unwatch()));
             if (options.destroyKnexOnClose) {
+                await reader?.close();
                 await knex.destroy();
             }
         }
