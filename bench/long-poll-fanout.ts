@@ -4,11 +4,13 @@ import { once } from 'node:events';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
+import * as V8 from 'node:v8';
 import { plugin } from '../adapters/hapi';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import { VERSION_SHARE_MS } from '../lib/long-poll';
+import { createNotifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import { countingStore, type CountingStore } from './counting-store';
@@ -69,6 +71,8 @@ interface Outcome {
     expectedWoken: number;
     /** Re-issued requests that found the email at once (not wakes). */
     late: number;
+    /** Requests that reached their timeout before their inbox's mail was announced (rightly empty). */
+    timedOutDuringIngest: number;
     /** Ingest finished (capture.ingestRawEmail resolved, or the SMTP 250 read) → response read, ms. */
     wake: Summary;
     /** Ingest started (the call, or the end of DATA written) → response read, ms: includes the ingest itself. */
@@ -81,6 +85,8 @@ interface Instance {
     counter: CountingStore;
     server: Hapi.Server;
     apiKey: string;
+    /** Waiting requests that ended empty after their inbox's mail was announced (missed wake-ups). */
+    missed: string[];
     close(): Promise<void>;
 }
 
@@ -94,9 +100,35 @@ async function startInstance(databaseUrl?: string): Promise<Instance> {
         } :
         await openEmbeddedStores({ dataDir });
     const counter = countingStore(stores.recordStore);
-    const capture = createInboxCapture({ recordStore: counter.store, blobStore: stores.blobStore });
+    // When each inbox's mail was first announced to the waiters (an in-process ingest, or
+    // a Postgres NOTIFY from the other instance), Unix ms with sub-ms.
+    const notifier = createNotifier();
+    const announced = new Map<string, number>();
+    const publish = notifier.publish.bind(notifier);
+    notifier.publish = (inbox) => {
+        if (!announced.has(inbox)) {
+            announced.set(inbox, wallMs());
+        }
+
+        publish(inbox);
+    };
+    const capture = createInboxCapture({ recordStore: counter.store, blobStore: stores.blobStore, notifier });
     const server = Hapi.server({ host: '127.0.0.1', port: 0 });
     await server.register({ plugin, options: { capture } });
+    // A waiting request that took its inbox's announcement and still ends empty is a
+    // missed wake-up, whatever its timing seen from the client: checked where the
+    // handler returns (a server-wide extension, nothing kept per request).
+    const missed: string[] = [];
+    server.ext('onPostHandler', (request, h) => {
+        const query = request.query as { inbox?: string; wait?: boolean };
+        const source = (request.response as { source?: { emails?: unknown[] } } | null)?.source;
+        const at = query.inbox === undefined ? undefined : announced.get(query.inbox);
+        if (query.wait === true && at !== undefined && source?.emails?.length === 0 && request.info.received < at) {
+            missed.push(`a request on ${query.inbox} received ${fmt(at - request.info.received)} ms before its mail was announced ended empty ${fmt(wallMs() - at)} ms after`);
+        }
+
+        return h.continue;
+    });
     await server.start();
     const apiKey = await capture.createKey(`bench-${Date.now()}`);
     return {
@@ -104,6 +136,7 @@ async function startInstance(databaseUrl?: string): Promise<Instance> {
         counter,
         server,
         apiKey,
+        missed,
         async close() {
             await server.stop({ timeout: 2000 });
             await capture.close();
@@ -143,48 +176,83 @@ interface ClientReport {
 }
 
 /**
- * Wake figures from the clients' report: a request counts as woken when it was
- * issued before its inbox's message was sent and answered with the email; it was
- * expected to be woken when it was open at that moment.
+ * Wake figures from the clients' report. The request of interest is the one that was
+ * open when its inbox's message was sent (issued before, answered after). It is woken
+ * when answered with the email. One answered empty reached its timeout around the
+ * ingest (the server counts the 28 s from when it took the request, on a slow ramp
+ * well after the client issued it): whether that was before the mail was announced
+ * only the server can tell (Instance.missed), so it is counted apart here. An error
+ * or no answer at all is missed, described for the report (times relative to the
+ * send, ms).
  */
 function wakeFigures(report: ClientReport, inboxes: number, sent: Map<number, number>, finished: Map<number, number>) {
     const expected = new Set<number>();
-    const latency = new Map<number, [number, number]>();
+    const missed = new Map<number, string>();
+    const latency: Array<[number, number]> = [];
+    let endedEmpty = 0;
     let late = 0;
     for (const [j, issuedAt] of report.pending) {
-        if (issuedAt < sent.get(j % inboxes)!) {
+        const start = sent.get(j % inboxes)!;
+        if (issuedAt < start) {
             expected.add(j);
+            missed.set(j, `request ${j}: issued ${fmt(issuedAt - start)} ms before the send, still open`);
         }
     }
 
     for (const [j, issuedAt, arrivedAt, status, emails] of report.responses) {
-        const start = sent.get(j % inboxes)!;
-        if (issuedAt < start && arrivedAt >= start) {
-            expected.add(j);
-        }
-
-        if (status === 200 && emails > 0) {
-            if (issuedAt < start) {
-                latency.set(j, [arrivedAt - finished.get(j % inboxes)!, arrivedAt - start]);
-            }
-            else {
+        const k = j % inboxes;
+        const start = sent.get(k)!;
+        const end = finished.get(k)!;
+        if (issuedAt >= start) {
+            if (status === 200 && emails > 0) {
                 // Issued after the mail was sent (a re-issue after a timeout): answered at once, not woken.
                 late++;
             }
+
+            continue;
+        }
+
+        if (arrivedAt < start) {
+            // Ended before the send (timed out and re-issued): its re-issue is the one of interest.
+            continue;
+        }
+
+        if (status === 200 && emails > 0) {
+            expected.add(j);
+            latency.push([arrivedAt - end, arrivedAt - start]);
+        }
+        else if (status === 200 && emails === 0) {
+            endedEmpty++;
+        }
+        else {
+            expected.add(j);
+            missed.set(j, `request ${j}: issued ${fmt(issuedAt - start)} ms before the send, answered ${status} ${fmt(arrivedAt - start)} ms after it; the ingest took ${fmt(end - start)} ms`);
         }
     }
 
-    const woken = [...latency.values()];
     return {
         expected: expected.size,
-        woken: woken.length,
+        woken: latency.length,
+        endedEmpty,
         late,
-        wake: summarize(woken.map((w) => w[0])),
-        wakeFromSend: summarize(woken.map((w) => w[1]))
+        missed: [...missed.values()].slice(0, 3),
+        wake: summarize(latency.map((w) => w[0])),
+        wakeFromSend: summarize(latency.map((w) => w[1]))
     };
 }
 
-async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgres): Promise<Outcome> {
+/** Diagnostics a scenario run may be asked for (options of the benchmark). */
+interface Diagnostics {
+    /** Writes a V8 heap snapshot here once everyone waits (--heap-snapshot FILE). */
+    heapSnapshot?: string;
+    /**
+     * Prints process.memoryUsage() and the V8 heap spaces while everyone waits, and the
+     * wake window in monotonic µs (a .cpuprofile's clock) to cut a profile to it (--diagnostics on).
+     */
+    print?: boolean;
+}
+
+async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgres, diagnostics: Diagnostics = {}): Promise<Outcome> {
     const problems: string[] = [];
     const databaseUrl = pg ? await pg.createDatabase() : undefined;
     const instance = await startInstance(databaseUrl);
@@ -208,6 +276,7 @@ async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgre
         const heapBefore = process.memoryUsage().heapUsed;
         const port = (instance.server.info.port as number);
         const rampStart = Date.now();
+        const rampStartUs = process.hrtime.bigint() / 1000n;
         clients = startClients(port, instance.apiKey, scenario, prefix);
         const opened = await ask<{ opened: number; failures: number; firstFailure: string; rampMs: number }>(clients, {}, 'opened');
         if (opened.failures > 0) {
@@ -229,6 +298,10 @@ async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgre
         }
 
         const waitingAtIdle = instance.capture.longPoller.waiterCount();
+        if (diagnostics.print) {
+            console.error(`ramp window, monotonic µs: ${rampStartUs} to ${process.hrtime.bigint() / 1000n}`);
+        }
+
         const rampMs = (waitingAtIdle >= opened.opened ? Date.now() : bestAt) - rampStart;
         if (waitingAtIdle < opened.opened) {
             problems.push(`at most ${waitingAtIdle} of ${opened.opened} requests were waiting at once`);
@@ -237,6 +310,9 @@ async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgre
         // Idle: everyone waits, nothing arrives. Count what the waiting costs the store.
         global.gc?.();
         const heapWaiting = process.memoryUsage().heapUsed;
+        if (diagnostics.heapSnapshot) {
+            V8.writeHeapSnapshot(diagnostics.heapSnapshot);
+        }
         const idleMs = smoke ? 500 : IDLE_MS;
         instance.counter.reset();
         let rssWaiting = process.memoryUsage().rss;
@@ -244,6 +320,11 @@ async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgre
         while (Date.now() - idleStart < idleMs) {
             await sleep(100);
             rssWaiting = Math.max(rssWaiting, process.memoryUsage().rss);
+        }
+
+        if (diagnostics.print) {
+            const spaces = V8.getHeapSpaceStatistics().map((x) => `${x.space_name} ${mib(x.space_size)}/${mib(x.space_used_size)}`).join(', ');
+            console.error(`memory while waiting: ${JSON.stringify(Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, mib(v)])))}; heap spaces size/used MiB: ${spaces}`);
         }
 
         const idleByMethod = instance.counter.counts();
@@ -255,6 +336,7 @@ async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgre
         // measured from the end of the ingest of its inbox's message.
         const finished = new Map<number, number>();
         const sent = new Map<number, number>();
+        const wakeStartUs = process.hrtime.bigint() / 1000n;
         if (sender) {
             const reply = await ask<{ sent: Array<[number, number, number, number]> }>(sender, { go: true }, 'sent');
             for (const [k, dataEndAt, ackedAt, code] of reply.sent) {
@@ -291,8 +373,19 @@ async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgre
         }
 
         clients.send({ stop: true });
+        if (diagnostics.print) {
+            console.error(`wake window, monotonic µs: ${wakeStartUs} to ${process.hrtime.bigint() / 1000n}`);
+            const report = await ask<ClientReport>(clients, { report: true }, 'responses');
+            await Fs.writeFile(`/tmp/lp-report-${process.pid}.json`, JSON.stringify({ report, sent: [...sent], finished: [...finished] }));
+            console.error(`client report written to /tmp/lp-report-${process.pid}.json`);
+        }
+
         if (figures.woken < figures.expected) {
-            problems.push(`${figures.expected - figures.woken} waiting requests not answered with the email within ${WAKE_LIMIT_MS} ms`);
+            problems.push(`${figures.expected - figures.woken} waiting requests not answered at all within ${WAKE_LIMIT_MS} ms (${figures.missed.join('; ')})`);
+        }
+
+        if (instance.missed.length > 0) {
+            problems.push(`${instance.missed.length} waiting requests ended empty after their mail was announced (${instance.missed.slice(0, 3).join('; ')})`);
         }
 
         return {
@@ -308,8 +401,9 @@ async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgre
             idleProbesPerSec,
             idleByMethod,
             woken: figures.woken,
-            expectedWoken: figures.expected,
+            expectedWoken: figures.expected + instance.missed.length,
             late: figures.late,
+            timedOutDuringIngest: figures.endedEmpty - instance.missed.length,
             wake: figures.wake,
             wakeFromSend: figures.wakeFromSend,
             problems: problems.slice(0, 5)
@@ -346,7 +440,7 @@ async function scenarioMain(args: BenchArgs): Promise<void> {
     const scenario = scenarioList(waiters, smoke ? 4 : SPREAD_INBOXES)[Number(args.values.scenario)];
     const pg = scenario.backend === 'Postgres, two instances' ? await startPostgres() : undefined;
     try {
-        const outcome = await runScenario(scenario, smoke, pg);
+        const outcome = await runScenario(scenario, smoke, pg, { heapSnapshot: args.values['heap-snapshot'] as string | undefined, print: args.values.diagnostics === 'on' });
         await Fs.writeFile(args.values['scenario-out'] as string, JSON.stringify(outcome));
     }
     finally {
@@ -372,7 +466,10 @@ async function bench(args: BenchArgs) {
             // A process per scenario: RSS and heap belong to that scenario alone.
             const out = Path.join(outDir, `${index}.json`);
             const profileDir = args.values['cpu-prof-dir'] as string | undefined;
-            const child = fork(__filename, ['--scenario', String(index), '--scenario-out', out, '--waiters', String(waiters), ...(smoke ? ['--smoke'] : [])], {
+            const snapshot = args.values['heap-snapshot'] as string | undefined;
+            const child = fork(__filename, ['--scenario', String(index), '--scenario-out', out, '--waiters', String(waiters), ...(smoke ? ['--smoke'] : []),
+                ...(snapshot ? ['--heap-snapshot', Path.resolve(`${snapshot}-${index}.heapsnapshot`)] : []),
+                ...(args.values.diagnostics === 'on' ? ['--diagnostics', 'on'] : [])], {
                 stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
                 // --cpu-prof-dir DIR: a CPU profile of each scenario's serving process, for the flame graph.
                 // --expose-gc: live heap is measured after a forced collection.
@@ -430,13 +527,13 @@ async function bench(args: BenchArgs) {
     return {
         tables: [{
             title: `Long-poll fan-out: GET /v1/emails?wait=true&timeout=${WAIT_SECONDS} from a separate client process; wake = ingest finished → response received`,
-            columns: ['backend', 'scenario', 'waiting at once', 'ramp s', 'RSS before / waiting MiB', 'live heap before / waiting MiB', 'idle store calls/s (all)', 'idle probes/s per inbox', 'idle calls by method', 'woken / expected', 're-issued, answered at once', 'wake p50 ms', 'wake p99 ms', 'max ms', 'from ingest start p50 / p99 ms', 'problems'],
+            columns: ['backend', 'scenario', 'waiting at once', 'ramp s', 'RSS before / waiting MiB', 'live heap before / waiting MiB', 'idle store calls/s (all)', 'idle probes/s per inbox', 'idle calls by method', 'woken / expected', 'timed out before the announcement', 're-issued, answered at once', 'wake p50 ms', 'wake p99 ms', 'max ms', 'from ingest start p50 / p99 ms', 'problems'],
             rows: outcomes.map((o) => [
                 o.scenario.backend, o.scenario.label, `${o.waitingAtIdle} of ${o.opened}`, fmt(o.rampMs / 1000),
                 `${mib(o.rssBefore)} / ${mib(o.rssWaiting)}`, `${mib(o.heapBefore)} / ${mib(o.heapWaiting)}`,
                 fmt(o.idleQueriesPerSec), fmt(o.idleProbesPerSec / o.scenario.inboxes),
                 Object.entries(o.idleByMethod).map(([m, n]) => `${m} ${n}`).join(', ') || '-',
-                `${o.woken} / ${o.expectedWoken}`, String(o.late), fmt(o.wake.p50), fmt(o.wake.p99), fmt(o.wake.max),
+                `${o.woken} / ${o.expectedWoken}`, String(o.timedOutDuringIngest), String(o.late), fmt(o.wake.p50), fmt(o.wake.p99), fmt(o.wake.max),
                 `${fmt(o.wakeFromSend.p50)} / ${fmt(o.wakeFromSend.p99)}`, o.problems.join('; ') || '-'
             ])
         }],
@@ -445,6 +542,8 @@ async function bench(args: BenchArgs) {
             `Idle window: ${smoke ? 500 : IDLE_MS} ms right after every request is waiting; store queries are calls on the real record store, counted by a wrapper (counting-store.ts).`,
             'In-process: the serving instance ingests the messages itself (capture.ingestRawEmail). Two instances: a second service (examples/standalone.js, its own process, same Postgres database) receives the messages over SMTP from a sender process of its own; the serving instance hears of them only through Postgres LISTEN/NOTIFY. There "ingest finished" is the 250 read by the sender; the NOTIFY goes out at commit, before that 250, so a waiter can be answered first (negative latency). The "from ingest start" column counts from the end of DATA (or the ingest call) instead and includes the ingest.',
             'A request that ends empty at its 28 s timeout is issued again at once (a slow ramp can outlast 28 s); such re-issues cost an auth lookup and a list query, which the "all" column includes and the probe column does not. A re-issue made after its inbox\'s mail was sent finds it at once and is not counted as a wake.',
+            'The request of interest per client slot is the one open when its inbox\'s message was sent. One that reached its 28 s timeout (counted by the server from when it took the request, on a slow ramp well after the client sent it) before its inbox\'s mail was announced rightly answers empty: "timed out before the announcement", neither expected nor missed. A waiting request that ends empty after the announcement (checked in the server, where the handler returns), an error, or no answer is a missed wake-up, described in "problems".',
+            'The clients keep every keep-alive socket (Node\'s agent otherwise keeps 256 and closes the rest as answers arrive, which would make the server handle thousands of closes during the wake).',
             'Live heap is measured after a forced GC (node --expose-gc); RSS is the peak during the idle window.',
             `Spread case: one message per inbox, ${INGEST_CONCURRENCY} ingests in flight, so later inboxes wake while earlier answers are still being written.`,
             'Each scenario runs in a fresh process; server RSS is that process (the serving instance), the clients are another process.'
@@ -453,7 +552,7 @@ async function bench(args: BenchArgs) {
 }
 
 if (require.main === module) {
-    const options = ['waiters', 'postgres', 'scenario', 'scenario-out', 'scenarios', 'cpu-prof-dir'];
+    const options = ['waiters', 'postgres', 'scenario', 'scenario-out', 'scenarios', 'cpu-prof-dir', 'heap-snapshot', 'diagnostics'];
     if (process.argv.includes('--scenario')) {
         scenarioMain(readArgs(options)).then(() => process.exit(0), (err: unknown) => {
             console.error(err);

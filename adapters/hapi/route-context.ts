@@ -1,4 +1,5 @@
 import type { InboxCapture } from '../../lib/inbox-capture';
+import type { WaitCanceller } from '../../lib/long-poll';
 
 /** What every route module of the plugin needs. */
 export interface RouteContext {
@@ -6,7 +7,7 @@ export interface RouteContext {
     /** hapi `routes.prefix` the plugin was registered with, `''` when none: every URL we hand out carries it. */
     prefix: string;
     /** Long-polls in flight: aborted when the server stops, so it drains at once. */
-    longPolls: Set<AbortController>;
+    longPolls: Set<WaitCanceller>;
 }
 
 /** Tag on every plugin route the OpenAPI document lists (and on no host route). */
