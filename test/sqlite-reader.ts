@@ -112,7 +112,7 @@ describe('sqlite-knex', () => {
 
     describe('a record store with a reader', () => {
 
-        it('answers getEmail() through the reader while its one Knex connection is held by a transaction', async () => {
+        it('answers getEmail(), listEmails() and inboxVersion() through the reader while its one Knex connection is held by a transaction', async () => {
             const dir = await tempDir('sqlite-reader-store');
             const filename = Path.join(dir, 'db.sqlite');
             const knex = openSqliteKnex(filename);
@@ -131,6 +131,11 @@ describe('sqlite-knex', () => {
                     expect(first).to.not.equal('waited');
                     expect((first as typeof record).messageId).to.equal(record.messageId);
                     expect(await store.getEmail('nobody@example.test')).to.be.null();
+                    // So do a woken long-poll's page query and the version probe.
+                    expect((await store.listEmails({ inbox: 'reader', limit: 10 })).records.map((r) => r.messageId)).to.equal([record.messageId]);
+                    expect((await store.listEmails({ inbox: 'reader', limit: 10, subject: 'nothing like it' })).records).to.equal([]);
+                    expect(await store.inboxVersion('reader')).to.be.above(0);
+                    expect(await store.inboxVersion('empty')).to.equal(0);
                 }
                 finally {
                     await trx.rollback();

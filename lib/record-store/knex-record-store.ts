@@ -77,8 +77,8 @@ export interface KnexRecordStoreOptions {
     /** Postgres LISTEN/NOTIFY channel. Default 'inbox_capture'. */
     notifyChannel?: string;
     /**
-     * SQLite only: a read connection (openSqliteReader()) that getEmail() uses, its
-     * statement kept prepared. Closed in close() along with `knex` when the store owns it.
+     * SQLite only: a read connection (openSqliteReader()) for getEmail(), listEmails() and
+     * inboxVersion(), statements kept prepared. Closed in close() along with `knex` when the store owns it.
      */
     reader?: SqliteReader;
 }
@@ -119,8 +119,17 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const { knex, reader } = options;
     const dialect = detectDialect(knex);
     const pg = dialect === 'postgres';
-    // getEmail()'s statement for the reader, compiled once so that it stays prepared there.
-    const getEmailQuery = knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', '').first().toSQL();
+    // Reads that need only committed data go through the reader when there is one: they
+    // then never queue behind a save transaction on Knex's one SQLite connection (a
+    // woken long-poll's page query would otherwise wait for the next group commit).
+    const read = async <T>(q: Knex.QueryBuilder): Promise<T[]> => {
+        if (!reader) {
+            return await q as T[];
+        }
+
+        const { sql, bindings } = q.toSQL().toNative();
+        return reader.all<T>(sql, bindings as unknown[]);
+    };
     const channel = options.notifyChannel ?? DEFAULT_NOTIFY_CHANNEL;
     // SQLite writers of this process take turns: knex opens SQLite transactions with
     // a deferred BEGIN, and two of them that read and then write would fail each
@@ -421,9 +430,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async getEmail(messageId) {
             const hash = sha256Hex(cleanText(messageId));
-            const row = reader ?
-                (await reader.all<EmailRow>(getEmailQuery.sql, [hash, ...getEmailQuery.bindings.slice(1)]))[0] :
-                await knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
+            const [row] = await read<EmailRow>(knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).limit(1));
             return row ? toRecord(row) : null;
         },
 
@@ -467,7 +474,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                 'received_at DESC, message_id DESC');
 
             // One row more than asked says whether another page exists.
-            const rows = await q.limit(query.limit + 1) as EmailRow[];
+            const rows = await read<EmailRow>(q.limit(query.limit + 1));
             return {
                 records: rows.slice(0, query.limit).map(toRecord),
                 hasMore: rows.length > query.limit
@@ -475,8 +482,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         async inboxVersion(inbox) {
-            const row = await knex('emails').max({ version: 'seq' }).where('inbox', cleanText(inbox)).first() as
-                { version: number | string | null } | undefined;
+            const [row] = await read<{ version: number | string | null }>(knex('emails').max({ version: 'seq' }).where('inbox', cleanText(inbox)));
             return row?.version === null || row?.version === undefined ? 0 : toNumber(row.version);
         },
 
