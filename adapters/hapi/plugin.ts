@@ -8,6 +8,7 @@ import type { RecordStore } from '../../lib/record-store/record-store';
 import type { EmailView } from '../../lib/types';
 import { registerAuth } from './auth-scheme';
 import { docsRoutes } from './docs-page';
+import { malformedPathGuard } from './malformed-path';
 import { OPENAPI_PATH, openapiRoute } from './openapi';
 import { validateOptions, type InboxCapturePluginOptions, type ResolvedPluginOptions } from './options-schema';
 import { packageVersion } from './package-version';
@@ -145,6 +146,9 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
         // Sandboxed: only this plugin's routes are shaped; the host's are never touched.
         server.ext('onPreResponse', shapePluginResponse, { sandbox: 'plugin' });
+        // Server-wide (hapi answers an undecodable path from a route of its own), but it
+        // acts only on paths under the plugin's /v1.
+        server.ext('onPreResponse', malformedPathGuard(prefix));
 
         // Waiting requests answer their empty page at once, so a stopping server drains fast.
         server.ext('onPreStop', () => {

@@ -19,7 +19,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
  */
 export const DEFAULT_CSP = 'default-src \'none\'; frame-ancestors \'none\'';
 
-function secure(response: ResponseObject): ResponseObject {
+/** Adds the security headers (and the default CSP when the response brings none) to a response. */
+export function secureResponse(response: ResponseObject): ResponseObject {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
         response.header(name, value);
     }
@@ -41,7 +42,7 @@ export function shapePluginResponse(request: Request, h: ResponseToolkit): Lifec
     const response = request.response;
     if (Boom.isBoom(response)) {
         const reply = toErrorReply(response, request);
-        const out = secure(h.response({ error: reply.code }).code(reply.statusCode));
+        const out = secureResponse(h.response({ error: reply.code }).code(reply.statusCode));
         for (const [name, value] of Object.entries(reply.headers)) {
             out.header(name, value);
         }
@@ -49,6 +50,6 @@ export function shapePluginResponse(request: Request, h: ResponseToolkit): Lifec
         return out;
     }
 
-    secure(response);
+    secureResponse(response);
     return h.continue;
 }
