@@ -29,13 +29,15 @@ export const DEADLINE_GRACE_MS = 1_000;
 export const ANNOUNCED_GRACE_MS = 10_000;
 /**
  * Version probes sent to the store at once; the rest wait in the poller's own queue
- * (an inbox name each). SQLite runs queries one at a time anyway; queued inside the
- * store instead, hundreds of probes (10,000 waiters arriving over 1,000 inboxes) would
- * each hold a query object long enough to be promoted and die in the old generation
- * (tens of MB of RSS), and a query answering new mail would wait behind all of them.
- * Four keep a Postgres pool (10 connections by default) free for other work.
+ * (an inbox name each). Queued inside the store instead, hundreds of probes (10,000
+ * waiters arriving over 1,000 inboxes) would each hold a query object long enough to
+ * be promoted and die in the old generation (tens of MB of RSS). Not fewer: a freed
+ * slot is refilled only when the event loop runs the probe's callback, so on a busy
+ * loop (15 ms mean delay in a soak of 2,000 long-polls) four slots let new requests'
+ * probes queue for seconds, and 4 of 6 such soaks answered a long-poll more than 2 s
+ * after its timeout; with 32, none of 4 (worst 1.6 s). Postgres runs them on its pool.
  */
-export const MAX_PROBES_IN_FLIGHT = 4;
+export const MAX_PROBES_IN_FLIGHT = 32;
 
 /**
  * Ends a wait early, as an AbortController would, for a fraction of its memory: an
