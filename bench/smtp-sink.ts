@@ -7,12 +7,10 @@
  *
  * - `bare`: smtp-server itself with the options our listener gives it; onData drains
  *   the message and answers 250. Nothing parsed, nothing stored.
- * - `listener`: our own listener (adapters/smtp, size guard and line deadline
+ * - `listener`: our own listener (adapters/smtp, message receiver and line deadline
  *   included) in front of a core that reads the message and stores nothing: what the
  *   adapter adds on top of smtp-server.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import {
@@ -26,63 +24,18 @@ import {
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/ingest';
 import { readBounded } from '../lib/read-bounded';
 import { freePort } from './net-util';
-
-/** Longest wait for the sink to listen, ms. */
-const START_TIMEOUT_MS = 30_000;
+import { forkReferenceServer, type ReferenceServer } from './reference-server';
 
 /** Which reference server. */
 export type SinkMode = 'bare' | 'listener';
 
-/** A running reference server. */
-export interface SmtpSink {
-    pid: number;
-    smtpPort: number;
-    /** Messages answered 250 so far. */
-    count(): Promise<number>;
-    stop(): Promise<void>;
-}
+/** A running reference server; count() is messages answered 250. */
+export type SmtpSink = ReferenceServer;
 
 /** Starts a reference server in a child process on a free loopback port. */
 export async function startSmtpSink(mode: SinkMode): Promise<SmtpSink> {
     const smtpPort = await freePort();
-    const child: ChildProcess = fork(__filename, [mode, String(smtpPort)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    const timer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
-    try {
-        await Promise.race([
-            new Promise<void>((resolve) => child.on('message', (m: { listening?: boolean }) => m.listening && resolve())),
-            once(child, 'exit').then(() => {
-                throw new Error(`SMTP sink (${mode}) exited before listening`);
-            })
-        ]);
-    }
-    finally {
-        clearTimeout(timer);
-    }
-
-    return {
-        pid: child.pid!,
-        smtpPort,
-        count() {
-            return new Promise((resolve) => {
-                const onMessage = (m: { count?: number }) => {
-                    if (typeof m.count === 'number') {
-                        child.off('message', onMessage);
-                        resolve(m.count);
-                    }
-                };
-
-                child.on('message', onMessage);
-                child.send({ count: true });
-            });
-        },
-        async stop() {
-            if (child.exitCode === null && child.signalCode === null) {
-                const exited = once(child, 'exit');
-                child.send({ stop: true });
-                await exited;
-            }
-        }
-    };
+    return forkReferenceServer(`SMTP sink (${mode})`, __filename, [mode, String(smtpPort)], smtpPort);
 }
 
 /** The child: listens, counts, answers the parent. */
