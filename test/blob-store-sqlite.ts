@@ -224,6 +224,39 @@ describe('SqliteBlobStore', () => {
         });
     });
 
+    describe('a batch failing mid-transaction', () => {
+
+        it('stores none of the batch, rejects all of it, and leaves the writer ready for the next', async () => {
+            const own = await Fs.mkdtemp(Path.join(dir, 'poison-'));
+            const filename = Path.join(own, 'blobs.sqlite');
+            const { store, commits } = openStore(own);
+            await store.put('poison/seed', Buffer.from('seed'), 'text/plain');
+            // A real SQLite failure on the second row of a batch, installed as another process could.
+            const other = await openRaw(filename);
+            await exec(other, 'CREATE TRIGGER poison BEFORE INSERT ON blobs WHEN NEW.key = \'poison/bad\' BEGIN SELECT RAISE(ABORT, \'poisoned row\'); END');
+            await closeRaw(other);
+            commits.length = 0;
+            try {
+                const outcomes = await Promise.allSettled([
+                    store.put('poison/a', Buffer.from('a'), 'text/plain'),
+                    store.put('poison/bad', Buffer.from('bad'), 'text/plain'),
+                    store.put('poison/b', Buffer.from('b'), 'text/plain')
+                ]);
+
+                expect(outcomes.map((o) => o.status)).to.equal(['rejected', 'rejected', 'rejected']);
+                expect(commits).to.equal([]);
+                expect(await store.get('poison/a')).to.be.null();
+                expect(await store.get('poison/b')).to.be.null();
+
+                await store.put('poison/after', Buffer.from('after'), 'text/plain');
+                expect((await getBytes(store, 'poison/after'))!.toString()).to.equal('after');
+            }
+            finally {
+                await store.close();
+            }
+        });
+    });
+
     describe('group commit', () => {
 
         it('commits puts made together in shared transactions', async () => {
