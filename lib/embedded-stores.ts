@@ -2,14 +2,18 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { createFsBlobStore, type FsBlobStore } from './blob-store/fs-blob-store';
 import { loadOrCreateSigningSecret } from './blob-store/signing-secret';
+import { createSqliteBlobStore } from './blob-store/sqlite-blob-store';
+import { createTieredBlobStore } from './blob-store/tiered-blob-store';
 import { createKnexRecordStore } from './record-store/knex-record-store';
 import type { RecordStore } from './record-store/record-store';
 import { openSqliteKnex, openSqliteReader } from './record-store/sqlite-knex';
 
 /** File name of the SQLite database inside the data dir. */
 export const SQLITE_FILENAME = 'inbox-capture.sqlite';
-/** Directory of the filesystem blobs inside the data dir. */
+/** Directory of the filesystem blobs (the large ones) inside the data dir. */
 export const BLOBS_DIRNAME = 'blobs';
+/** SQLite file of the small blobs inside the data dir (apart from the records: its own writer, its own commits). */
+export const BLOBS_SQLITE_FILENAME = 'blobs.sqlite';
 
 /** Where the embedded defaults keep their data. */
 export interface EmbeddedStoresOptions {
@@ -37,14 +41,20 @@ export async function openEmbeddedRecordStore(options: { dataDir: string }): Pro
     return createKnexRecordStore({ knex: openSqliteKnex(filename), reader: openSqliteReader(filename), destroyKnexOnClose: true });
 }
 
-/** The embedded blob store: files under `<dataDir>/blobs`, links signed with the given or the data dir's secret. */
+/**
+ * The embedded blob store: small blobs in `<dataDir>/blobs.sqlite` (group commit), larger
+ * ones as files under `<dataDir>/blobs` (where data dirs of earlier versions keep all of
+ * theirs, still read); links signed with the given or the data dir's secret.
+ */
 export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Promise<FsBlobStore> {
     const dir = await ensureDataDir(options.dataDir);
     const signingSecret = options.signingSecret ?? await loadOrCreateSigningSecret(dir);
-    return createFsBlobStore({ root: Path.join(dir, BLOBS_DIRNAME), signingSecret });
+    const large = createFsBlobStore({ root: Path.join(dir, BLOBS_DIRNAME), signingSecret });
+    const small = createSqliteBlobStore({ filename: Path.join(dir, BLOBS_SQLITE_FILENAME), links: large });
+    return createTieredBlobStore({ small, large });
 }
 
-/** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite`, blobs under `<dataDir>/blobs`. */
+/** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite`, blobs in `<dataDir>/blobs.sqlite` and under `<dataDir>/blobs`. */
 export async function openEmbeddedStores(options: EmbeddedStoresOptions): Promise<{ recordStore: RecordStore; blobStore: FsBlobStore }> {
     const blobStore = await openEmbeddedBlobStore(options);
     const recordStore = await openEmbeddedRecordStore(options);

@@ -3,7 +3,8 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { BLOBS_DIRNAME, openEmbeddedStores } from '../lib/embedded-stores';
+import * as Sqlite3 from 'sqlite3';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import { hashApiKey } from '../lib/keys';
 import { readAll } from './contracts/blob-store-contract';
@@ -218,8 +219,11 @@ describe('cli', () => {
         });
 
         it('exits 75 (EX_TEMPFAIL) when the message cannot be stored, so the MTA retries', async () => {
-            // A file where the blob directory belongs: every blob write fails.
+            // A file where the blob directory belongs and a directory where the blob database
+            // belongs: every blob write fails, small (SQLite) or large (files).
             await Fs.writeFile(Path.join(dataDir, BLOBS_DIRNAME), 'in the way');
+            await Fs.rm(Path.join(dataDir, BLOBS_SQLITE_FILENAME), { force: true });
+            await Fs.mkdir(Path.join(dataDir, BLOBS_SQLITE_FILENAME));
             const result = await cli(['ingest', '--recipient', 'later@example.test'], { input: raw });
             expect(result.code).to.equal(75);
             expect(result.stdout).to.equal('');
@@ -244,10 +248,17 @@ describe('cli', () => {
 
             // Both blobs older than the sweep's grace period (younger ones may be in flight).
             const hourAgo = new Date(Date.now() - 60 * 60_000);
-            const files = await Fs.readdir(Path.join(dataDir, BLOBS_DIRNAME), { recursive: true, withFileTypes: true });
+            // Large blobs are files (none here unless the default threshold changes): aged on disk.
+            const files = await Fs.readdir(Path.join(dataDir, BLOBS_DIRNAME), { recursive: true, withFileTypes: true }).catch(() => []);
             for (const file of files.filter((f) => f.isFile())) {
                 await Fs.utimes(Path.join(file.parentPath, file.name), hourAgo, hourAgo);
             }
+            // Small blobs are rows of the blob database: aged there.
+            const db = await new Promise<Sqlite3.Database>((resolve, reject) => {
+                const opened = new Sqlite3.Database(Path.join(dataDir, BLOBS_SQLITE_FILENAME), (err) => (err ? reject(err) : resolve(opened)));
+            });
+            await new Promise<void>((resolve, reject) => db.run('UPDATE blobs SET modified_at = ?', [hourAgo.getTime()], (err) => (err ? reject(err) : resolve())));
+            await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
 
             const result = await cli(['gc']);
             expect(result.code).to.equal(0);

@@ -5,8 +5,9 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
+import type { BlobStore } from '../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { BLOBS_DIRNAME, openEmbeddedRecordStore } from '../lib/embedded-stores';
+import { BLOBS_DIRNAME, openEmbeddedBlobStore, openEmbeddedRecordStore } from '../lib/embedded-stores';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
@@ -232,29 +233,48 @@ interface Backend {
     name: string;
     /** Environment of the service and the CLI for a fresh data dir, and how to open its record store here. */
     prepare(dataDir: string): Promise<{ env: Record<string, string>; openRecordStore(): Promise<RecordStore>; release(): Promise<void> }>;
+    /** The blob store the service writes, opened here on its data dir. */
+    openBlobStore(dataDir: string): Promise<BlobStore>;
 }
+
+// The file store alone (every blob a file): its own crash behaviour stays under test.
+const FILES_ONLY = { INGEST_CHILD_BLOB_STORE: 'fs' };
+const openFiles = async (dataDir: string): Promise<BlobStore> => createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: 'crash test signing secret' });
 
 const BACKENDS: Backend[] = [
     {
         name: 'SQLite + files',
         async prepare(dataDir) {
             return {
+                env: { INBOX_CAPTURE_DATA_DIR: dataDir, ...FILES_ONLY },
+                openRecordStore: () => openEmbeddedRecordStore({ dataDir }),
+                release: async () => undefined
+            };
+        },
+        openBlobStore: openFiles
+    },
+    {
+        name: 'SQLite + embedded blobs (small in SQLite, large as files: the default)',
+        async prepare(dataDir) {
+            return {
                 env: { INBOX_CAPTURE_DATA_DIR: dataDir },
                 openRecordStore: () => openEmbeddedRecordStore({ dataDir }),
                 release: async () => undefined
             };
-        }
+        },
+        openBlobStore: (dataDir) => openEmbeddedBlobStore({ dataDir, signingSecret: 'crash test signing secret' })
     },
     {
         name: 'Postgres + files',
         async prepare(dataDir) {
             const pg: PostgresServer = await startPostgres();
             return {
-                env: { INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: pg.connectionString },
+                env: { INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: pg.connectionString, ...FILES_ONLY },
                 openRecordStore: async () => createKnexRecordStore({ knex: openPostgresKnex(pg.connectionString), destroyKnexOnClose: true }),
                 release: () => pg.stop()
             };
-        }
+        },
+        openBlobStore: openFiles
     }
 ];
 
@@ -306,7 +326,7 @@ describe('crash recovery', () => {
 
             it('has every acknowledged message once, raw message and attachments byte for byte, and no record without its blobs', async () => {
                 const recordStore = await prepared.openRecordStore();
-                const blobStore = createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: 'crash test signing secret' });
+                const blobStore = await backend.openBlobStore(dataDir);
                 try {
                     for (const message of messages.filter((m) => run.acknowledged.has(m.index))) {
                         const record = await recordStore.getEmail(message.messageId);
@@ -331,6 +351,7 @@ describe('crash recovery', () => {
                 }
                 finally {
                     await recordStore.close();
+                    await blobStore.close?.();
                 }
             });
 
@@ -342,7 +363,7 @@ describe('crash recovery', () => {
 
             it('removes exactly the orphan blobs with `inbox-capture gc --grace-seconds 0` and says how many', async () => {
                 const recordStore = await prepared.openRecordStore();
-                const blobStore = createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: 'crash test signing secret' });
+                const blobStore = await backend.openBlobStore(dataDir);
                 try {
                     const referenced = new Set((await allRecords(recordStore)).flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]));
                     const orphans = (await blobKeys(blobStore)).filter((key) => !referenced.has(key));
@@ -355,6 +376,7 @@ describe('crash recovery', () => {
                 }
                 finally {
                     await recordStore.close();
+                    await blobStore.close?.();
                 }
             });
         });

@@ -4,12 +4,25 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } from '../adapters/env-config';
+import { createSqliteBlobStore } from '../lib/blob-store/sqlite-blob-store';
 import { createInboxCapture } from '../lib/inbox-capture';
+import { blobKeys } from './helpers/blob-contents';
 import { startPostgres } from './helpers/postgres';
 import { startS3 } from './helpers/s3';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
+
+/** Blobs in the data dir's SQLite blob file (where the embedded default keeps small blobs). */
+async function smallBlobCount(dataDir: string): Promise<number> {
+    const store = createSqliteBlobStore({ filename: Path.join(dataDir, 'blobs.sqlite') });
+    try {
+        return (await blobKeys(store)).length;
+    }
+    finally {
+        await store.close();
+    }
+}
 
 const MAIL = 'From: a@example.test\r\nTo: cfg@example.test\r\nSubject: configured\r\nMessage-ID: <cfg-1@example.test>\r\n\r\nbody\r\n';
 
@@ -106,7 +119,7 @@ describe('env-config', () => {
 
                 await Fs.access(Path.join(dir, 'nested', 'data', 'inbox-capture.sqlite'));
                 await Fs.access(Path.join(dir, 'nested', 'data', 'signing-secret'));
-                expect((await Fs.readdir(Path.join(dir, 'nested', 'data', 'blobs'))).length).to.be.above(0);
+                expect(await smallBlobCount(Path.join(dir, 'nested', 'data'))).to.be.above(0);
             }
             finally {
                 await Fs.rm(dir, { recursive: true, force: true });
@@ -155,7 +168,7 @@ describe('env-config', () => {
                 }
 
                 await expect(Fs.access(Path.join(dir, 'data', 'inbox-capture.sqlite'))).to.reject();
-                expect((await Fs.readdir(Path.join(dir, 'data', 'blobs'))).length).to.be.above(0);
+                expect(await smallBlobCount(Path.join(dir, 'data'))).to.be.above(0);
             }
             finally {
                 await Fs.rm(dir, { recursive: true, force: true });

@@ -40,7 +40,7 @@ describe('Hapi plugin', () => {
                 expect((res.result as EmailPage).emails.map((e) => e.messageId)).to.equal(['embedded@x']);
                 expect(await exists(Path.join(dir, 'data', 'inbox-capture.sqlite'))).to.be.true();
                 expect(await exists(Path.join(dir, 'data', 'signing-secret'))).to.be.true();
-                expect(await exists(Path.join(dir, 'data', 'blobs'))).to.be.true();
+                expect(await exists(Path.join(dir, 'data', 'blobs.sqlite'))).to.be.true();
                 const raw = await server.inject({ url: '/v1/emails/embedded%40x/raw', headers: { authorization: `Bearer ${key}` } });
                 expect((await followDownload(server, raw.headers.location as string)).statusCode).to.equal(200);
             }
@@ -160,7 +160,7 @@ describe('Hapi plugin', () => {
                 await server.register({ plugin, options: { recordStore, dataDir: Path.join(dir, 'plugin') } });
                 await server.initialize();
                 await server.plugins['inbox-capture'].ingestRawEmail(buildMail(), { recipients: ['given@x'] });
-                expect(await exists(Path.join(dir, 'plugin', 'blobs'))).to.be.true();
+                expect(await exists(Path.join(dir, 'plugin', 'blobs.sqlite'))).to.be.true();
                 expect(await exists(Path.join(dir, 'plugin', 'inbox-capture.sqlite'))).to.be.false();
                 await server.stop();
                 expect((await recordStore.listEmails({ inbox: 'given', limit: 5 })).records).to.have.length(1);

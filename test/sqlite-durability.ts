@@ -7,8 +7,9 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
+import type { BlobStore } from '../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { BLOBS_DIRNAME, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
 import { openSqliteKnex, sqliteKnexConfig } from '../lib/record-store/sqlite-knex';
 import { readBlob } from './helpers/blob-contents';
 import { run, spawnNode, waitForOutput } from './helpers/child-process';
@@ -79,11 +80,22 @@ function message(n: number): Buffer {
     ].join('\r\n'));
 }
 
+/** The blob stores a killed process is tried with: the embedded default, and the plain file store (every blob a file). */
+const BLOB_STORES: { name: string; tag: string; env: Record<string, string>; open(dataDir: string): Promise<BlobStore> }[] = [
+    { name: 'embedded default blobs', tag: 'default', env: {}, open: (dataDir) => openEmbeddedBlobStore({ dataDir, signingSecret: 'durability test signing secret' }) },
+    {
+        name: 'file store',
+        tag: 'files',
+        env: { INGEST_CHILD_BLOB_STORE: 'fs' },
+        open: async (dataDir) => createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: 'durability test signing secret' })
+    }
+];
+
 /** Runs the child in `once` mode under `prefix` (e.g. strace); resolves with its stdout once it died by SIGKILL. */
-async function ingestThenDie(dataDir: string, raw: Buffer, prefix: string[] = []): Promise<string> {
+async function ingestThenDie(dataDir: string, raw: Buffer, prefix: string[] = [], extraEnv: Record<string, string> = {}): Promise<string> {
     const [command, ...args] = [...prefix, process.execPath, CHILD, 'once', 'durable@durable.test'];
     // libuv's io_uring would hide file syscalls from strace; the product does not depend on it.
-    const env = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', UV_USE_IO_URING: '0' };
+    const env = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', UV_USE_IO_URING: '0', ...extraEnv };
     const { code, signal, stdout, stderr } = await run(command, args, { cwd: ROOT, env, input: raw });
     // Under strace the tracer exits with the tracee's signal as a status.
     if (signal === 'SIGKILL' || code === 128 + 9) {
@@ -182,80 +194,84 @@ describe('SQLite durability', () => {
         });
     });
 
-    describe('a process killed (SIGKILL) right after it acknowledged a message', () => {
+    for (const blobs of BLOB_STORES) {
+        describe(`a process killed (SIGKILL) right after it acknowledged a message (${blobs.name})`, () => {
 
-        it(`leaves each of ${KILLED_PROCESSES} messages readable by a new process, blobs byte for byte (ingestRawEmail resolved, then kill -9)`, async () => {
-            const dataDir = Path.join(dir, 'killed-after-resolve');
-            for (let n = 0; n < KILLED_PROCESSES; n++) {
-                const stdout = await ingestThenDie(dataDir, message(n));
-                expect(stdout).to.equal(`stored durable-${n}@durable.test\n`);
-                // The commit is still in the write-ahead log: the next opener recovers it from there.
-                expect((await Fs.stat(Path.join(dataDir, `${SQLITE_FILENAME}-wal`))).size).to.be.above(0);
-            }
-
-            const recordStore = await openEmbeddedRecordStore({ dataDir });
-            const blobStore = createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: 'durability test signing secret' });
-            try {
-                const page = await recordStore.listEmails({ inbox: 'durable', limit: 100 });
-                expect(page.records.map((r) => r.subject).sort()).to.equal(Array.from({ length: KILLED_PROCESSES }, (_, n) => `durable ${n}`));
+            it(`leaves each of ${KILLED_PROCESSES} messages readable by a new process, blobs byte for byte (ingestRawEmail resolved, then kill -9)`, async () => {
+                const dataDir = Path.join(dir, `killed-after-resolve-${blobs.tag}`);
                 for (let n = 0; n < KILLED_PROCESSES; n++) {
-                    const record = (await recordStore.getEmail(`durable-${n}@durable.test`))!;
-                    expect((await readBlob(blobStore, record.rawKey))!.equals(message(n))).to.be.true();
-                    expect((await readBlob(blobStore, record.attachments[0].blobKey))!.equals(Buffer.alloc(1000 + n, n))).to.be.true();
+                    const stdout = await ingestThenDie(dataDir, message(n), [], blobs.env);
+                    expect(stdout).to.equal(`stored durable-${n}@durable.test\n`);
+                    // The commit is still in the write-ahead log: the next opener recovers it from there.
+                    expect((await Fs.stat(Path.join(dataDir, `${SQLITE_FILENAME}-wal`))).size).to.be.above(0);
                 }
-            }
-            finally {
-                await recordStore.close();
-            }
-        });
 
-        it('leaves a message readable that got 250 over SMTP just before the kill', async () => {
-            const dataDir = Path.join(dir, 'killed-after-250');
-            const service = spawnNode([CHILD, 'smtp'], {
-                cwd: ROOT,
-                env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '' }
+                const recordStore = await openEmbeddedRecordStore({ dataDir });
+                const blobStore = await blobs.open(dataDir);
+                try {
+                    const page = await recordStore.listEmails({ inbox: 'durable', limit: 100 });
+                    expect(page.records.map((r) => r.subject).sort()).to.equal(Array.from({ length: KILLED_PROCESSES }, (_, n) => `durable ${n}`));
+                    for (let n = 0; n < KILLED_PROCESSES; n++) {
+                        const record = (await recordStore.getEmail(`durable-${n}@durable.test`))!;
+                        expect((await readBlob(blobStore, record.rawKey))!.equals(message(n))).to.be.true();
+                        expect((await readBlob(blobStore, record.attachments[0].blobKey))!.equals(Buffer.alloc(1000 + n, n))).to.be.true();
+                    }
+                }
+                finally {
+                    await recordStore.close();
+                    await blobStore.close?.();
+                }
             });
-            const { child, exited } = service;
-            try {
-                const port = Number((await waitForOutput(service, /^listening (\d+)$/m))![1]);
-                const transport = Nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
-                const info = await transport.sendMail({ envelope: { from: 'durable@durable.test', to: ['durable@durable.test'] }, raw: message(42) });
-                child.kill('SIGKILL');
-                transport.close();
-                expect(info.response).to.startWith('250 ');
-            }
-            finally {
-                child.kill('SIGKILL');
-                await exited;
-            }
 
-            const recordStore = await openEmbeddedRecordStore({ dataDir });
-            const blobStore = createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: 'durability test signing secret' });
-            try {
-                const record = await recordStore.getEmail('durable-42@durable.test');
-                expect(record).to.not.be.null();
-                expect((await readBlob(blobStore, record!.rawKey))!.equals(message(42))).to.be.true();
-            }
-            finally {
-                await recordStore.close();
-            }
+            it('leaves a message readable that got 250 over SMTP just before the kill', async () => {
+                const dataDir = Path.join(dir, `killed-after-250-${blobs.tag}`);
+                const service = spawnNode([CHILD, 'smtp'], {
+                    cwd: ROOT,
+                    env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', ...blobs.env }
+                });
+                const { child, exited } = service;
+                try {
+                    const port = Number((await waitForOutput(service, /^listening (\d+)$/m))![1]);
+                    const transport = Nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+                    const info = await transport.sendMail({ envelope: { from: 'durable@durable.test', to: ['durable@durable.test'] }, raw: message(42) });
+                    child.kill('SIGKILL');
+                    transport.close();
+                    expect(info.response).to.startWith('250 ');
+                }
+                finally {
+                    child.kill('SIGKILL');
+                    await exited;
+                }
+
+                const recordStore = await openEmbeddedRecordStore({ dataDir });
+                const blobStore = await blobs.open(dataDir);
+                try {
+                    const record = await recordStore.getEmail('durable-42@durable.test');
+                    expect(record).to.not.be.null();
+                    expect((await readBlob(blobStore, record!.rawKey))!.equals(message(42))).to.be.true();
+                }
+                finally {
+                    await recordStore.close();
+                    await blobStore.close?.();
+                }
+            });
         });
-    });
+    }
 
     describe('before it acknowledges a message (power loss: what reached the disk)', () => {
         // A real power cut cannot be staged here. What can be checked is the order of the
         // system calls: everything the acknowledgement promises must be fsync()ed before it.
         const strace = straceWorks();
 
-        it('fsyncs the blobs, their directories and then the committed WAL before the ack (under strace)', { skip: !strace }, async () => {
+        it('fsyncs the blob files, their directories and then the committed WAL before the ack (file store, under strace)', { skip: !strace }, async () => {
             const dataDir = Path.join(dir, 'traced');
             const log = Path.join(dir, 'strace.log');
             // A first message creates the database and the schema, untraced.
-            await ingestThenDie(dataDir, message(100));
+            await ingestThenDie(dataDir, message(100), [], { INGEST_CHILD_BLOB_STORE: 'fs' });
             await ingestThenDie(dataDir, message(101), [
                 'strace', '-f', '-qq', '-y', '-o', log,
                 '-e', 'trace=write,pwrite64,pwritev,pwritev2,fsync,fdatasync,rename,renameat,renameat2'
-            ]);
+            ], { INGEST_CHILD_BLOB_STORE: 'fs' });
             const calls = parseStrace(await Fs.readFile(log, 'utf8'));
 
             const ack = calls.findIndex((c) => c.name === 'write' && c.line.includes('"stored durable-101@durable.test\\n"'));
@@ -282,6 +298,36 @@ describe('SQLite durability', () => {
                 expect(dirSync, `fsync of ${Path.dirname(rename.target!)} after the rename`).to.be.above(i);
                 expect(dirSync, 'blob durable before the record commit').to.be.below(lastWalWrite);
             }
+        });
+
+        it('fsyncs the blob database\'s WAL after its last write, before the record commit and the ack (embedded default, under strace)', { skip: !strace }, async () => {
+            const dataDir = Path.join(dir, 'traced-default');
+            const log = Path.join(dir, 'strace-default.log');
+            await ingestThenDie(dataDir, message(200));
+            await ingestThenDie(dataDir, message(201), [
+                'strace', '-f', '-qq', '-y', '-o', log,
+                '-e', 'trace=write,pwrite64,pwritev,pwritev2,fsync,fdatasync,rename,renameat,renameat2'
+            ]);
+            const calls = parseStrace(await Fs.readFile(log, 'utf8'));
+
+            const ack = calls.findIndex((c) => c.name === 'write' && c.line.includes('"stored durable-201@durable.test\\n"'));
+            expect(ack, 'the acknowledgement').to.be.above(-1);
+            const beforeAck = calls.slice(0, ack);
+            const lastIndex = (test: (c: Syscall) => boolean) => beforeAck.reduce((found, c, i) => (test(c) ? i : found), -1);
+
+            const recordWal = `${Path.join(dataDir, SQLITE_FILENAME)}-wal`;
+            const lastRecordWrite = lastIndex((c) => c.name.startsWith('pwrite') && c.path === recordWal);
+            expect(lastRecordWrite, 'a write to the record WAL').to.be.above(-1);
+            expect(lastIndex((c) => SYNCS.has(c.name) && c.path === recordWal), 'fsync of the record WAL').to.be.above(lastRecordWrite);
+
+            // Both small blobs are rows of blobs.sqlite: written to its WAL and synced before the record's commit.
+            const blobWal = `${Path.join(dataDir, BLOBS_SQLITE_FILENAME)}-wal`;
+            const lastBlobWrite = lastIndex((c) => c.name.startsWith('pwrite') && c.path === blobWal);
+            expect(lastBlobWrite, 'a write to the blob WAL').to.be.above(-1);
+            const blobSync = lastIndex((c) => SYNCS.has(c.name) && c.path === blobWal);
+            expect(blobSync, 'fsync of the blob WAL after its last write').to.be.above(lastBlobWrite);
+            expect(blobSync, 'blobs durable before the record commit').to.be.below(lastRecordWrite);
+            expect(beforeAck.some((c) => c.name.startsWith('rename') && c.target?.startsWith(Path.join(dataDir, BLOBS_DIRNAME))), 'no blob file').to.be.false();
         });
     });
 });

@@ -11,6 +11,10 @@
 //       Stores the message read from stdin, prints `stored <messageId>` and at once
 //       SIGKILLs itself: nothing (no close, no checkpoint, no exit hook) runs after
 //       the ingest resolved.
+//
+// INGEST_CHILD_BLOB_STORE=fs keeps every blob as a file under <data dir>/blobs (the plain
+// fs store) instead of the embedded default's SQLite tier, for tests of the file store's
+// own durability.
 
 const Fs = require('node:fs');
 const Path = require('node:path');
@@ -19,10 +23,24 @@ const DIST = Path.join(__dirname, '..', '..', 'dist');
 const { createInboxCapture } = require(Path.join(DIST, 'lib', 'inbox-capture'));
 const { createSmtpListener } = require(Path.join(DIST, 'adapters', 'smtp'));
 const { openStoresFromConfig, readEnvConfig } = require(Path.join(DIST, 'adapters', 'env-config'));
+const { createFsBlobStore } = require(Path.join(DIST, 'lib', 'blob-store', 'fs-blob-store'));
+const { BLOBS_DIRNAME } = require(Path.join(DIST, 'lib', 'embedded-stores'));
+
+async function openStores() {
+    const config = readEnvConfig();
+    const stores = await openStoresFromConfig(config);
+    if (process.env.INGEST_CHILD_BLOB_STORE !== 'fs') {
+        return stores;
+    }
+
+    await stores.blobStore.close();
+    const blobStore = createFsBlobStore({ root: Path.join(config.dataDir, BLOBS_DIRNAME), signingSecret: 'ingest child signing secret' });
+    return { ...stores, blobStore };
+}
 
 async function main() {
     const [mode, recipient] = process.argv.slice(2);
-    const capture = createInboxCapture(await openStoresFromConfig(readEnvConfig()));
+    const capture = createInboxCapture(await openStores());
     await capture.start();
 
     if (mode === 'smtp') {

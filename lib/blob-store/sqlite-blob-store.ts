@@ -1,0 +1,332 @@
+import { mkdirSync } from 'node:fs';
+import * as Path from 'node:path';
+import { Readable } from 'node:stream';
+import * as Sqlite3 from 'sqlite3';
+import { InboxCaptureError } from '../errors';
+import { readBounded } from '../read-bounded';
+import { createBatcher, createWriteTurns, type Outcome } from '../record-store/save-batch';
+import { openSqliteReader, type SqliteReader } from '../record-store/sqlite-knex';
+import { isValidBlobKey } from './blob-key';
+import type { BlobStore, LinkOptions } from './blob-store';
+import type { VerifiedDownload } from './fs-blob-store';
+
+/** Wait for another process' lock (the CLI on the same data dir), ms, before SQLITE_BUSY: as the record store. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Largest blob this store takes, bytes. A put holds its blob in memory until its
+ * transaction commits (a Readable is read whole first), so the bound is on memory;
+ * the tiered store sends anything above its threshold (a few hundred KiB) to files.
+ */
+export const DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Most bytes one transaction writes, bytes: past this a batch is closed and the
+ * next puts wait for the next transaction, so one commit never holds (and the WAL
+ * never takes) more than this at once. A single larger blob gets a batch of its own.
+ */
+const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+
+/** What a row costs a batch besides its content, bytes: keeps deletes and empty blobs weighing something. */
+const ROW_WEIGHT = 256;
+
+/** Rows read per listBlobs() query, so the orphan sweep never loads the whole table. */
+const LIST_PAGE_ROWS = 1000;
+
+/** Keys looked up per query by existing(): under SQLite's default 999 bound parameters. */
+const EXISTING_CHUNK = 500;
+
+/** Per-connection settings of the writer (journal_mode persists in the file; the rest do not). */
+const WRITER_PRAGMAS = [
+    // First, so that switching to WAL waits for a lock instead of failing.
+    `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`,
+    // Readers (get, stat, list) never wait on the writer, nor the writer on them.
+    'PRAGMA journal_mode = WAL',
+    // A put resolves after its commit, and a commit must survive power loss: synced every time.
+    'PRAGMA synchronous = FULL'
+].join(';\n');
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS blobs (
+    key TEXT PRIMARY KEY NOT NULL,
+    content BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    content_type TEXT NOT NULL,
+    modified_at INTEGER NOT NULL
+)`;
+
+const UPSERT = `INSERT INTO blobs (key, content, size, content_type, modified_at) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
+    content_type = excluded.content_type, modified_at = excluded.modified_at`;
+
+/** Signs and checks download links; the SQLite store has no route of its own, so it borrows one (the fs store's). */
+export interface LinkSigner {
+    createDownloadLink(key: string, options: LinkOptions): Promise<string>;
+    verifyDownload(key: string, query: Record<string, string | undefined>): VerifiedDownload | null;
+}
+
+/** Options of the SQLite blob store. */
+export interface SqliteBlobStoreOptions {
+    /** The database file (its own, not the record store's); created with its directory if missing. */
+    filename: string;
+    /** Signs the links of createDownloadLink() (e.g. an fs store on the same secret, whose route serves any key). */
+    links?: LinkSigner;
+    /** Largest blob accepted, bytes (default DEFAULT_MAX_BLOB_BYTES). */
+    maxBlobBytes?: number;
+    /** Clock, Unix ms, for modified_at. */
+    now?: () => number;
+    /** Called after each committed transaction with the puts and deletes it held (tests count commits with it). */
+    onCommit?: (items: number) => void;
+}
+
+/** Blobs as rows of a SQLite file of their own: small puts arriving together share one transaction and one fsync. */
+export interface SqliteBlobStore extends BlobStore {
+    /** Size in bytes and last write time (Unix ms) of a blob, or null when absent. */
+    stat(key: string): Promise<{ size: number; modifiedAt: number } | null>;
+    /** Which of `keys` the store holds (the tiered store's listing skips them among the files). */
+    existing(keys: string[]): Promise<Set<string>>;
+    /** Checks a link through the signer given in the options; null without one. */
+    verifyDownload(key: string, query: Record<string, string | undefined>): VerifiedDownload | null;
+    /** Waits for the writes and reads in flight, then closes both connections. */
+    close(): Promise<void>;
+}
+
+type WriteItem = { kind: 'put'; key: string; content: Buffer; contentType: string } | { kind: 'delete'; keys: string[] };
+
+/** Creates a blob store keeping every blob as a row of the SQLite file `filename` (WAL, synchronous=FULL). */
+export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBlobStore {
+    if (typeof options?.filename !== 'string' || options.filename.length === 0 || options.filename === ':memory:') {
+        throw new TypeError('createSqliteBlobStore: options.filename must be a database file path');
+    }
+
+    const filename = Path.resolve(options.filename);
+    const maxBlobBytes = options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES;
+    const now = options.now ?? Date.now;
+    const { links, onCommit } = options;
+
+    let writer: Promise<Writer> | null = null;
+    let closed = false;
+    // Opened on first use: it needs the table the writer creates.
+    const reader: SqliteReader = openSqliteReader(filename);
+    const inFlight = new Set<Promise<unknown>>();
+
+    const openWriter = (): Promise<Writer> => writer ??= (async () => {
+        const opened = openWriterConnection(filename);
+        opened.catch(() => {
+            writer = null;
+        });
+        return opened;
+    })();
+
+    const turns = createWriteTurns(1);
+    const write = createBatcher<WriteItem, void>({
+        turns,
+        maxWeight: MAX_BATCH_BYTES,
+        weight: (item) => (item.kind === 'put' ? item.content.length + ROW_WEIGHT : item.keys.length * ROW_WEIGHT),
+        async run(items): Promise<Outcome<void>[]> {
+            const w = await openWriter();
+            const modifiedAt = Math.floor(now());
+            // IMMEDIATE: take the write lock now (waiting busy_timeout for another process),
+            // not at the first INSERT, where a conflict could no longer wait.
+            await w.exec('BEGIN IMMEDIATE');
+            try {
+                for (const item of items) {
+                    if (item.kind === 'put') {
+                        await w.run(w.upsert, [item.key, item.content, item.content.length, item.contentType, modifiedAt]);
+                    }
+                    else {
+                        for (const key of item.keys) {
+                            await w.run(w.remove, [key]);
+                        }
+                    }
+                }
+
+                await w.exec('COMMIT');
+            }
+            catch (err) {
+                // A failed COMMIT may have rolled back already; either way nothing of the batch stands.
+                await w.exec('ROLLBACK').catch(() => undefined);
+                throw err;
+            }
+
+            onCommit?.(items.length);
+            return items.map(() => ({ ok: true, value: undefined }));
+        }
+    });
+
+    // Every write and read is tracked, so close() waits for them instead of cutting them off.
+    const track = <T>(work: Promise<T>): Promise<T> => {
+        const tracked = work.catch(() => undefined).finally(() => inFlight.delete(tracked));
+        inFlight.add(tracked);
+        return work;
+    };
+
+    const ensureOpen = () => {
+        if (closed) {
+            throw new Error('SQLite blob store is closed');
+        }
+    };
+
+    const read = async <T>(sql: string, params: unknown[]): Promise<T[]> => {
+        // The reader's first query needs the table: the writer creates it.
+        await openWriter();
+        return reader.all<T>(sql, params);
+    };
+
+    const store: SqliteBlobStore = {
+        async put(key, body, contentType) {
+            if (!isValidBlobKey(key)) {
+                throw new InboxCaptureError('INVALID_INPUT', `invalid blob key ${JSON.stringify(String(key).slice(0, 64))}`);
+            }
+
+            ensureOpen();
+            // Bounded: a stream is read whole (its transaction needs it all), but never past the limit.
+            const content = await readBounded(body, maxBlobBytes);
+
+            await track(write({ kind: 'put', key, content, contentType: String(contentType) }));
+            return { size: content.length };
+        },
+
+        async get(key) {
+            if (!isValidBlobKey(key)) {
+                return null;
+            }
+
+            ensureOpen();
+            const rows = await track(read<{ content: Buffer }>('SELECT content FROM blobs WHERE key = ?', [key]));
+            if (rows.length === 0) {
+                return null;
+            }
+
+            const content = rows[0]!.content;
+            return Readable.from(content.length > 0 ? [content] : [], { objectMode: false });
+        },
+
+        async delete(keys) {
+            const ours = [...new Set(keys.filter(isValidBlobKey))];
+            if (ours.length === 0) {
+                return;
+            }
+
+            ensureOpen();
+            await track(write({ kind: 'delete', keys: ours }));
+        },
+
+        async *listBlobs() {
+            ensureOpen();
+            let after = '';
+            for (;;) {
+                // Keyset pages: each query is short, and blobs written meanwhile do not shift the pages.
+                const rows = await track(read<{ key: string; modified_at: number }>(
+                    'SELECT key, modified_at FROM blobs WHERE key > ? ORDER BY key LIMIT ?', [after, LIST_PAGE_ROWS]));
+                for (const row of rows) {
+                    yield { key: row.key, modifiedAt: row.modified_at };
+                }
+
+                if (rows.length < LIST_PAGE_ROWS) {
+                    return;
+                }
+
+                after = rows[rows.length - 1]!.key;
+            }
+        },
+
+        async stat(key) {
+            if (!isValidBlobKey(key)) {
+                return null;
+            }
+
+            ensureOpen();
+            const rows = await track(read<{ size: number; modified_at: number }>('SELECT size, modified_at FROM blobs WHERE key = ?', [key]));
+            return rows.length === 0 ? null : { size: rows[0]!.size, modifiedAt: rows[0]!.modified_at };
+        },
+
+        async existing(keys) {
+            ensureOpen();
+            const found = new Set<string>();
+            const ours = keys.filter(isValidBlobKey);
+            for (let i = 0; i < ours.length; i += EXISTING_CHUNK) {
+                const chunk = ours.slice(i, i + EXISTING_CHUNK);
+                const rows = await track(read<{ key: string }>(`SELECT key FROM blobs WHERE key IN (${chunk.map(() => '?').join(', ')})`, chunk));
+                for (const row of rows) {
+                    found.add(row.key);
+                }
+            }
+
+            return found;
+        },
+
+        async createDownloadLink(key, linkOptions) {
+            if (!links) {
+                throw new Error('createSqliteBlobStore: no `links` signer was given, so it cannot make download links');
+            }
+
+            return links.createDownloadLink(key, linkOptions);
+        },
+
+        verifyDownload(key, query) {
+            return links ? links.verifyDownload(key, query) : null;
+        },
+
+        async close() {
+            if (closed) {
+                return;
+            }
+
+            closed = true;
+            await Promise.all(inFlight);
+            await reader.close();
+            const w = await writer?.catch(() => undefined);
+            await w?.close();
+        }
+    };
+
+    return store;
+}
+
+/** The writer connection and its prepared statements. */
+interface Writer {
+    upsert: Sqlite3.Statement;
+    remove: Sqlite3.Statement;
+    exec(sql: string): Promise<void>;
+    run(statement: Sqlite3.Statement, params: unknown[]): Promise<void>;
+    close(): Promise<void>;
+}
+
+async function openWriterConnection(filename: string): Promise<Writer> {
+    mkdirSync(Path.dirname(filename), { recursive: true, mode: 0o700 });
+    const db = await new Promise<Sqlite3.Database>((resolve, reject) => {
+        const opened = new Sqlite3.Database(filename, Sqlite3.OPEN_READWRITE | Sqlite3.OPEN_CREATE, (err) => (err ? reject(err) : resolve(opened)));
+    });
+
+    const exec = (sql: string) => new Promise<void>((resolve, reject) => {
+        db.exec(sql, (err) => (err ? reject(err) : resolve()));
+    });
+
+    // With a callback, so a bad statement rejects: without one node-sqlite3 emits 'error' and drops queued calls.
+    const prepare = (sql: string) => new Promise<Sqlite3.Statement>((resolve, reject) => {
+        const statement = db.prepare(sql, (err: Error | null) => (err ? reject(err) : resolve(statement)));
+    });
+
+    try {
+        await exec(WRITER_PRAGMAS);
+        await exec(SCHEMA);
+        const upsert = await prepare(UPSERT);
+        const remove = await prepare('DELETE FROM blobs WHERE key = ?');
+        return {
+            upsert,
+            remove,
+            exec,
+            run: (statement, params) => new Promise<void>((resolve, reject) => {
+                statement.run(params, (err: Error | null) => (err ? reject(err) : resolve()));
+            }),
+            async close() {
+                await Promise.all([upsert, remove].map((s) => new Promise((resolve) => s.finalize(resolve))));
+                await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
+            }
+        };
+    }
+    catch (err) {
+        db.close();
+        throw err;
+    }
+}
