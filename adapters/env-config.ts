@@ -1,6 +1,6 @@
 import * as Path from 'node:path';
 import type { BlobStore } from '../lib/blob-store/blob-store';
-import { BLOBS_DIRNAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
@@ -132,8 +132,10 @@ export interface ConfiguredStores {
 /** A one-line description of where data goes, without secrets (for start-up output). */
 export function describeStores(config: EnvConfig): string {
     const records = config.databaseUrl ? 'Postgres (DATABASE_URL)' : Path.join(config.dataDir, SQLITE_FILENAME);
-    const blobs = config.s3 ? `S3 bucket ${config.s3.bucket}` : Path.join(config.dataDir, BLOBS_DIRNAME);
-    return `records in ${records}, files in ${blobs}`;
+    const blobs = config.s3 ?
+        `files in S3 bucket ${config.s3.bucket}` :
+        `small files in ${Path.join(config.dataDir, BLOBS_SQLITE_FILENAME)}, large ones in ${Path.join(config.dataDir, BLOBS_DIRNAME)}`;
+    return `records in ${records}, ${blobs}`;
 }
 
 /**

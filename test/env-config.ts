@@ -96,7 +96,7 @@ describe('env-config', () => {
         it('says where data goes without secrets', () => {
             const text = describeStores(readEnvConfig({ DATABASE_URL: 'postgres://u:hunter2@db/x', S3_BUCKET: 'mail' }, '/srv'));
             expect(text).to.equal('records in Postgres (DATABASE_URL), files in S3 bucket mail');
-            expect(describeStores(readEnvConfig({}, '/srv'))).to.equal('records in /srv/data/inbox-capture.sqlite, files in /srv/data/blobs');
+            expect(describeStores(readEnvConfig({}, '/srv'))).to.equal('records in /srv/data/inbox-capture.sqlite, small files in /srv/data/blobs.sqlite, large ones in /srv/data/blobs');
         });
     });
 
