@@ -159,7 +159,7 @@ async function bench(args: BenchArgs) {
         tables,
         targets: [],
         notes: [
-            `Profile of \`node --cpu-prof examples/standalone.js\` (SQLite + fs) under the ${profileName} profile at C = ${sessions}: ${acked} messages, ${fmt(rate)} msg/s while profiling; ${fmt(summary.total)} ms sampled during the load (start-up and shutdown left out; \`(idle)\` is time the main thread waited, e.g. for fsync on the thread pool).`,
+            `Profile of \`node --cpu-prof examples/standalone.js\` (SQLite, the embedded default) under the ${profileName} profile at C = ${sessions}: ${acked} messages, ${fmt(rate)} msg/s while profiling; ${fmt(summary.total)} ms sampled during the load (start-up and shutdown left out; \`(idle)\` is time the main thread waited, e.g. for fsync on the thread pool).`,
             smoke ? 'Smoke run: the profile file was removed.' : `Profile file: ${Path.relative(ROOT, file)} (open it in Chrome DevTools or speedscope for a flame graph).`
         ]
     };

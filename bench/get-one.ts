@@ -121,7 +121,7 @@ async function bench(args: BenchArgs) {
         }],
         notes: [
             'autocannon runs in the bench process, the server in a child: on 2 cores each gets about one.',
-            'The server is Hapi + the plugin on SQLite + fs (the embedded default), holding 200 emails of the 10 KB multipart profile.',
+            'The server is Hapi + the plugin on the embedded default (SQLite records; blobs up to 256 KiB in blobs.sqlite, larger as files), holding 200 emails of the 10 KB multipart profile.',
             'Server CPU per request counts all of the server\'s threads (SQLite runs on the libuv pool); on a shared machine it moves less than req/s, and hello ÷ GET of it is the share the server alone would allow.'
         ]
     };

@@ -109,7 +109,7 @@ async function bench(args: BenchArgs) {
         targets: checks,
         notes: [
             'Bare parse rate = the faster of simpleParser and parseMessage (the parse ingestRawEmail runs).',
-            'ingestRawEmail runs on the embedded stores (SQLite synchronous=FULL + fsync\'d files) in a fresh temp dir: parse, blobs, record, all durable.',
+            'ingestRawEmail runs on the embedded stores (SQLite synchronous=FULL for records and for blobs up to 256 KiB, fsync\'d files above) in a fresh temp dir: parse, blobs, record, all durable.',
             `Each loop runs ${ms} ms or ${max} messages; message i goes to one of 100 inboxes.`
         ]
     };

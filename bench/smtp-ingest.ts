@@ -31,7 +31,7 @@ const ATTACHMENT_RATIO_TARGET = 2;
 /** Share of the disk's fsync'd bandwidth the attachment profiles must reach (60 %). */
 const BANDWIDTH_SHARE_TARGET = 0.6;
 
-type ServerName = 'ours (SQLite + fs)' | 'MailDev' | 'ours (Postgres + S3)' | 'sink: bare smtp-server' | 'sink: our listener, no store';
+type ServerName = 'ours (SQLite, embedded default)' | 'MailDev' | 'ours (Postgres + S3)' | 'sink: bare smtp-server' | 'sink: our listener, no store';
 
 /** The reference servers (smtp-sink.ts) by their --refs name. */
 const SINKS: Record<SinkMode, { name: ServerName; short: string }> = {
@@ -242,7 +242,7 @@ async function bench(args: BenchArgs) {
     try {
         const sqlite = await startStandalone();
         started.push(sqlite);
-        targets.push(oursTarget('ours (SQLite + fs)', 'sq', sqlite));
+        targets.push(oursTarget('ours (SQLite, embedded default)', 'sq', sqlite));
 
         const maildev = await startMailDev();
         started.push(maildev);
@@ -309,7 +309,7 @@ async function bench(args: BenchArgs) {
     for (const profile of PROFILE_NAMES) {
         for (const c of concurrencies) {
             const md = find(profile, c, 'MailDev');
-            const sq = find(profile, c, 'ours (SQLite + fs)');
+            const sq = find(profile, c, 'ours (SQLite, embedded default)');
             const pgCell = find(profile, c, 'ours (Postgres + S3)');
             if (!md || !sq) {
                 continue;
@@ -346,7 +346,7 @@ async function bench(args: BenchArgs) {
 
     tables.push({
         title: 'Ratios measured in this run (msg/s of ours ÷ msg/s of MailDev at the same profile and C)',
-        columns: ['profile', 'C', 'ours SQLite + fs / MailDev', 'ours Postgres + S3 / MailDev', ...(Object.keys(SINKS) as SinkMode[]).map((mode) => `${SINKS[mode].name} / MailDev`), 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
+        columns: ['profile', 'C', 'ours SQLite / MailDev', 'ours Postgres + S3 / MailDev', ...(Object.keys(SINKS) as SinkMode[]).map((mode) => `${SINKS[mode].name} / MailDev`), 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
         rows: ratioRows
     });
 
