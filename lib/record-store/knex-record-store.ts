@@ -41,15 +41,6 @@ const MAX_ID_DERIVATIONS = 8;
  */
 const MAX_BATCH_RECORDS = 64;
 /**
- * Longest wait, ms, of a batch for the deliveries the last round brought (save-batch.ts):
- * SMTP sessions answered by one commit send their next message together, each after
- * its own parse and blob writes. Measured (SQLite, 2 vCPUs, 16 concurrent ingests of
- * 1 KB mail, no blob writes): without it batches went 1, 15, 1, 15; with 2 ms every
- * batch held 16 and ingest ran 35-40 % faster. Below one commit's own cost (~5 ms for
- * 16 records), so a round that shrank costs less than the extra commit it saves.
- */
-const GATHER_MS = 2;
-/**
  * Drafts per lookup statement of a batch (three values each): under SQLite's
  * expression depth (1,000 by default) and bound-parameter limits.
  */
@@ -420,8 +411,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         turns: sqliteTurns ?? createWriteTurns(PG_BATCHES_IN_FLIGHT),
         maxWeight: MAX_BATCH_RECORDS,
         weight: (drafts) => drafts.length,
-        run: saveBatch,
-        gatherMs: GATHER_MS
+        run: saveBatch
     });
 
     const store: RecordStore = {

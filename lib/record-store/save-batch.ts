@@ -1,9 +1,8 @@
 /**
  * Group commit. Each transaction commits (and fsyncs) once, and a commit costs
  * about as much for one delivery as for dozens, so deliveries that arrive while
- * a write transaction runs wait for the next one, which stores them all. A
- * delivery that finds the line empty starts at once, unless the last batch
- * showed that more are on their way (see `gatherMs`).
+ * a write transaction runs wait for the next one, which stores them all. Nothing
+ * waits on a timer: a delivery that finds the line empty starts at once.
  */
 
 /** A line of write jobs: run in the order queued, at most `slots` at a time. */
@@ -78,17 +77,10 @@ export interface BatcherOptions<I, R> {
      * nothing of the batch is stored: every item gets the error.
      */
     run(items: I[]): Promise<Outcome<R>[]>;
-    /**
-     * Longest wait, ms, of a batch whose turn came before as many items as the last
-     * round brought (0, the default: never wait). See createBatcher().
-     */
-    gatherMs?: number;
 }
 
 interface Batch<I, R> {
     items: I[];
-    /** Set while the batch waits for its expected items: starts it at once. */
-    gathered?: () => void;
     settle: { resolve: (value: R) => void; reject: (error: unknown) => void }[];
     weight: number;
     /** `turns.queued` right after this batch was queued. */
@@ -104,30 +96,9 @@ interface Batch<I, R> {
  */
 export function createBatcher<I, R>(options: BatcherOptions<I, R>): (item: I) => Promise<R> {
     const { turns, maxWeight } = options;
-    const gatherMs = options.gatherMs ?? 0;
     let open: Batch<I, R> | null = null;
-    // Items the last round brought: the last batch's, plus those that queued up behind
-    // it while it ran. Clients answered together come back together (16 SMTP sessions
-    // send their next message once their 250s go out): a batch that starts with the
-    // first of them stores it alone and the rest in the next commit, and the split
-    // repeats forever (measured: 16 concurrent ingests committed as 1, 15, 1, 15, ...).
-    // Waiting a bounded moment for as many as the last round had gives one commit.
-    let expected = 1;
-
-    const gather = (batch: Batch<I, R>) => new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, gatherMs);
-        batch.gathered = () => {
-            clearTimeout(timer);
-            resolve();
-        };
-    });
 
     const runBatch = async (batch: Batch<I, R>) => {
-        if (gatherMs > 0 && batch.items.length < expected && batch.weight < maxWeight) {
-            await gather(batch);
-            batch.gathered = undefined;
-        }
-
         batch.started = true;
         if (open === batch) {
             open = null;
@@ -141,8 +112,6 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): (item: I) =>
             }
         }
         catch (err) {
-            // Its callers get errors and may not come back: nobody to wait for.
-            expected = 1;
             for (const { reject } of batch.settle) {
                 reject(err);
             }
@@ -150,7 +119,6 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): (item: I) =>
             return;
         }
 
-        expected = batch.items.length + (open && open !== batch ? open.items.length : 0);
         outcomes.forEach((outcome, i) => {
             const { resolve, reject } = batch.settle[i]!;
             if (outcome.ok) {
@@ -169,15 +137,9 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): (item: I) =>
             batch.items.push(item);
             batch.settle.push({ resolve, reject });
             batch.weight += weight;
-            if (batch.gathered && (batch.items.length >= expected || batch.weight >= maxWeight)) {
-                batch.gathered();
-            }
-
             return;
         }
 
-        // Items from here on go to the new batch: the one gathering need not wait for them.
-        batch?.gathered?.();
         const fresh: Batch<I, R> = { items: [item], settle: [{ resolve, reject }], weight, ticket: 0, started: false };
         open = fresh;
         // runBatch settles every caller itself and never rejects.
