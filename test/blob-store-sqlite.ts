@@ -358,6 +358,35 @@ describe('SqliteBlobStore', () => {
 
     describe('existing()', () => {
 
+        it('gives the pages of deleted blobs back, so the file shrinks', async () => {
+            const own = await tempDir();
+            const filename = Path.join(own, 'blobs.sqlite');
+            const { store } = openStore(own);
+            const keys = Array.from({ length: 40 }, (_, i) => `vacuum/${i}`);
+            await Promise.all(keys.map((key) => store.put(key, randomBytes(64 * 1024), 'application/octet-stream')));
+            const pages = async () => {
+                const db = await openRaw(filename);
+                try {
+                    const [{ page_count: count }] = await all<{ page_count: number }>(db, 'PRAGMA page_count');
+                    const [{ freelist_count: free }] = await all<{ freelist_count: number }>(db, 'PRAGMA freelist_count');
+                    return { count, free };
+                }
+                finally {
+                    await closeRaw(db);
+                }
+            };
+
+            const full = await pages();
+            expect(full.count).to.be.above(40 * 16);
+            await store.delete(keys.slice(0, 30));
+            const after = await pages();
+            expect(after.free).to.equal(0);
+            // 10 blobs of 64 KiB are left: about a quarter of the pages.
+            expect(after.count).to.be.below(full.count / 2);
+            await store.close();
+            await Fs.rm(own, { recursive: true, force: true });
+        });
+
         it('answers which keys are stored', async () => {
             const own = await Fs.mkdtemp(Path.join(dir, 'existing-'));
             const { store } = openStore(own);

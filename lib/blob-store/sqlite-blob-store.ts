@@ -40,6 +40,10 @@ const EXISTING_CHUNK = 500;
 const WRITER_PRAGMAS = [
     // First, so that switching to WAL waits for a lock instead of failing.
     `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`,
+    // Deleted blobs give their pages back to the file system (see the vacuum in the write
+    // batch): without it the file only ever grows. Takes effect only in a file with no
+    // tables yet, so before the schema; a file made without it keeps reusing free pages.
+    'PRAGMA auto_vacuum = INCREMENTAL',
     // Readers (get, stat, list) never wait on the writer, nor the writer on them.
     'PRAGMA journal_mode = WAL',
     // A put resolves after its commit, and a commit must survive power loss: synced every time.
@@ -129,6 +133,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
             // not at the first INSERT, where a conflict could no longer wait.
             await w.exec('BEGIN IMMEDIATE');
             try {
+                let deleted = false;
                 for (const item of items) {
                     if (item.kind === 'put') {
                         await w.run(w.upsert, [item.key, item.content, item.content.length, item.contentType, modifiedAt]);
@@ -137,7 +142,15 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
                         for (const key of item.keys) {
                             await w.run(w.remove, [key]);
                         }
+
+                        deleted = true;
                     }
+                }
+
+                // The pages the deletes freed are cut off the end of the file in the same
+                // commit (a no-op in a file made without auto_vacuum).
+                if (deleted) {
+                    await w.exec('PRAGMA incremental_vacuum');
                 }
 
                 await w.exec('COMMIT');
