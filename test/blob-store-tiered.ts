@@ -113,6 +113,20 @@ describe('TieredBlobStore', () => {
             expect((await getBytes(store, 'move/raw.eml'))!.equals(large)).to.be.true();
         });
 
+        it('writes a new large blob without a transaction in the SQLite tier', async () => {
+            const own = await tempDir();
+            const commits: number[] = [];
+            const large = createFsBlobStore({ root: Path.join(own, 'blobs'), signingSecret: TEST_SIGNING_SECRET });
+            const sqlite = createSqliteBlobStore({ filename: Path.join(own, 'blobs.sqlite'), links: large, onCommit: (items) => commits.push(items) });
+            const tiered = createTieredBlobStore({ small: sqlite, large, thresholdBytes: THRESHOLD });
+            await tiered.put('fresh/small', Buffer.from('small'), 'text/plain');
+            expect(commits).to.equal([1]);
+            await tiered.put('fresh/large', randomBytes(THRESHOLD * 2), 'application/octet-stream');
+            expect(commits).to.equal([1]);
+            await tiered.close?.();
+            await Fs.rm(own, { recursive: true, force: true });
+        });
+
         it('uses a threshold of 256 KiB by default', () => {
             expect(DEFAULT_TIER_THRESHOLD_BYTES).to.equal(256 * 1024);
         });

@@ -5,13 +5,11 @@ import * as Sqlite3 from 'sqlite3';
 import { InboxCaptureError } from '../errors';
 import { readBounded } from '../read-bounded';
 import { createBatcher, createWriteTurns, type Outcome } from '../record-store/save-batch';
-import { openSqliteReader, type SqliteReader } from '../record-store/sqlite-knex';
+import { BUSY_TIMEOUT_MS, openSqliteReader, type SqliteReader } from '../record-store/sqlite-knex';
 import { isValidBlobKey } from './blob-key';
 import type { BlobStore, LinkOptions } from './blob-store';
 import type { VerifiedDownload } from './fs-blob-store';
 
-/** Wait for another process' lock (the CLI on the same data dir), ms, before SQLITE_BUSY: as the record store. */
-const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Largest blob this store takes, bytes. A put holds its blob in memory until its

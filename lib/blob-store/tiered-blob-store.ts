@@ -38,9 +38,16 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): FsBlobSt
     // Writes the blob to one tier, then removes the key from the other: a key written
     // again with another size must not leave its old version shadowing (SQLite) or
     // shadowed by (files) the new one. The new version is durable before the old goes.
+    // Looked up first (a read on SQLite's read connection, an lstat for a file): ingest
+    // keys are always new, and a blind delete would put a write transaction in
+    // blobs.sqlite's line for every large blob.
     const putIn = async (key: string, body: Buffer | Readable, contentType: string, isSmall: boolean) => {
         const result = await (isSmall ? small : large).put(key, body, contentType);
-        await (isSmall ? large : small).delete([key]);
+        const other = isSmall ? large : small;
+        if (await other.stat(key) !== null) {
+            await other.delete([key]);
+        }
+
         return result;
     };
 

@@ -7,7 +7,7 @@ import * as Sqlite3 from 'sqlite3';
  * How long a connection waits for another process' lock (the CLI, a pipe ingest),
  * ms, before SQLITE_BUSY: far above one transaction, short enough to fail visibly.
  */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Connections in the pool: one. SQLite takes one writer at a time anyway, and a
