@@ -5,16 +5,17 @@ import { InboxCaptureError } from './errors';
  * Reads a whole message into one Buffer, refusing it with `TOO_LARGE` once it
  * holds more than `maxBytes`. Bytes are counted while a stream flows, so an
  * oversized stream is destroyed early instead of being read to its end.
- * A string is taken as UTF-8; a Buffer is returned as is (never copied).
+ * A string is taken as UTF-8; a Buffer is returned as is (never copied). `what`
+ * names the input in the error ("message exceeds …", "blob exceeds …").
  */
-export async function readBounded(input: Buffer | string | Readable, maxBytes: number): Promise<Buffer> {
+export async function readBounded(input: Buffer | string | Readable, maxBytes: number, what = 'message'): Promise<Buffer> {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
         throw new InboxCaptureError('INVALID_INPUT', `maxBytes must be a non-negative integer, got ${maxBytes}`);
     }
 
     if (Buffer.isBuffer(input)) {
         if (input.length > maxBytes) {
-            throw tooLarge(maxBytes);
+            throw tooLarge(what, maxBytes);
         }
 
         return input;
@@ -23,7 +24,7 @@ export async function readBounded(input: Buffer | string | Readable, maxBytes: n
     if (typeof input === 'string') {
         // Measured before encoding, so an oversized string is never copied.
         if (Buffer.byteLength(input, 'utf8') > maxBytes) {
-            throw tooLarge(maxBytes);
+            throw tooLarge(what, maxBytes);
         }
 
         return Buffer.from(input, 'utf8');
@@ -42,7 +43,7 @@ export async function readBounded(input: Buffer | string | Readable, maxBytes: n
             const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string | Uint8Array);
             total += buffer.length;
             if (total > maxBytes) {
-                throw tooLarge(maxBytes);
+                throw tooLarge(what, maxBytes);
             }
 
             chunks.push(buffer);
@@ -57,6 +58,6 @@ export async function readBounded(input: Buffer | string | Readable, maxBytes: n
     return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
 }
 
-function tooLarge(maxBytes: number): InboxCaptureError {
-    return new InboxCaptureError('TOO_LARGE', `message exceeds ${maxBytes} bytes`);
+function tooLarge(what: string, maxBytes: number): InboxCaptureError {
+    return new InboxCaptureError('TOO_LARGE', `${what} exceeds ${maxBytes} bytes`);
 }

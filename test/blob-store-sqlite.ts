@@ -345,6 +345,7 @@ describe('SqliteBlobStore', () => {
                 for (const body of [chunked(randomBytes(1001), 100), randomBytes(1001)]) {
                     const err = await expect(store.put('big/raw.eml', body, 'message/rfc822')).to.reject();
                     expect((err as { code?: string }).code).to.equal('TOO_LARGE');
+                    expect((err as Error).message).to.equal('blob exceeds 1000 bytes');
                 }
 
                 expect(await store.get('big/raw.eml')).to.be.null();

@@ -36,6 +36,9 @@ describe('read-bounded', () => {
         it('refuses a Buffer one byte over the cap with TOO_LARGE', async () => {
             const err = await expect(readBounded(Buffer.alloc(6), 5)).to.reject();
             expect(isInboxCaptureError(err, 'TOO_LARGE')).to.be.true();
+            expect((err as Error).message).to.equal('message exceeds 5 bytes');
+            const named = await expect(readBounded(Buffer.alloc(6), 5, 'blob')).to.reject();
+            expect((named as Error).message).to.equal('blob exceeds 5 bytes');
         });
 
         it('encodes a string as UTF-8 and counts its bytes, not its characters', async () => {

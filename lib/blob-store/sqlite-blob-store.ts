@@ -191,7 +191,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
 
             ensureOpen();
             // Bounded: a stream is read whole (its transaction needs it all), but never past the limit.
-            const content = await readBounded(body, maxBlobBytes);
+            const content = await readBounded(body, maxBlobBytes, 'blob');
 
             await track(write({ kind: 'put', key, content, contentType: String(contentType) }));
             return { size: content.length };
