@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { packageVersion } from '../../lib/package-version';
@@ -8,6 +10,7 @@ const { describe, it } = exports.lab = Lab.script();
 describe('packageVersion()', () => {
 
     it('is the version in our package.json', () => {
-        expect(packageVersion()).to.equal(require('../../package.json').version);
+        const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+        expect(packageVersion()).to.equal(pkg.version);
     });
 });
