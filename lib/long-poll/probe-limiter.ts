@@ -34,10 +34,7 @@ export interface ProbeLimiter {
     probeVersion(inbox: string): VersionProbe;
 }
 
-/**
- * Version probes shared per inbox, at most MAX_PROBES_IN_FLIGHT in the store at once.
- * `nextSeq` stamps when a probe is sent and when it resolves, in the caller's order of events.
- */
+/** Version probes shared per inbox, at most MAX_PROBES_IN_FLIGHT at once; `nextSeq` stamps when each is sent and resolves. */
 export function createProbeLimiter(deps: { recordStore: Pick<RecordStore, 'inboxVersion'>; nextSeq: () => number }): ProbeLimiter {
     const { recordStore, nextSeq } = deps;
     const probes = new Map<string, VersionProbe>();
