@@ -9,7 +9,7 @@ import { plugin } from '../adapters/hapi';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
-import { VERSION_SHARE_MS } from '../lib/long-poll';
+import { VERSION_SHARE_MS } from '../lib/long-poll/probe-limiter';
 import { createNotifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';

@@ -3,7 +3,7 @@ import type { BlobStore } from './blob-store/blob-store';
 import { InboxCaptureError } from './errors';
 import { blobKeysOf, ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, RAW_CONTENT_TYPE, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
-import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll';
+import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
 import { defaultInboxFromAddress, type InboxFromAddress } from './recipients';
 import type { RecordStore } from './record-store/record-store';

@@ -3,16 +3,10 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import {
-    ANNOUNCED_GRACE_MS,
-    DEADLINE_GRACE_MS,
-    FIRST_CHECK_MS,
-    MAX_PROBES_IN_FLIGHT,
-    VERSION_SHARE_MS,
-    WaitCanceller,
-    createLongPoller,
-    type LongPoller
-} from '../lib/long-poll';
+import { ANNOUNCED_GRACE_MS, DEADLINE_GRACE_MS, createLongPoller, type LongPoller } from '../lib/long-poll/poller';
+import { MAX_PROBES_IN_FLIGHT, VERSION_SHARE_MS } from '../lib/long-poll/probe-limiter';
+import { WaitCanceller } from '../lib/long-poll/wait-canceller';
+import { FIRST_CHECK_MS } from '../lib/long-poll/waiters';
 import { createNotifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';

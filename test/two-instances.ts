@@ -28,7 +28,7 @@ const PROCESS_LIMIT_MS = 30_000;
  * uses the real stores. The API suites' "versions stand still" test is the control.
  */
 const PROBE_SCRIPT = `'use strict';
-const longPoll = require(${JSON.stringify(Path.join(ROOT, 'dist', 'lib', 'long-poll.js'))});
+const longPoll = require(${JSON.stringify(Path.join(ROOT, 'dist', 'lib', 'long-poll', 'poller.js'))});
 const create = longPoll.createLongPoller;
 const report = (event, inbox) => process.stderr.write('[probe] ' + JSON.stringify({ event, inbox }) + '\\n');
 longPoll.createLongPoller = ({ recordStore, notifier }) => create({

@@ -1,5 +1,5 @@
 import type { InboxCapture } from '../../lib/inbox-capture';
-import type { WaitCanceller } from '../../lib/long-poll';
+import type { WaitCanceller } from '../../lib/long-poll/wait-canceller';
 
 /** What every route module of the plugin needs. */
 export interface RouteContext {

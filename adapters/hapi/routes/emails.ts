@@ -2,7 +2,7 @@ import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { encodeCursor } from '../../../lib/cursor';
 import { toEmailView } from '../../../lib/email-view';
-import { WaitCanceller } from '../../../lib/long-poll';
+import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
 import type { EmailPage, RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
