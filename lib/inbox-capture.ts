@@ -7,7 +7,7 @@ import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll
 import { createNotifier, type Notifier } from './notifier';
 import { defaultInboxFromAddress, type InboxFromAddress } from './recipients';
 import type { RecordStore } from './record-store/record-store';
-import type { ApiKeyInfo, EmailRecord, EmailView, ListQuery, RecordPage } from './types';
+import type { ApiKeyInfo, EmailRecord, ListQuery, RecordPage } from './types';
 
 /** Spec §4.5: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -44,8 +44,11 @@ export interface InboxCapture {
 
     /** Runs migrations and subscribes to cross-process notifications. */
     start(): Promise<void>;
-    /** Parses and stores one message; returns the stored copies (one per inbox). */
-    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
+    /**
+     * Parses and stores one message; returns the stored copies, one per inbox (records:
+     * the adapters turn them into what they show).
+     */
+    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailRecord[]>;
     /** One page of an inbox. */
     listEmails(query: ListQuery): Promise<RecordPage>;
     /** One page, waiting for matching mail when there is none yet. */

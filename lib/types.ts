@@ -32,28 +32,6 @@ export interface EmailRecord {
 /** A copy before the record store gave it its `messageId`. */
 export type EmailDraft = Omit<EmailRecord, 'messageId'>;
 
-/** Attachment as the API shows it. */
-export interface AttachmentView {
-    filename: string;
-    contentType: string;
-    size: number;
-    url: string;
-}
-
-/** Email object of spec §2.1. */
-export interface EmailView {
-    messageId: string;
-    inbox: string;
-    sender: string;
-    recipient: string;
-    subject: string;
-    body: string;
-    htmlBody: string;
-    attachments: AttachmentView[];
-    receivedAt: number;
-    rawUrl: string;
-}
-
 /** Position after which a page starts (keyset pagination). */
 export interface CursorPosition {
     receivedAt: number;
@@ -79,13 +57,6 @@ export interface ListQuery {
 /** What a record store answers to a list request. */
 export interface RecordPage {
     records: EmailRecord[];
-    hasMore: boolean;
-}
-
-/** Spec §2.3 list page envelope. */
-export interface EmailPage {
-    emails: EmailView[];
-    nextCursor?: string;
     hasMore: boolean;
 }
 
