@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore } from './blob-store/blob-store';
+import { retryWithBackoff } from './backoff';
 import { InboxCaptureError } from './errors';
 import { blobKeysOf, ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, RAW_CONTENT_TYPE, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
@@ -9,7 +10,7 @@ import { defaultInboxFromAddress, type InboxFromAddress } from './recipients';
 import type { RecordStore } from './record-store/record-store';
 import type { ApiKeyInfo, EmailRecord, ListQuery, RecordPage } from './types';
 
-/** Spec §4.5: bulk delete works in batches of 25. */
+/** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
 /** Spec §8: download links live 15 minutes. */
 export const DEFAULT_DOWNLOAD_TTL_SECONDS = 900;
@@ -159,24 +160,14 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
 
         async deleteInbox(inbox) {
             let deleted = 0;
-            let failures = 0;
             for (;;) {
-                let batch: EmailRecord[];
-                try {
-                    batch = await recordStore.deleteInboxBatch(inbox, DELETE_BATCH_SIZE);
-                    failures = 0;
-                }
-                catch (err) {
-                    // Spec §4.5: back off exponentially on a failing batch (a busy database).
-                    if (++failures > DELETE_RETRIES) {
-                        throw err;
-                    }
-
-                    log('delete batch failed; backing off', err);
-                    await new Promise((r) => setTimeout(r, DELETE_BACKOFF_MS * 2 ** (failures - 1)));
-                    continue;
-                }
-
+                // docs/design.md: a failing batch (a busy database) is retried with
+                // exponential backoff; each batch gets its retries afresh.
+                const batch = await retryWithBackoff(() => recordStore.deleteInboxBatch(inbox, DELETE_BATCH_SIZE), {
+                    retries: DELETE_RETRIES,
+                    firstMs: DELETE_BACKOFF_MS,
+                    onRetry: (err) => log('delete batch failed; backing off', err)
+                });
                 if (batch.length === 0) {
                     return deleted;
                 }
