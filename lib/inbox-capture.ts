@@ -2,17 +2,16 @@ import type { Readable } from 'node:stream';
 import type { BlobStore } from './blob-store/blob-store';
 import { retryWithBackoff } from './backoff';
 import { InboxCaptureError } from './errors';
-import { blobKeysOf, ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, RAW_CONTENT_TYPE, type IngestOptions } from './ingest';
+import { blobKeysOf, ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll';
 import { createNotifier, type Notifier } from './notifier';
-import { defaultInboxFromAddress, type InboxFromAddress } from './recipients';
 import type { RecordStore } from './record-store/record-store';
 import type { ApiKeyInfo, EmailRecord, ListQuery, RecordPage } from './types';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
-/** Spec §8: download links live 15 minutes. */
+/** Download links live 15 minutes (docs/design.md). */
 export const DEFAULT_DOWNLOAD_TTL_SECONDS = 900;
 /** Retries of one failed delete batch before giving up, waiting 50 ms, 100 ms, 200 ms ... */
 const DELETE_RETRIES = 5;
@@ -20,20 +19,10 @@ const DELETE_BACKOFF_MS = 50;
 /** Blobs younger than this may belong to an ingest still in flight: the sweep leaves them. */
 export const ORPHAN_GRACE_MS = 10 * 60_000;
 
-/** What the service is built from. */
-export interface InboxCaptureOptions {
-    recordStore: RecordStore;
-    blobStore: BlobStore;
-    notifier?: Notifier;
-    /** Largest accepted message, bytes (default 25 MiB). */
-    maxMessageBytes?: number;
-    /** Longest one blob write or delete of an ingest may take, ms (default 30 s). */
-    blobStoreTimeoutMs?: number;
-    inboxFromAddress?: InboxFromAddress;
+/** What the service is built from: the stores and ingest settings of every ingest, and the link lifetime. */
+export interface InboxCaptureOptions extends IngestContext {
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
-    /** Receives failures that are handled but worth knowing (orphaned blobs, retries). */
-    log?: (message: string, error?: unknown) => void;
 }
 
 /** The whole service, protocol-free: adapters (HTTP, SMTP, CLI) call only this. */
@@ -94,6 +83,15 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
     const revocationListeners = new Set<(name: string) => void>();
+    const ingestContext: IngestContext = {
+        recordStore,
+        blobStore,
+        notifier,
+        maxMessageBytes: options.maxMessageBytes,
+        blobStoreTimeoutMs: options.blobStoreTimeoutMs,
+        inboxFromAddress: options.inboxFromAddress,
+        log
+    };
 
     const removeBlobs = async (records: EmailRecord[]) => {
         const keys = blobKeysOf(records);
@@ -124,16 +122,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         },
 
         ingestRawEmail(raw, ingestOptions = {}) {
-            return ingestRawEmail(raw, {
-                ...ingestOptions,
-                recordStore,
-                blobStore,
-                notifier,
-                maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-                blobStoreTimeoutMs: options.blobStoreTimeoutMs,
-                inboxFromAddress: options.inboxFromAddress ?? defaultInboxFromAddress,
-                log
-            });
+            // The service's stores and settings win over anything a caller slips into the options.
+            return ingestRawEmail(raw, { ...ingestOptions, ...ingestContext });
         },
 
         listEmails(query) {

@@ -49,9 +49,9 @@ export interface IngestContext {
      * given up and its blobs are left to the orphan sweep.
      */
     blobStoreTimeoutMs?: number;
-    /** Address → inbox mapping (default: DECISIONS' local-part rule). */
+    /** Address → inbox mapping (default: the local-part rule of docs/design.md). */
     inboxFromAddress?: InboxFromAddress;
-    /** Receives failures that are handled but worth knowing (cleanup failures, parse errors). */
+    /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
     log?: (message: string, error?: unknown) => void;
 }
 

@@ -11,7 +11,7 @@ export interface StoredAttachment {
 
 /** One stored copy of a message in one inbox. */
 export interface EmailRecord {
-    /** Unique across the store (DECISIONS: bare Message-ID or derived from it and the inbox). */
+    /** Unique across the store: the bare Message-ID, or derived from it and the inbox (docs/design.md). */
     messageId: string;
     /** The bare Message-ID (or generated id) the copy was made from. */
     sourceId: string;
