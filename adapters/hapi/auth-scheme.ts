@@ -149,7 +149,7 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
     });
 }
 
-// `<scheme> <token>`, exactly one space, the scheme word case-insensitive (DECISIONS),
+// `<scheme> <token>`, exactly one space, the scheme word case-insensitive (docs/design.md),
 // the token an RFC 6750 b64token. Anything else is "malformed" and never reaches the store.
 const AUTHORIZATION = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
@@ -216,7 +216,7 @@ function redactClientErrors(server: Server): void {
 
 /**
  * Registers the API-key scheme and strategy on the server. Missing, malformed,
- * unknown and revoked tokens all fail the same way (spec §5.5); a broken key store
+ * unknown and revoked tokens all fail the same way (docs/design.md); a broken key store
  * is an error of its own, never a 401. Lookups go through guardKeyLookup(), which
  * accepts a valid key from memory for ACCEPTED_KEY_TTL_MS and forgets it as soon as
  * the service revokes it; tokens are kept out of hapi's client-error log

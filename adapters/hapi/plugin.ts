@@ -86,7 +86,7 @@ async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
 }
 
 /**
- * The Hapi plugin: every endpoint of the interface spec on the plugin's own routes,
+ * The Hapi plugin: every endpoint of the API (docs/design.md) on the plugin's own routes,
  * a good guest otherwise (no default auth, no server-wide response extensions).
  */
 export const plugin: Plugin<InboxCapturePluginOptions> = {

@@ -15,12 +15,12 @@ export const messageIdParams = Joi.object({
         .example('abc@example.com')
 }).label('MessageIdParams');
 
-/** Any params failure means no such email: the spec has no 400 for these routes. */
+/** Any params failure means no such email: the API has no 400 for these routes (docs/design.md). */
 export function paramsFailAction(): never {
     throw apiError(404, 'NOT_FOUND');
 }
 
-/** Spec §4.2–§4.5: list (with long-polling), get, delete one, delete all. */
+/** The email routes: list (with long-polling), get, delete one, delete all (docs/design.md). */
 export function emailRoutes(context: RouteContext): ServerRoute[] {
     const { capture, prefix } = context;
 
