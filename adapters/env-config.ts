@@ -5,11 +5,11 @@ import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
 
-/** DECISIONS: the data dir of the embedded stores, relative to the working directory. */
+/** The data dir of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
-/** DECISIONS: loopback by default, so a fresh start exposes nothing to the network. */
+/** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
-/** DECISIONS: the standalone service's HTTP port, a common unprivileged development port. */
+/** The standalone service's HTTP port, a common unprivileged development port (docs/design.md). */
 export const DEFAULT_HTTP_PORT = 3000;
 
 /** Where the S3 blob store lives; credentials come from the AWS SDK's own chain. */
@@ -20,7 +20,7 @@ export interface S3Config {
     forcePathStyle: boolean;
 }
 
-/** The service configuration read from the environment (DECISIONS "Configuration"). */
+/** The service configuration read from the environment (docs/design.md, "Configuration"). */
 export interface EnvConfig {
     /** Absolute path of INBOX_CAPTURE_DATA_DIR. */
     dataDir: string;

@@ -1,4 +1,4 @@
-/** Longest safe name, UTF-8 bytes (DECISIONS): fits every file system's 255-byte limit with the index prefix. */
+/** Longest safe name, UTF-8 bytes (docs/design.md): fits every file system's 255-byte limit with the index prefix. */
 export const MAX_ATTACHMENT_NAME_BYTES = 200;
 
 /** Characters of a hostile name we look at, UTF-16 units: far above 200 bytes, and it bounds the work. */

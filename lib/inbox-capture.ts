@@ -1,17 +1,17 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore } from './blob-store/blob-store';
+import { retryWithBackoff } from './backoff';
 import { InboxCaptureError } from './errors';
-import { blobKeysOf, ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, RAW_CONTENT_TYPE, type IngestOptions } from './ingest';
+import { blobKeysOf, ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
-import { defaultInboxFromAddress, type InboxFromAddress } from './recipients';
 import type { RecordStore } from './record-store/record-store';
-import type { ApiKeyInfo, EmailRecord, EmailView, ListQuery, RecordPage } from './types';
+import type { ApiKeyInfo, EmailRecord, ListQuery, RecordPage } from './types';
 
-/** Spec §4.5: bulk delete works in batches of 25. */
+/** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
-/** Spec §8: download links live 15 minutes. */
+/** Download links live 15 minutes (docs/design.md). */
 export const DEFAULT_DOWNLOAD_TTL_SECONDS = 900;
 /** Retries of one failed delete batch before giving up, waiting 50 ms, 100 ms, 200 ms ... */
 const DELETE_RETRIES = 5;
@@ -19,20 +19,10 @@ const DELETE_BACKOFF_MS = 50;
 /** Blobs younger than this may belong to an ingest still in flight: the sweep leaves them. */
 export const ORPHAN_GRACE_MS = 10 * 60_000;
 
-/** What the service is built from. */
-export interface InboxCaptureOptions {
-    recordStore: RecordStore;
-    blobStore: BlobStore;
-    notifier?: Notifier;
-    /** Largest accepted message, bytes (default 25 MiB). */
-    maxMessageBytes?: number;
-    /** Longest one blob write or delete of an ingest may take, ms (default 30 s). */
-    blobStoreTimeoutMs?: number;
-    inboxFromAddress?: InboxFromAddress;
+/** What the service is built from: the stores and ingest settings of every ingest, and the link lifetime. */
+export interface InboxCaptureOptions extends IngestContext {
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
-    /** Receives failures that are handled but worth knowing (orphaned blobs, retries). */
-    log?: (message: string, error?: unknown) => void;
 }
 
 /** The whole service, protocol-free: adapters (HTTP, SMTP, CLI) call only this. */
@@ -44,8 +34,11 @@ export interface InboxCapture {
 
     /** Runs migrations and subscribes to cross-process notifications. */
     start(): Promise<void>;
-    /** Parses and stores one message; returns the stored copies (one per inbox). */
-    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
+    /**
+     * Parses and stores one message; returns the stored copies, one per inbox (records:
+     * the adapters turn them into what they show).
+     */
+    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailRecord[]>;
     /** One page of an inbox. */
     listEmails(query: ListQuery): Promise<RecordPage>;
     /** One page, waiting for matching mail when there is none yet. */
@@ -90,6 +83,15 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
     const revocationListeners = new Set<(name: string) => void>();
+    const ingestContext: IngestContext = {
+        recordStore,
+        blobStore,
+        notifier,
+        maxMessageBytes: options.maxMessageBytes,
+        blobStoreTimeoutMs: options.blobStoreTimeoutMs,
+        inboxFromAddress: options.inboxFromAddress,
+        log
+    };
 
     const removeBlobs = async (records: EmailRecord[]) => {
         const keys = blobKeysOf(records);
@@ -120,16 +122,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         },
 
         ingestRawEmail(raw, ingestOptions = {}) {
-            return ingestRawEmail(raw, {
-                ...ingestOptions,
-                recordStore,
-                blobStore,
-                notifier,
-                maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-                blobStoreTimeoutMs: options.blobStoreTimeoutMs,
-                inboxFromAddress: options.inboxFromAddress ?? defaultInboxFromAddress,
-                log
-            });
+            // The service's stores and settings win over anything a caller slips into the options.
+            return ingestRawEmail(raw, { ...ingestOptions, ...ingestContext });
         },
 
         listEmails(query) {
@@ -156,24 +150,14 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
 
         async deleteInbox(inbox) {
             let deleted = 0;
-            let failures = 0;
             for (;;) {
-                let batch: EmailRecord[];
-                try {
-                    batch = await recordStore.deleteInboxBatch(inbox, DELETE_BATCH_SIZE);
-                    failures = 0;
-                }
-                catch (err) {
-                    // Spec §4.5: back off exponentially on a failing batch (a busy database).
-                    if (++failures > DELETE_RETRIES) {
-                        throw err;
-                    }
-
-                    log('delete batch failed; backing off', err);
-                    await new Promise((r) => setTimeout(r, DELETE_BACKOFF_MS * 2 ** (failures - 1)));
-                    continue;
-                }
-
+                // docs/design.md: a failing batch (a busy database) is retried with
+                // exponential backoff; each batch gets its retries afresh.
+                const batch = await retryWithBackoff(() => recordStore.deleteInboxBatch(inbox, DELETE_BATCH_SIZE), {
+                    retries: DELETE_RETRIES,
+                    firstMs: DELETE_BACKOFF_MS,
+                    onRetry: (err) => log('delete batch failed; backing off', err)
+                });
                 if (batch.length === 0) {
                     return deleted;
                 }

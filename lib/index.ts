@@ -3,7 +3,6 @@
 export * from './types';
 export * from './errors';
 export * from './cursor';
-export * from './email-view';
 export * from './ids';
 export * from './keys';
 export * from './recipients';

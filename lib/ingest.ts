@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import { attachmentFilename } from './attachment-name';
 import type { BlobStore } from './blob-store/blob-store';
-import { toEmailView } from './email-view';
 import { InboxCaptureError, isInboxCaptureError } from './errors';
 import { generateMessageId, newBlobPrefix } from './ids';
 import type { Notifier } from './notifier';
@@ -9,7 +8,7 @@ import { parseMessage, type ParsedMessage } from './parse';
 import { readBounded } from './read-bounded';
 import { defaultInboxFromAddress, isValidInbox, type InboxFromAddress } from './recipients';
 import type { RecordStore, SaveResult } from './record-store/record-store';
-import type { EmailDraft, EmailRecord, EmailView, StoredAttachment } from './types';
+import type { EmailDraft, EmailRecord, StoredAttachment } from './types';
 
 /** Largest accepted message, bytes: 25 MiB, the common provider limit; the raw message is held in memory once. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
@@ -50,22 +49,22 @@ export interface IngestContext {
      * given up and its blobs are left to the orphan sweep.
      */
     blobStoreTimeoutMs?: number;
-    /** Address → inbox mapping (default: DECISIONS' local-part rule). */
+    /** Address → inbox mapping (default: the local-part rule of docs/design.md). */
     inboxFromAddress?: InboxFromAddress;
-    /** Receives failures that are handled but worth knowing (cleanup failures, parse errors). */
+    /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
     log?: (message: string, error?: unknown) => void;
 }
 
 /**
  * Stores one received message, one copy per inbox it is addressed to, and
- * returns the stored copies. Order: read (bounded) → parse → blobs of every
+ * returns the stored copies, one per inbox (records: the adapters build views). Order: read (bounded) → parse → blobs of every
  * copy → all records in one transaction → blobs of replaced copies removed →
  * inboxes notified. Throws `TOO_LARGE` or `NO_RECIPIENT` before anything is
  * written; on `BLOB_STORE_FAILED` or `RECORD_STORE_UNAVAILABLE` whatever this
  * call wrote is removed again. Unreadable mail is never refused for being
  * unreadable: the raw bytes are stored with whatever fields the parser got (parse.ts).
  */
-export async function ingestRawEmail(raw: Buffer | string | Readable, options: IngestOptions & IngestContext): Promise<EmailView[]> {
+export async function ingestRawEmail(raw: Buffer | string | Readable, options: IngestOptions & IngestContext): Promise<EmailRecord[]> {
     const { recordStore, blobStore, notifier } = options;
     const log = options.log ?? (() => undefined);
     const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -129,7 +128,7 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
         }
     }
 
-    return result.saved.map((record) => toEmailView(record));
+    return result.saved;
 }
 
 /**

@@ -25,10 +25,8 @@
  * parser's join; the usual shapes (alternative, related, mixed with files) are exact.
  *
  * Cost: parsing is CPU work on the event loop, in slices (mailsplit yields every
- * 16 KiB, the parser between parts). Wall time per message on the dev machine
- * (2 vCPU AMD EPYC, node 20, `parseMessage` run 30 times after warm-up): a 10 KB
- * text message median 1.3 ms (0.5-7 ms); a 1.4 MB message holding a 1 MB base64
- * attachment median 21 ms (9-53 ms). Figures for the later bench/, not a guarantee.
+ * 16 KiB, the parser between parts), so one large message never blocks the loop long.
+ * Measured: bench/README.md, "Tuned constants › PARSER_OPTIONS".
  */
 import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
 import { htmlToPlainText } from './html-text';
@@ -84,7 +82,8 @@ const PARSER_OPTIONS = {
     // Keep `cid:` references as sent: simpleParser is what rewrites them, and we never call it.
     skipImageLinks: true,
     // mailparser hashes every attachment (md5 by default) for a checksum we never keep;
-    // SHA-256 runs on the CPU's SHA extensions here at 2.4x md5's speed (1,656 vs 700 MiB/s).
+    // SHA-256 is the cheaper of the two on CPUs with SHA extensions.
+    // Tuned by measurement: bench/README.md, "Tuned constants › PARSER_OPTIONS".
     checksumAlgo: 'sha256'
 };
 

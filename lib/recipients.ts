@@ -1,14 +1,14 @@
-/** Longest inbox name (DECISIONS: a longer local part is cut). */
+/** Longest inbox name; a longer local part is cut (docs/design.md). */
 export const MAX_INBOX_LENGTH = 64;
 
-/** Characters an inbox may hold (spec §4.2). */
+/** Characters an inbox may hold (docs/design.md). */
 export const INBOX_PATTERN = /^[a-z0-9._-]+$/;
 
 /** Maps a recipient address to an inbox name, or null when it has none. */
 export type InboxFromAddress = (address: string) => string | null;
 
 /**
- * The default mapping of DECISIONS: local part (RFC 5322 quoted form unquoted),
+ * The default mapping (docs/design.md): local part (RFC 5322 quoted form unquoted),
  * lowercased, every character outside `a-z 0-9 . _ -` replaced by `-`, cut to 64.
  */
 export const defaultInboxFromAddress: InboxFromAddress = (address) => {
@@ -27,7 +27,7 @@ export const defaultInboxFromAddress: InboxFromAddress = (address) => {
     return inbox.length > 0 ? inbox : null;
 };
 
-/** True when `inbox` is a valid inbox name (set and length of spec §4.2 and DECISIONS). */
+/** True when `inbox` is a valid inbox name: characters and length of docs/design.md. */
 export function isValidInbox(inbox: string): boolean {
     return inbox.length > 0 && inbox.length <= MAX_INBOX_LENGTH && INBOX_PATTERN.test(inbox);
 }

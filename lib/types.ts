@@ -11,7 +11,7 @@ export interface StoredAttachment {
 
 /** One stored copy of a message in one inbox. */
 export interface EmailRecord {
-    /** Unique across the store (DECISIONS: bare Message-ID or derived from it and the inbox). */
+    /** Unique across the store: the bare Message-ID, or derived from it and the inbox (docs/design.md). */
     messageId: string;
     /** The bare Message-ID (or generated id) the copy was made from. */
     sourceId: string;
@@ -31,28 +31,6 @@ export interface EmailRecord {
 
 /** A copy before the record store gave it its `messageId`. */
 export type EmailDraft = Omit<EmailRecord, 'messageId'>;
-
-/** Attachment as the API shows it. */
-export interface AttachmentView {
-    filename: string;
-    contentType: string;
-    size: number;
-    url: string;
-}
-
-/** Email object of spec §2.1. */
-export interface EmailView {
-    messageId: string;
-    inbox: string;
-    sender: string;
-    recipient: string;
-    subject: string;
-    body: string;
-    htmlBody: string;
-    attachments: AttachmentView[];
-    receivedAt: number;
-    rawUrl: string;
-}
 
 /** Position after which a page starts (keyset pagination). */
 export interface CursorPosition {
@@ -79,13 +57,6 @@ export interface ListQuery {
 /** What a record store answers to a list request. */
 export interface RecordPage {
     records: EmailRecord[];
-    hasMore: boolean;
-}
-
-/** Spec §2.3 list page envelope. */
-export interface EmailPage {
-    emails: EmailView[];
-    nextCursor?: string;
     hasMore: boolean;
 }
 

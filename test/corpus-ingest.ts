@@ -9,7 +9,7 @@ import { isInboxCaptureError, type InboxCaptureErrorCode } from '../lib/errors';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
-import type { EmailRecord, EmailView } from '../lib/types';
+import type { EmailRecord } from '../lib/types';
 import { ADVERSARIAL_RECIPIENT, ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from './fixtures/adversarial/generate';
 
 const { expect } = Code;
@@ -74,7 +74,7 @@ function walk(dir: string, prefix = ''): string[] {
 
 /** What one ingest came to: the stored copy, or the core's refusal. */
 type Outcome =
-    | { stored: true; view: EmailView; record: EmailRecord }
+    | { stored: true; copy: EmailRecord; record: EmailRecord }
     | { stored: false; code: InboxCaptureErrorCode };
 
 describe('corpus ingest', () => {
@@ -115,9 +115,9 @@ describe('corpus ingest', () => {
      * `<index>-<safe name>` and unique.
      */
     const ingest = async (name: string, raw: Buffer): Promise<Outcome> => {
-        let views: EmailView[];
+        let copies: EmailRecord[];
         try {
-            views = await capture.ingestRawEmail(raw, { recipients: [ADVERSARIAL_RECIPIENT] });
+            copies = await capture.ingestRawEmail(raw, { recipients: [ADVERSARIAL_RECIPIENT] });
         }
         catch (err) {
             if (!isInboxCaptureError(err)) {
@@ -129,13 +129,13 @@ describe('corpus ingest', () => {
         }
 
         outcomes.set(name, 'stored');
-        expect(views).to.have.length(1);
-        const view = views[0];
-        expect(view.inbox).to.equal(INBOX);
-        expect(view.recipient).to.equal(ADVERSARIAL_RECIPIENT);
+        expect(copies).to.have.length(1);
+        const copy = copies[0];
+        expect(copy.inbox).to.equal(INBOX);
+        expect(copy.recipient).to.equal(ADVERSARIAL_RECIPIENT);
 
-        const record = await capture.getEmail(view.messageId);
-        expect(record, `record ${JSON.stringify(view.messageId)} is found again by its id`).to.not.be.null();
+        const record = await capture.getEmail(copy.messageId);
+        expect(record, `record ${JSON.stringify(copy.messageId)} is found again by its id`).to.not.be.null();
 
         // The raw .eml is the bytes as received.
         expect(record!.rawSize).to.equal(raw.length);
@@ -151,10 +151,10 @@ describe('corpus ingest', () => {
 
         // What the store gives back is what ingest answered (a lossy column would show here).
         for (const field of ['messageId', 'inbox', 'sender', 'recipient', 'subject', 'body', 'htmlBody'] as const) {
-            expect(record![field], `stored ${field} equals the ingested one`).to.equal(view[field]);
+            expect(record![field], `stored ${field} equals the ingested one`).to.equal(copy[field]);
         }
 
-        expect(record!.attachments.map((a) => a.filename)).to.equal(view.attachments.map((a) => a.filename));
+        expect(record!.attachments.map((a) => a.filename)).to.equal(copy.attachments.map((a) => a.filename));
 
         const names = new Set<string>();
         for (const [index, attachment] of record!.attachments.entries()) {
@@ -168,12 +168,12 @@ describe('corpus ingest', () => {
             names.add(attachment.filename);
         }
 
-        return { stored: true, view, record: record! };
+        return { stored: true, copy, record: record! };
     };
 
-    const storedOnly = (outcome: Outcome): { view: EmailView; record: EmailRecord } => {
+    const storedOnly = (outcome: Outcome): { copy: EmailRecord; record: EmailRecord } => {
         expect(outcome.stored, 'the message is stored').to.be.true();
-        return outcome as { stored: true; view: EmailView; record: EmailRecord };
+        return outcome as { stored: true; copy: EmailRecord; record: EmailRecord };
     };
 
     describe('real-world messages', () => {

@@ -5,7 +5,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { plugin } from '../adapters/hapi';
-import type { EmailPage, EmailView } from '../lib/types';
+import type { EmailPage, EmailView } from '../adapters/hapi/api-types';
 import { fingerprint } from './hapi-api/auth-suite';
 import { buildMail } from './helpers/mail';
 import { followDownload, tempDir } from './helpers/provision-server';

@@ -4,11 +4,11 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { inboxCapturePlugin, plugin } from '../adapters/hapi';
+import type { EmailPage } from '../adapters/hapi/api-types';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { openEmbeddedRecordStore } from '../lib/embedded-stores';
 import { createInboxCapture } from '../lib/inbox-capture';
 import { isInboxCaptureError } from '../lib/errors';
-import type { EmailPage } from '../lib/types';
 import { buildMail } from './helpers/mail';
 import { followDownload, provisionServer, tempDir, TEST_SIGNING_SECRET } from './helpers/provision-server';
 

@@ -105,13 +105,14 @@ describe('ingest', () => {
 
     describe('ingestRawEmail()', () => {
 
-        it('stores a plain message with every field of the email object', async (flags: Flags) => {
+        it('stores a plain message with every field of the email object and returns the stored copy', async (flags: Flags) => {
             const p = await provision(flags);
             const raw = await fixture('plain-text.eml');
-            const views = await p.ingest(raw, { receivedAt: 1_750_000_000_000 });
+            const copies = await p.ingest(raw, { receivedAt: 1_750_000_000_000 });
 
-            expect(views).to.equal([{
+            expect(copies).to.equal([{
                 messageId: 'plain-1@example.com',
+                sourceId: 'plain-1@example.com',
                 inbox: 'inbox',
                 sender: 'sender@example.com',
                 recipient: 'inbox@example.com',
@@ -120,7 +121,8 @@ describe('ingest', () => {
                 htmlBody: '',
                 attachments: [],
                 receivedAt: 1_750_000_000_000,
-                rawUrl: '/v1/emails/plain-1%40example.com/raw'
+                rawKey: copies[0].rawKey,
+                rawSize: raw.length
             }]);
 
             const stored = await p.recordStore.getEmail('plain-1@example.com');
@@ -179,16 +181,17 @@ describe('ingest', () => {
 
         it('stores each attachment byte for byte, in message order, with its decoded size, name and type', async (flags: Flags) => {
             const p = await provision(flags);
-            const [view] = await p.ingest(await fixture('attachments.eml'));
+            const [copy] = await p.ingest(await fixture('attachments.eml'));
+            const prefix = copy.rawKey.slice(0, -'/raw.eml'.length);
 
-            expect(view.attachments).to.equal([
-                { filename: '0-logo.png', contentType: 'image/png', size: PNG.length, url: '/v1/emails/att-1%40example.com/attachments/0-logo.png' },
-                { filename: '1-report.pdf', contentType: 'application/pdf', size: 77, url: '/v1/emails/att-1%40example.com/attachments/1-report.pdf' },
-                { filename: '2-attachment.bin', contentType: 'application/octet-stream', size: 256, url: '/v1/emails/att-1%40example.com/attachments/2-attachment.bin' }
+            expect(copy.attachments).to.equal([
+                { filename: '0-logo.png', contentType: 'image/png', size: PNG.length, blobKey: `${prefix}/att/0` },
+                { filename: '1-report.pdf', contentType: 'application/pdf', size: 77, blobKey: `${prefix}/att/1` },
+                { filename: '2-attachment.bin', contentType: 'application/octet-stream', size: 256, blobKey: `${prefix}/att/2` }
             ]);
 
             const record = (await p.recordStore.getEmail('att-1@example.com'))!;
-            const prefix = record.rawKey.slice(0, -'/raw.eml'.length);
+            expect(record.attachments).to.equal(copy.attachments);
             expect(record.attachments.map((a) => a.blobKey)).to.equal([`${prefix}/att/0`, `${prefix}/att/1`, `${prefix}/att/2`]);
 
             const contents = await Promise.all(record.attachments.map((a) => p.readBlob(a.blobKey)));
@@ -211,7 +214,7 @@ describe('ingest', () => {
             const [rfc2231] = await p.ingest(await fixture('rfc2231.eml'));
             expect(encoded.attachments.map((a) => a.filename)).to.equal(['0-Rechnung März.txt', '1-Grüße à vous.pdf']);
             expect(rfc2231.attachments.map((a) => a.filename)).to.equal(['0-€ rates 2025.csv', '1-Sehr langer Dateiname für den Test.txt']);
-            expect(encoded.attachments[0].url).to.equal('/v1/emails/encoded-1%40example.com/attachments/0-Rechnung%20M%C3%A4rz.txt');
+            expect(encoded.messageId).to.equal('encoded-1@example.com');
         });
 
         it('makes hostile attachment names safe and keeps the blob keys our own', async (flags: Flags) => {
@@ -249,9 +252,7 @@ describe('ingest', () => {
             const [unicode] = await p.ingest(await fixture('message-id-unicode.eml'));
 
             expect(special.messageId).to.equal('a/b+c%d#e?f&g=h@example.com');
-            expect(special.rawUrl).to.equal('/v1/emails/a%2Fb%2Bc%25d%23e%3Ff%26g%3Dh%40example.com/raw');
             expect(spaces.messageId).to.equal('with some spaces@example.com');
-            expect(spaces.rawUrl).to.equal('/v1/emails/with%20some%20spaces%40example.com/raw');
             expect(unicode.messageId).to.equal('ünïcødé-東京@exämple.com');
             expect(await p.recordStore.getEmail('ünïcødé-東京@exämple.com')).to.exist();
         });
@@ -610,12 +611,14 @@ describe('ingest', () => {
             expect(p.logged[0].error).to.be.an.error();
         });
 
-        it('returns views only: no blob keys leave the core', async (flags: Flags) => {
+        it('returns the stored copies as the record store holds them (the adapters build views)', async (flags: Flags) => {
             const p = await provision(flags);
-            const [view] = await p.ingest(await fixture('attachments.eml'));
-            expect(Object.keys(view).sort()).to.equal(['attachments', 'body', 'htmlBody', 'inbox', 'messageId', 'rawUrl', 'receivedAt', 'recipient', 'sender', 'subject']);
-            expect(JSON.stringify(view)).to.not.contain('raw.eml');
-            expect(JSON.stringify(view)).to.not.contain('/att/');
+            const copies = await p.ingest(await fixture('recipients.eml'));
+            expect(copies).to.have.length(6);
+            for (const copy of copies) {
+                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'htmlBody', 'inbox', 'messageId', 'rawKey', 'rawSize', 'receivedAt', 'recipient', 'sender', 'sourceId', 'subject']);
+                expect(await p.recordStore.getEmail(copy.messageId)).to.equal(copy);
+            }
         });
     });
 });

@@ -1,6 +1,5 @@
-import * as Fs from 'node:fs';
-import * as Path from 'node:path';
 import { parseArgs } from 'node:util';
+import { packageVersion } from '../../lib/package-version';
 import { ConfigError } from '../env-config';
 import { CliError, EXIT_FAILURE, EXIT_OK, write, withCaptureFromEnv, type CliIo, type Command } from './command';
 import { gc } from './commands/gc';
@@ -56,23 +55,6 @@ function groupHelp(group: string): string {
     const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
     const width = Math.max(...members.map((c) => c.usage.length));
     return [`Usage: ${PROGRAM} ${GROUPS[group]}`, '', ...members.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`), ''].join('\n');
-}
-
-/** The version of the package this file belongs to (dist/ or source tree alike). */
-function packageVersion(): string {
-    for (let dir = __dirname; ; dir = Path.dirname(dir)) {
-        const file = Path.join(dir, 'package.json');
-        if (Fs.existsSync(file)) {
-            const pkg = JSON.parse(Fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
-            if (pkg.name === PROGRAM && pkg.version) {
-                return pkg.version;
-            }
-        }
-
-        if (Path.dirname(dir) === dir) {
-            return 'unknown';
-        }
-    }
 }
 
 /** Splits argv into the command it names and the arguments after its words. */

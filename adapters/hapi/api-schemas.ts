@@ -4,7 +4,7 @@ import type { ApiErrorCode } from './error-mapping';
 // Joi descriptions of what the routes answer. They feed the OpenAPI document only:
 // responses are built from typed views, so hapi does not re-validate them.
 
-/** Spec §2.2 attachment object. */
+/** The API's attachment object (docs/design.md). */
 export const attachmentSchema = Joi.object({
     filename: Joi.string().required().description('`<index>-<name>`, zero-based index in message order.').example('0-report.pdf'),
     contentType: Joi.string().required().example('application/pdf'),
@@ -13,7 +13,7 @@ export const attachmentSchema = Joi.object({
         .example('/v1/emails/abc%40example.com/attachments/0-report.pdf')
 }).label('Attachment');
 
-/** Spec §2.1 email object: every field always present (DECISIONS). */
+/** The API's email object: every field always present (docs/design.md). */
 export const emailSchema = Joi.object({
     messageId: Joi.string().required().description('Message-ID without angle brackets (or derived from it and the inbox).').example('abc@example.com'),
     inbox: Joi.string().required().example('signup-test'),
@@ -28,7 +28,7 @@ export const emailSchema = Joi.object({
         .example('/v1/emails/abc%40example.com/raw')
 }).label('Email');
 
-/** Spec §2.3 list page envelope. */
+/** The list page envelope (docs/design.md). */
 export const emailPageSchema = Joi.object({
     emails: Joi.array().items(emailSchema).required().description('Newest first.'),
     hasMore: Joi.boolean().required(),

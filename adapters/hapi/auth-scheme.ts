@@ -1,4 +1,5 @@
 import type { Request, ResponseToolkit, Server, ServerAuthSchemeObject } from '@hapi/hapi';
+import { createConcurrencyLimit } from '../../lib/concurrency-limit';
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { hashApiKey, KEY_PREFIX } from '../../lib/keys';
 import type { ApiKeyInfo } from '../../lib/types';
@@ -81,28 +82,8 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
     const rejected = new Map<string, number>();
     // Token hash → the lookup in flight for it. Hashes, so no token is kept in memory.
     const pending = new Map<string, Promise<ApiKeyInfo | null>>();
-    const waiting: Array<() => void> = [];
-    let running = 0;
-
-    const acquire = (): Promise<void> | void => {
-        if (running < maxConcurrent) {
-            running++;
-            return;
-        }
-
-        return new Promise((resolve) => waiting.push(resolve));
-    };
-
-    // The slot passes straight to the next waiter, so `running` never overshoots.
-    const release = () => {
-        const next = waiting.shift();
-        if (next) {
-            next();
-        }
-        else {
-            running--;
-        }
-    };
+    // Slots for lookups; a finished lookup's slot passes straight to the next one waiting.
+    const lookups = createConcurrencyLimit(maxConcurrent);
 
     const remember = (hash: string) => {
         rejected.delete(hash);
@@ -113,24 +94,18 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
         rejected.set(hash, now() + ttlMs);
     };
 
-    const run = async (token: string, hash: string): Promise<ApiKeyInfo | null> => {
-        await acquire();
-        try {
-            const stamp = accepted.stamp();
-            const key = await lookup(token);
-            if (key) {
-                accepted.add(hash, key, stamp);
-            }
-            else {
-                remember(hash);
-            }
+    const run = (token: string, hash: string): Promise<ApiKeyInfo | null> => lookups.run(async () => {
+        const stamp = accepted.stamp();
+        const key = await lookup(token);
+        if (key) {
+            accepted.add(hash, key, stamp);
+        }
+        else {
+            remember(hash);
+        }
 
-            return key;
-        }
-        finally {
-            release();
-        }
-    };
+        return key;
+    });
 
     const verify = (token: string): Promise<ApiKeyInfo | null> => {
         const hash = hashApiKey(token);
@@ -174,7 +149,7 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
     });
 }
 
-// `<scheme> <token>`, exactly one space, the scheme word case-insensitive (DECISIONS),
+// `<scheme> <token>`, exactly one space, the scheme word case-insensitive (docs/design.md),
 // the token an RFC 6750 b64token. Anything else is "malformed" and never reaches the store.
 const AUTHORIZATION = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
@@ -241,7 +216,7 @@ function redactClientErrors(server: Server): void {
 
 /**
  * Registers the API-key scheme and strategy on the server. Missing, malformed,
- * unknown and revoked tokens all fail the same way (spec §5.5); a broken key store
+ * unknown and revoked tokens all fail the same way (docs/design.md); a broken key store
  * is an error of its own, never a 401. Lookups go through guardKeyLookup(), which
  * accepts a valid key from memory for ACCEPTED_KEY_TTL_MS and forgets it as soon as
  * the service revokes it; tokens are kept out of hapi's client-error log

@@ -42,7 +42,7 @@ function swaggerUiDir(): string {
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
- * GET /docs (spec §4.1): Swagger UI over the plugin's OpenAPI document, served by the
+ * GET /docs (docs/design.md): Swagger UI over the plugin's OpenAPI document, served by the
  * plugin itself (no inert or vision registered on the host's server), with a script of
  * its own instead of an inline one, so the page runs under a strict CSP.
  */

@@ -20,7 +20,7 @@ export type ApiErrorCode =
 /** Seconds a client should wait before retrying when the record store is unavailable. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** The one WWW-Authenticate value of every 401, whatever was wrong with the token (spec §5.5). */
+/** The one WWW-Authenticate value of every 401, whatever was wrong with the token (docs/design.md). */
 export const WWW_AUTHENTICATE = 'Bearer';
 
 /** An error the plugin raises on purpose: its status and code reach the client as they are. */
@@ -63,7 +63,7 @@ const CLIENT_CODES: Record<number, ApiErrorCode> = {
  */
 export function toErrorReply(err: unknown, request: Request): ErrorReply {
     const { statusCode, code } = classify(err, request);
-    // Every 401 looks the same, whatever the token was (spec §5.5).
+    // Every 401 looks the same, whatever the token was (docs/design.md).
     const headers: Record<string, string> = statusCode === 401 ? { 'WWW-Authenticate': WWW_AUTHENTICATE } :
         statusCode === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {};
     return { statusCode, code, headers };

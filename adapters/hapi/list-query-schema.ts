@@ -5,10 +5,10 @@ import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/recipients';
 import type { CursorPosition, ListQuery } from '../../lib/types';
 import { apiError } from './error-mapping';
 
-/** Spec §4.2: page size 1..100, default 50. */
+/** docs/design.md: page size 1..100, default 50. */
 export const MAX_LIMIT = 100;
 export const DEFAULT_LIMIT = 50;
-/** Spec §4.2: long-poll timeout 1..28 seconds, default 28. */
+/** docs/design.md: long-poll timeout 1..28 seconds, default 28. */
 export const MAX_TIMEOUT_SECONDS = 28;
 /**
  * Longest `sender`/`subject` filter, characters: longer than any address or subject
@@ -30,7 +30,7 @@ export const MAX_TIME_MS = 8.64e15;
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /**
- * Unix ms of a `receivedAfter`/`receivedBefore` value (DECISIONS: a number is Unix
+ * Unix ms of a `receivedAfter`/`receivedBefore` value (docs/design.md: a number is Unix
  * milliseconds, an ISO 8601 date or date-time is accepted), or null for anything else.
  */
 export function parseTimeFilter(value: string): number | null {
@@ -95,7 +95,7 @@ export const inboxSchema = Joi.string()
     .description('Inbox name: the local part of the recipient address, lowercase; characters a-z 0-9 . _ -, at most 64.')
     .example('signup-test');
 
-/** Query of GET /v1/emails (spec §4.2, DECISIONS). Converts to typed values. */
+/** Query of GET /v1/emails (docs/design.md). Converts to typed values. */
 export const listQuerySchema = Joi.object({
     inbox: inboxSchema,
     limit: Joi.number().integer().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT)
@@ -166,7 +166,7 @@ export function toListQuery(values: ListQueryValues): ListQuery {
 }
 
 /**
- * The one code for a failed query, by the precedence of DECISIONS: MISSING_INBOX,
+ * The one code for a failed query, by the precedence of docs/design.md: MISSING_INBOX,
  * INVALID_INBOX, INVALID_LIMIT, then VALIDATION_ERROR for everything else.
  */
 export function queryErrorCode(details: readonly Joi.ValidationErrorItem[]): 'MISSING_INBOX' | 'INVALID_INBOX' | 'INVALID_LIMIT' | 'VALIDATION_ERROR' {

@@ -4,7 +4,7 @@ import { getSwaggerJSON } from 'hapi-swagger/lib/builder';
 import swaggerDefaults from 'hapi-swagger/lib/defaults';
 import { API_TAG, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_SERVICE } from './route-context';
 
-/** Path of the OpenAPI document (spec §4.1). */
+/** Path of the OpenAPI document (docs/design.md). */
 export const OPENAPI_PATH = '/openapi.json';
 
 /**
@@ -45,7 +45,7 @@ export function openapiSettings(version: string): Record<string, unknown> {
 }
 
 /**
- * GET /openapi.json (spec §4.1): the OpenAPI 3.0 document of the plugin's routes,
+ * GET /openapi.json (docs/design.md): the OpenAPI 3.0 document of the plugin's routes,
  * built by hapi-swagger from their joi schemas and `plugins['hapi-swagger']` notes.
  * Served by a route of our own, so the plugin's response shaping applies to it.
  */

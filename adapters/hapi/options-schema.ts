@@ -6,14 +6,14 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
 import { defaultInboxFromAddress, type InboxFromAddress } from '../../lib/recipients';
 import type { RecordStore } from '../../lib/record-store/record-store';
 
-/** Default data directory of the embedded stores, relative to the working directory (DECISIONS). */
+/** Default data directory of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
 /** Shortest signing secret, characters: an HMAC key weaker than 128 bits is guessable. */
 export const MIN_SIGNING_SECRET_LENGTH = 16;
 
-/** Which public routes exist (spec §4.1). */
+/** Which public routes exist (docs/design.md). */
 export interface PublicRoutesOptions {
     health?: boolean;
     version?: boolean;
@@ -37,7 +37,7 @@ export interface InboxCapturePluginOptions {
     maxMessageBytes?: number;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
-    /** Recipient address → inbox name (default: DECISIONS' local-part rule). */
+    /** Recipient address → inbox name (default: the local-part rule of docs/design.md). */
     inboxFromAddress?: InboxFromAddress;
     /** `false` removes /openapi.json and /docs (default true). */
     docs?: boolean;

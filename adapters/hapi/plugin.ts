@@ -4,14 +4,15 @@ import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
 import type { IngestOptions } from '../../lib/ingest';
+import { packageVersion } from '../../lib/package-version';
 import type { RecordStore } from '../../lib/record-store/record-store';
-import type { EmailView } from '../../lib/types';
+import type { EmailView } from './api-types';
 import { registerAuth } from './auth-scheme';
 import { docsRoutes } from './docs-page';
+import { toEmailView } from './email-view';
 import { malformedPathGuard } from './malformed-path';
 import { OPENAPI_PATH, openapiRoute } from './openapi';
 import { validateOptions, type InboxCapturePluginOptions, type ResolvedPluginOptions } from './options-schema';
-import { packageVersion } from './package-version';
 import { shapePluginResponse } from './response-ext';
 import type { RouteContext } from './route-context';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
@@ -25,7 +26,10 @@ export const PLUGIN_NAME = 'inbox-capture';
 
 /** What the plugin exposes on `server.plugins['inbox-capture']`. */
 export interface InboxCapturePluginApi {
-    /** Ingests one message through the plugin's stores and wakes its long-polls (for an MTA hook in the same process). */
+    /**
+     * Ingests one message through the plugin's stores and wakes its long-polls (for an MTA
+     * hook in the same process); answers the API's email objects, URLs under the plugin's prefix.
+     */
     ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
     /** The service the routes use. */
     capture: InboxCapture;
@@ -75,19 +79,6 @@ async function buildCapture(server: Server, options: ResolvedPluginOptions): Pro
     return { capture, owned, ownsAll: !options.recordStore && !options.blobStore };
 }
 
-// The core builds URLs without the hapi prefix; the views this plugin hands out carry it.
-function withViewPrefix(view: EmailView, prefix: string): EmailView {
-    if (!prefix) {
-        return view;
-    }
-
-    return {
-        ...view,
-        rawUrl: prefix + view.rawUrl,
-        attachments: view.attachments.map((a) => ({ ...a, url: prefix + a.url }))
-    };
-}
-
 async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
     for (const close of closers) {
         await close();
@@ -95,7 +86,7 @@ async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
 }
 
 /**
- * The Hapi plugin: every endpoint of the interface spec on the plugin's own routes,
+ * The Hapi plugin: every endpoint of the API (docs/design.md) on the plugin's own routes,
  * a good guest otherwise (no default auth, no server-wide response extensions).
  */
 export const plugin: Plugin<InboxCapturePluginOptions> = {
@@ -159,7 +150,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         server.ext('onPostStop', close);
 
         const api: InboxCapturePluginApi = {
-            ingestRawEmail: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((view) => withViewPrefix(view, prefix)),
+            ingestRawEmail: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((record) => toEmailView(record, prefix)),
             capture
         };
         server.expose('ingestRawEmail', api.ingestRawEmail);

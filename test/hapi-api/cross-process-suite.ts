@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
+import type { EmailPage } from '../../adapters/hapi/api-types';
 import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
 import { openPostgresKnex } from '../../lib/record-store/postgres-knex';
 import type { RecordStore } from '../../lib/record-store/record-store';
-import type { EmailPage } from '../../lib/types';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
 import type { SuiteLab } from './lab-types';

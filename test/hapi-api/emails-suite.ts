@@ -1,5 +1,5 @@
 import * as Code from '@hapi/code';
-import type { EmailView } from '../../lib/types';
+import type { EmailView } from '../../adapters/hapi/api-types';
 import { concurrently } from '../helpers/concurrently';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Http from 'node:http';
-import type { EmailPage } from '../../lib/types';
+import type { EmailPage } from '../../adapters/hapi/api-types';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
 import type { SuiteLab } from './lab-types';

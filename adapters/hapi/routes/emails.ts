@@ -1,11 +1,9 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { encodeCursor } from '../../../lib/cursor';
-import { toEmailView } from '../../../lib/email-view';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
-import type { EmailPage, RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
+import { toEmailPage, toEmailView } from '../email-view';
 import { apiError } from '../error-mapping';
 import { deleteInboxQuerySchema, listQuerySchema, queryFailAction, toListQuery, type ListQueryValues } from '../list-query-schema';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
@@ -17,33 +15,20 @@ export const messageIdParams = Joi.object({
         .example('abc@example.com')
 }).label('MessageIdParams');
 
-/** Any params failure means no such email: the spec has no 400 for these routes. */
+/** Any params failure means no such email: the API has no 400 for these routes (docs/design.md). */
 export function paramsFailAction(): never {
     throw apiError(404, 'NOT_FOUND');
 }
 
-/** Spec §4.2–§4.5: list (with long-polling), get, delete one, delete all. */
+/** The email routes: list (with long-polling), get, delete one, delete all (docs/design.md). */
 export function emailRoutes(context: RouteContext): ServerRoute[] {
     const { capture, prefix } = context;
-
-    const toEnvelope = (page: RecordPage): EmailPage => {
-        const envelope: EmailPage = {
-            emails: page.records.map((r) => toEmailView(r, prefix)),
-            hasMore: page.hasMore
-        };
-        const last = page.records[page.records.length - 1];
-        if (page.hasMore && last) {
-            envelope.nextCursor = encodeCursor({ receivedAt: last.receivedAt, messageId: last.messageId });
-        }
-
-        return envelope;
-    };
 
     const list = async (request: Request) => {
         const values = request.query as unknown as ListQueryValues;
         const query = toListQuery(values);
         if (!values.wait) {
-            return toEnvelope(await capture.listEmails(query));
+            return toEmailPage(await capture.listEmails(query), prefix);
         }
 
         // The client may give up before the timeout: its disconnect releases the wait.
@@ -65,7 +50,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         context.longPolls.add(canceller);
         try {
             const page = await capture.waitForEmails(query, { timeoutMs: values.timeout * 1000, canceller });
-            return toEnvelope(page);
+            return toEmailPage(page, prefix);
         }
         finally {
             context.longPolls.delete(canceller);

@@ -3,7 +3,7 @@ import { apiError } from '../error-mapping';
 
 /**
  * Unknown paths and methods under the plugin's `/v1` answer `{ "error": "NOT_FOUND" }`
- * (DECISIONS). hapi prefers every more specific route, so the host's own `/v1/...`
+ * (docs/design.md). hapi prefers every more specific route, so the host's own `/v1/...`
  * routes still win; the host's 404 everywhere else is untouched.
  */
 export function notFoundRoute(): ServerRoute {

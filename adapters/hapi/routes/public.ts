@@ -2,10 +2,10 @@ import type { ServerRoute } from '@hapi/hapi';
 import { healthSchema, versionSchema } from '../api-schemas';
 import { API_TAG, GROUP_SERVICE } from '../route-context';
 
-/** API versions this plugin serves (spec §9). */
+/** API versions this plugin serves (docs/design.md). */
 export const API_VERSIONS = ['v1'];
 
-/** GET /health (spec §4.1): liveness of the HTTP layer, cheap enough for a tight probe interval. */
+/** GET /health (docs/design.md): liveness of the HTTP layer, cheap enough for a tight probe interval. */
 export function healthRoute(): ServerRoute {
     return {
         method: 'GET',
@@ -20,7 +20,7 @@ export function healthRoute(): ServerRoute {
     };
 }
 
-/** GET /version (spec §4.1, §9): this package's version and the API versions it serves. */
+/** GET /version (docs/design.md): this package's version and the API versions it serves. */
 export function versionRoute(version: string): ServerRoute {
     return {
         method: 'GET',

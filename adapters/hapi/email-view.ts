@@ -1,16 +1,21 @@
-import type { EmailRecord, EmailView } from './types';
+import { encodeCursor } from '../../lib/cursor';
+import type { EmailRecord, RecordPage } from '../../lib/types';
+import type { EmailPage, EmailView } from './api-types';
+
+// The core returns records; the /v1 URLs and the JSON shapes of the API are built here,
+// so the core never knows a route of ours.
 
 /** Relative URL of the raw .eml of an email, its id percent-encoded as one segment. */
 export function rawUrl(messageId: string, pathPrefix = ''): string {
     return `${pathPrefix}/v1/emails/${encodeURIComponent(messageId)}/raw`;
 }
 
-/** Relative URL of one attachment. */
+/** Relative URL of one attachment, id and file name each percent-encoded as one segment. */
 export function attachmentUrl(messageId: string, filename: string, pathPrefix = ''): string {
     return `${pathPrefix}/v1/emails/${encodeURIComponent(messageId)}/attachments/${encodeURIComponent(filename)}`;
 }
 
-/** The API's email object (spec §2.1) for a stored record; blob keys stay inside. */
+/** The API's email object for a stored record; blob keys stay inside. */
 export function toEmailView(record: EmailRecord, pathPrefix = ''): EmailView {
     return {
         messageId: record.messageId,
@@ -29,4 +34,18 @@ export function toEmailView(record: EmailRecord, pathPrefix = ''): EmailView {
         receivedAt: record.receivedAt,
         rawUrl: rawUrl(record.messageId, pathPrefix)
     };
+}
+
+/** The API's list page for a page of records: the cursor points after its last email. */
+export function toEmailPage(page: RecordPage, pathPrefix = ''): EmailPage {
+    const envelope: EmailPage = {
+        emails: page.records.map((r) => toEmailView(r, pathPrefix)),
+        hasMore: page.hasMore
+    };
+    const last = page.records[page.records.length - 1];
+    if (page.hasMore && last) {
+        envelope.nextCursor = encodeCursor({ receivedAt: last.receivedAt, messageId: last.messageId });
+    }
+
+    return envelope;
 }

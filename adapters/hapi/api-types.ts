@@ -1,0 +1,35 @@
+// The JSON shapes the API answers, built from records by email-view.ts; api-schemas.ts
+// describes the same shapes for the OpenAPI document.
+
+/** Attachment as the API shows it: a download URL instead of the blob key. */
+export interface AttachmentView {
+    filename: string;
+    contentType: string;
+    /** Decoded size in bytes. */
+    size: number;
+    /** Relative URL of the download, the plugin's route prefix included. */
+    url: string;
+}
+
+/** The API's email object (docs/design.md: every field always present). */
+export interface EmailView {
+    messageId: string;
+    inbox: string;
+    sender: string;
+    recipient: string;
+    subject: string;
+    body: string;
+    htmlBody: string;
+    attachments: AttachmentView[];
+    /** Unix milliseconds. */
+    receivedAt: number;
+    /** Relative URL of the raw .eml, the plugin's route prefix included. */
+    rawUrl: string;
+}
+
+/** The list page envelope: `nextCursor` is present exactly when `hasMore` is true. */
+export interface EmailPage {
+    emails: EmailView[];
+    nextCursor?: string;
+    hasMore: boolean;
+}
