@@ -2,9 +2,10 @@ import { mkdirSync } from 'node:fs';
 import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
+import { createConcurrencyLimit } from '../concurrency-limit';
 import { InboxCaptureError } from '../errors';
+import { createBatcher, type Outcome } from '../group-commit';
 import { readBounded } from '../read-bounded';
-import { createBatcher, createWriteTurns, type Outcome } from '../record-store/save-batch';
 import { BUSY_TIMEOUT_MS, openSqliteReader, type SqliteReader } from '../record-store/sqlite-knex';
 import { isValidBlobKey } from './blob-key';
 import type { BlobStore, LinkOptions } from './blob-store';
@@ -119,7 +120,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
         return opened;
     })();
 
-    const turns = createWriteTurns(1);
+    const turns = createConcurrencyLimit(1);
     const write = createBatcher<WriteItem, void>({
         turns,
         maxWeight: MAX_BATCH_BYTES,

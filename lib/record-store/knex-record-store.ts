@@ -1,11 +1,12 @@
 import type { Knex } from 'knex';
+import { createConcurrencyLimit, type ConcurrencyLimit } from '../concurrency-limit';
 import { InboxCaptureError } from '../errors';
+import { createBatcher, type Outcome } from '../group-commit';
 import { deriveMessageId, sha256Hex } from '../ids';
 import type { ApiKeyInfo, EmailDraft, EmailRecord, RecordPage, StoredAttachment } from '../types';
 import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import type { RecordStore, SaveResult } from './record-store';
-import { createBatcher, createWriteTurns, type Outcome, type WriteTurns } from './save-batch';
 import type { SqliteReader } from './sqlite-knex';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
@@ -134,7 +135,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     // SQLite writers of this process take turns: knex opens SQLite transactions with
     // a deferred BEGIN, and two of them that read and then write would fail each
     // other with SQLITE_BUSY. Saves wait in the same line, so writes keep their order.
-    const sqliteTurns = pg ? null : sqliteWriteTurns(knex);
+    const sqliteTurns = pg ? null : sqliteConcurrencyLimit(knex);
     const serialize = <T>(fn: () => Promise<T>): Promise<T> => (sqliteTurns ? sqliteTurns.run(fn) : fn());
     const watchers = new Set<() => Promise<void>>();
 
@@ -408,7 +409,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     };
 
     const batchSave = createBatcher<EmailDraft[], SaveResult>({
-        turns: sqliteTurns ?? createWriteTurns(PG_BATCHES_IN_FLIGHT),
+        turns: sqliteTurns ?? createConcurrencyLimit(PG_BATCHES_IN_FLIGHT),
         maxWeight: MAX_BATCH_RECORDS,
         weight: (drafts) => drafts.length,
         run: saveBatch
@@ -715,12 +716,12 @@ function detectDialect(knex: Knex): Dialect {
 
 // Every write of this process to one SQLite database takes its turn (keyed by the
 // Knex instance, so two stores on one instance share it).
-const sqliteTurnsByKnex = new WeakMap<Knex, WriteTurns>();
+const sqliteTurnsByKnex = new WeakMap<Knex, ConcurrencyLimit>();
 
-function sqliteWriteTurns(knex: Knex): WriteTurns {
+function sqliteConcurrencyLimit(knex: Knex): ConcurrencyLimit {
     let turns = sqliteTurnsByKnex.get(knex);
     if (!turns) {
-        turns = createWriteTurns(1);
+        turns = createConcurrencyLimit(1);
         sqliteTurnsByKnex.set(knex, turns);
     }
 
