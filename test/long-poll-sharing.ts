@@ -16,7 +16,7 @@ import {
 import { createNotifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { ListQuery, RecordPage } from '../lib/types';
 import { draft } from './helpers/email-draft';
 

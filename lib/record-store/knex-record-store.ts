@@ -7,7 +7,7 @@ import type { ApiKeyInfo, EmailDraft, EmailRecord, RecordPage, StoredAttachment 
 import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import type { RecordStore, SaveResult } from './record-store';
-import type { SqliteReader } from './sqlite-knex';
+import type { SqliteReader } from '../sqlite/reader';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
