@@ -8,14 +8,11 @@ import { BUSY_TIMEOUT_MS } from './connection';
 /**
  * Connections in the pool: one. SQLite takes one writer at a time anyway, and a
  * single connection can never get SQLITE_BUSY from another of our own. The cost
- * is that reads queue behind a save transaction. Measured (2 vCPUs, ext4, WAL +
- * synchronous=FULL, 5,000 stored mails, 5 s of concurrent saveEmails and
- * listEmails+inboxVersion loops): with 2-4 connections reads ran 2-4x faster, but
- * saves ran 2-4x slower whenever readers were busy (each statement of a save
- * transaction then waits behind reads for node-sqlite3's libuv worker threads), and
- * their p99 doubled. Acknowledged deliveries matter more than list latency here,
- * and reads stayed in single-digit to tens of ms. Postgres is the choice for
- * heavy concurrent reading.
+ * is that reads queue behind a save transaction (the store's reader avoids it).
+ * More connections sped reads up but slowed saves whenever readers were busy;
+ * acknowledged deliveries matter more than list latency here. Postgres is the
+ * choice for heavy concurrent reading.
+ * Tuned by measurement: bench/README.md, "Tuned constants › POOL_MAX".
  */
 const POOL_MAX = 1;
 
