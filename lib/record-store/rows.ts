@@ -68,6 +68,29 @@ function parseAttachments(json: string): StoredAttachment[] {
     }));
 }
 
+/** The `emails` row (all but its seq) that stores `record`, with the digests its lookups use. */
+export function toInsertRow({ record, sourceHash, messageHash }: { record: EmailRecord; sourceHash: string; messageHash: string }): Record<string, unknown> {
+    return {
+        message_id: record.messageId,
+        message_id_hash: messageHash,
+        source_id: record.sourceId,
+        source_id_hash: sourceHash,
+        inbox: record.inbox,
+        sender: record.sender,
+        recipient: record.recipient,
+        subject: record.subject,
+        sender_folded: record.sender.toLowerCase(),
+        subject_folded: record.subject.toLowerCase(),
+        body: record.body,
+        html_body: record.htmlBody,
+        received_at: record.receivedAt,
+        raw_key: record.rawKey,
+        raw_size: record.rawSize,
+        has_attachments: record.attachments.length > 0,
+        attachments: JSON.stringify(record.attachments)
+    };
+}
+
 /** The key info an `api_keys` row holds (never its hash). */
 export function toKeyInfo(row: KeyRow): ApiKeyInfo {
     return {

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { sha256Hex } from '../ids';
 import type { EmailDraft } from '../types';
 import type { SaveResult } from './record-store';
-import { EMAIL_COLUMNS, toRecord, type EmailRow } from './rows';
+import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type PlannedDraft, type PlannedInsert, type StoredRow } from './save-plan';
 
 /**
@@ -139,25 +139,7 @@ async function insertRecords(trx: Knex.Transaction, records: PlannedInsert[]): P
         const chunk = records.slice(i, i + INSERT_CHUNK);
         // The id hash tells the rows apart: RETURNING promises no order.
         const inserted = await trx('emails')
-            .insert(chunk.map(({ record, sourceHash, messageHash }) => ({
-                message_id: record.messageId,
-                message_id_hash: messageHash,
-                source_id: record.sourceId,
-                source_id_hash: sourceHash,
-                inbox: record.inbox,
-                sender: record.sender,
-                recipient: record.recipient,
-                subject: record.subject,
-                sender_folded: record.sender.toLowerCase(),
-                subject_folded: record.subject.toLowerCase(),
-                body: record.body,
-                html_body: record.htmlBody,
-                received_at: record.receivedAt,
-                raw_key: record.rawKey,
-                raw_size: record.rawSize,
-                has_attachments: record.attachments.length > 0,
-                attachments: JSON.stringify(record.attachments)
-            })))
+            .insert(chunk.map((insert) => toInsertRow(insert)))
             .returning(['seq', 'message_id_hash']) as { seq: number | string; message_id_hash: string }[];
 
         const seqs = new Map(inserted.map((row) => [row.message_id_hash, row.seq]));

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow } from '../../../lib/record-store/rows';
+import { EMAIL_COLUMNS, KEY_COLUMNS, toInsertRow, toKeyInfo, toNumber, toRecord, type EmailRow } from '../../../lib/record-store/rows';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -63,6 +63,39 @@ describe('rows', () => {
         it('throws when the stored attachments are not a JSON array', () => {
             expect(() => toRecord(row({ attachments: '{"filename":"f"}' }))).to.throw('Stored attachments are not a JSON array');
             expect(() => toRecord(row({ attachments: 'not json' }))).to.throw(SyntaxError);
+        });
+    });
+
+    describe('toInsertRow()', () => {
+
+        it('writes every record field, the digests, the folded text and the attachment flag', () => {
+            const record = toRecord(row({ sender: 'From@X.test', subject: 'Hi There' }));
+            expect(toInsertRow({ record, sourceHash: 'sh', messageHash: 'mh' })).to.equal({
+                message_id: '<m@x>~a',
+                message_id_hash: 'mh',
+                source_id: '<m@x>',
+                source_id_hash: 'sh',
+                inbox: 'a',
+                sender: 'From@X.test',
+                recipient: 'a@x.test',
+                subject: 'Hi There',
+                sender_folded: 'from@x.test',
+                subject_folded: 'hi there',
+                body: 'text',
+                html_body: '<p>text</p>',
+                received_at: 1700000000000,
+                raw_key: 'k1',
+                raw_size: 321,
+                has_attachments: true,
+                attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]'
+            });
+        });
+
+        it('reads back as the same record', () => {
+            const record = toRecord(row());
+            const inserted = toInsertRow({ record, sourceHash: 'sh', messageHash: 'mh' });
+            expect(toRecord({ seq: 1, ...inserted } as unknown as EmailRow)).to.equal(record);
+            expect(toInsertRow({ record: { ...record, attachments: [] }, sourceHash: 'sh', messageHash: 'mh' })).to.include({ has_attachments: false, attachments: '[]' });
         });
     });
 
