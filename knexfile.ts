@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { Knex } from 'knex';
 import { migratorConfig } from './lib/record-store/migration-source';
 import { postgresKnexConfig } from './lib/record-store/postgres-knex';
-import { sqliteKnexConfig } from './lib/record-store/sqlite-knex';
+import { sqliteKnexConfig } from './lib/sqlite/knex';
 
 /** Same variables as the standalone service: DATABASE_URL selects Postgres. */
 function connectionConfig(): Knex.Config {

@@ -9,7 +9,7 @@ import { encodeCursor } from '../lib/cursor';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { ListQuery } from '../lib/types';
 import { startPostgres, type BenchPostgres } from './embedded-postgres';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';

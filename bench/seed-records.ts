@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { sha256Hex } from '../lib/ids';
 import type { RecordStore } from '../lib/record-store/record-store';
+import { toInsertRow } from '../lib/record-store/rows';
 import type { EmailRecord } from '../lib/types';
 
 /**
@@ -68,28 +69,9 @@ export function seedRecord(i: number): EmailRecord {
     };
 }
 
-/** The row saveEmails() would write for a record (see knex-record-store.ts insertRecord). */
+/** The row saveEmails() would write for a record. */
 function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
-    return {
-        seq,
-        message_id: r.messageId,
-        message_id_hash: sha256Hex(r.messageId),
-        source_id: r.sourceId,
-        source_id_hash: sha256Hex(r.sourceId),
-        inbox: r.inbox,
-        sender: r.sender,
-        recipient: r.recipient,
-        subject: r.subject,
-        sender_folded: r.sender.toLowerCase(),
-        subject_folded: r.subject.toLowerCase(),
-        body: r.body,
-        html_body: r.htmlBody,
-        received_at: r.receivedAt,
-        raw_key: r.rawKey,
-        raw_size: r.rawSize,
-        has_attachments: r.attachments.length > 0,
-        attachments: JSON.stringify(r.attachments)
-    };
+    return { seq, ...toInsertRow({ record: r, sourceHash: sha256Hex(r.sourceId), messageHash: sha256Hex(r.messageId) }) };
 }
 
 /**

@@ -6,7 +6,8 @@ import { createSqliteBlobStore } from './blob-store/sqlite-blob-store';
 import { createTieredBlobStore } from './blob-store/tiered-blob-store';
 import { createKnexRecordStore } from './record-store/knex-record-store';
 import type { RecordStore } from './record-store/record-store';
-import { openSqliteKnex, openSqliteReader } from './record-store/sqlite-knex';
+import { openSqliteKnex } from './sqlite/knex';
+import { openSqliteReader } from './sqlite/reader';
 
 /** File name of the SQLite database inside the data dir. */
 export const SQLITE_FILENAME = 'inbox-capture.sqlite';

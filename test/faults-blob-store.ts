@@ -14,7 +14,7 @@ import { createInboxCapture } from '../lib/inbox-capture';
 import { DEFAULT_BLOB_STORE_TIMEOUT_MS, ingestRawEmail, type IngestOptions } from '../lib/ingest';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import { blobKeys, readBlob } from './helpers/blob-contents';
 import { startS3, type S3Fixture } from './helpers/s3';
 

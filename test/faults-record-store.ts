@@ -16,7 +16,7 @@ import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { postgresKnexConfig } from '../lib/record-store/postgres-knex';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import { startPostgres, type PostgresServer } from './helpers/postgres';
 
 const { expect } = Code;

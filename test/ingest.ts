@@ -13,7 +13,7 @@ import { ingestRawEmail, type IngestContext, type IngestOptions } from '../lib/i
 import { createNotifier, type Notifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { EmailRecord } from '../lib/types';
 import { blobKeys, readBlob } from './helpers/blob-contents';
 

@@ -10,7 +10,7 @@ import { FIRST_CHECK_MS } from '../lib/long-poll/waiters';
 import { createNotifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { ListQuery, RecordPage } from '../lib/types';
 import { draft } from './helpers/email-draft';
 

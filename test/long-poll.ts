@@ -7,7 +7,7 @@ import { createLongPoller } from '../lib/long-poll/poller';
 import { createNotifier, type Notifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import { draft } from './helpers/email-draft';
 
 const { expect } = Code;

@@ -11,7 +11,7 @@ import { deriveMessageId, sha256Hex } from '../lib/ids';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore, SaveResult } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { EmailDraft, EmailRecord } from '../lib/types';
 import { concurrently } from './helpers/concurrently';
 import { draft } from './helpers/email-draft';

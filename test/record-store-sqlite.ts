@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { MIGRATIONS_TABLE_NAME, migrationSource } from '../lib/record-store/migration-source';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
 import { recordStoreContract } from './contracts/record-store-contract';
 import { BASE_TIME, draft } from './helpers/email-draft';
 

@@ -10,7 +10,7 @@ import * as Nodemailer from 'nodemailer';
 import type { BlobStore } from '../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
-import { openSqliteKnex, sqliteKnexConfig } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex, sqliteKnexConfig } from '../lib/sqlite/knex';
 import { readBlob } from './helpers/blob-contents';
 import { run, spawnNode, waitForOutput } from './helpers/child-process';
 

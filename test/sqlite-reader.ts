@@ -4,7 +4,8 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openSqliteKnex, openSqliteReader, type SqliteReader } from '../lib/record-store/sqlite-knex';
+import { openSqliteKnex } from '../lib/sqlite/knex';
+import { openSqliteReader, type SqliteReader } from '../lib/sqlite/reader';
 import { draft } from './helpers/email-draft';
 import { tempDir } from './helpers/provision-server';
 

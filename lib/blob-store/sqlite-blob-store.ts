@@ -2,10 +2,12 @@ import { mkdirSync } from 'node:fs';
 import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
+import { createConcurrencyLimit } from '../concurrency-limit';
 import { InboxCaptureError } from '../errors';
+import { createBatcher, type Outcome } from '../group-commit';
 import { readBounded } from '../read-bounded';
-import { createBatcher, createWriteTurns, type Outcome } from '../record-store/save-batch';
-import { BUSY_TIMEOUT_MS, openSqliteReader, type SqliteReader } from '../record-store/sqlite-knex';
+import { BUSY_TIMEOUT_MS, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
+import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
 import { isValidBlobKey } from './blob-key';
 import type { BlobStore, LinkOptions } from './blob-store';
 import type { VerifiedDownload } from './fs-blob-store';
@@ -119,7 +121,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
         return opened;
     })();
 
-    const turns = createWriteTurns(1);
+    const turns = createConcurrencyLimit(1);
     const write = createBatcher<WriteItem, void>({
         turns,
         maxWeight: MAX_BATCH_BYTES,
@@ -305,24 +307,12 @@ interface Writer {
 
 async function openWriterConnection(filename: string): Promise<Writer> {
     mkdirSync(Path.dirname(filename), { recursive: true, mode: 0o700 });
-    const db = await new Promise<Sqlite3.Database>((resolve, reject) => {
-        const opened = new Sqlite3.Database(filename, Sqlite3.OPEN_READWRITE | Sqlite3.OPEN_CREATE, (err) => (err ? reject(err) : resolve(opened)));
-    });
-
-    const exec = (sql: string) => new Promise<void>((resolve, reject) => {
-        db.exec(sql, (err) => (err ? reject(err) : resolve()));
-    });
-
-    // With a callback, so a bad statement rejects: without one node-sqlite3 emits 'error' and drops queued calls.
-    const prepare = (sql: string) => new Promise<Sqlite3.Statement>((resolve, reject) => {
-        const statement = db.prepare(sql, (err: Error | null) => (err ? reject(err) : resolve(statement)));
-    });
-
+    const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE | Sqlite3.OPEN_CREATE, WRITER_PRAGMAS);
+    const exec = (sql: string) => execSql(db, sql);
     try {
-        await exec(WRITER_PRAGMAS);
         await exec(SCHEMA);
-        const upsert = await prepare(UPSERT);
-        const remove = await prepare('DELETE FROM blobs WHERE key = ?');
+        const upsert = await prepareStatement(db, UPSERT);
+        const remove = await prepareStatement(db, 'DELETE FROM blobs WHERE key = ?');
         return {
             upsert,
             remove,
@@ -330,10 +320,7 @@ async function openWriterConnection(filename: string): Promise<Writer> {
             run: (statement, params) => new Promise<void>((resolve, reject) => {
                 statement.run(params, (err: Error | null) => (err ? reject(err) : resolve()));
             }),
-            async close() {
-                await Promise.all([upsert, remove].map((s) => new Promise((resolve) => s.finalize(resolve))));
-                await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
-            }
+            close: () => closeDatabase(db, [upsert, remove])
         };
     }
     catch (err) {

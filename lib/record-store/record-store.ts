@@ -18,7 +18,7 @@ export interface RecordStore {
 
     /**
      * Stores the copies of one delivery atomically: all or none (the transaction may
-     * be shared with concurrent deliveries, each all-or-nothing). Ids follow DECISIONS:
+     * be shared with concurrent deliveries, each all-or-nothing). Ids follow docs/design.md:
      * an existing copy for the same (inbox, sourceId) is replaced and keeps its id;
      * otherwise a single-inbox delivery takes `sourceId` when no other record holds
      * it, and everything else gets `deriveMessageId(sourceId, inbox)`.

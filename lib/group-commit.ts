@@ -5,69 +5,19 @@
  * waits on a timer: a delivery that finds the line empty starts at once.
  */
 
-/** A line of write jobs: run in the order queued, at most `slots` at a time. */
-export interface WriteTurns {
-    /** Runs `fn` once every job queued before it has started and a slot is free. */
-    run<T>(fn: () => Promise<T>): Promise<T>;
-    /** Jobs queued so far: unchanged since a job was queued means it is still last in line. */
-    readonly queued: number;
-}
-
-/** Turns for `slots` jobs at once (1: one writer at a time, like SQLite itself). */
-export function createWriteTurns(slots: number): WriteTurns {
-    if (!(Number.isSafeInteger(slots) && slots >= 1)) {
-        throw new Error(`slots must be a positive integer, not ${slots}`);
-    }
-
-    let running = 0;
-    let queued = 0;
-    const waiting: (() => void)[] = [];
-
-    const release = () => {
-        const next = waiting.shift();
-        if (next) {
-            next();
-        }
-        else {
-            running--;
-        }
-    };
-
-    return {
-        get queued() {
-            return queued;
-        },
-
-        run<T>(fn: () => Promise<T>): Promise<T> {
-            queued++;
-            return new Promise<T>((resolve, reject) => {
-                // Started from a microtask even when a slot is free, so that calls made
-                // in the same tick can still join a batch queued here.
-                const start = () => {
-                    const job = Promise.resolve().then(fn);
-                    job.then(release, release);
-                    job.then(resolve, reject);
-                };
-
-                if (running < slots) {
-                    running++;
-                    start();
-                }
-                else {
-                    waiting.push(start);
-                }
-            });
-        }
-    };
-}
+import type { ConcurrencyLimit } from './concurrency-limit';
 
 /** What became of one item of a batch: its value, or the error that was its own. */
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /** How to batch. */
 export interface BatcherOptions<I, R> {
-    /** The line batches wait in (shared with other writes that must keep their order). */
-    turns: WriteTurns;
+    /**
+     * The line batches wait in (shared with other writes that must keep their order).
+     * It must start jobs from a microtask, as createConcurrencyLimit() does, so that
+     * calls made in the same tick join the batch queued first.
+     */
+    turns: ConcurrencyLimit;
     /** Most weight one batch takes; an item heavier than this alone gets a batch of its own. */
     maxWeight: number;
     /** The weight of one item (for the store: its records). */

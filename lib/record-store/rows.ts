@@ -1,0 +1,106 @@
+/** The rows of `emails` and `api_keys` as the drivers return them, and the records they map to. */
+
+import type { ApiKeyInfo, EmailRecord, StoredAttachment } from '../types';
+
+/** A row of `emails` with the columns EMAIL_COLUMNS selects. */
+export interface EmailRow {
+    seq: number | string;
+    message_id: string;
+    source_id: string;
+    inbox: string;
+    sender: string;
+    recipient: string;
+    subject: string;
+    body: string;
+    html_body: string;
+    received_at: number | string;
+    raw_key: string;
+    raw_size: number | string;
+    attachments: string;
+}
+
+/** A row of `api_keys` with the columns KEY_COLUMNS selects. */
+export interface KeyRow {
+    name: string;
+    created_at: number | string;
+    revoked_at: number | string | null;
+}
+
+/** The columns of `emails` a record is read from. */
+export const EMAIL_COLUMNS = [
+    'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
+    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments'
+];
+
+/** The columns of `api_keys` a key's info is read from. */
+export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
+
+/** The record an `emails` row holds. */
+export function toRecord(row: EmailRow): EmailRecord {
+    return {
+        messageId: row.message_id,
+        sourceId: row.source_id,
+        inbox: row.inbox,
+        sender: row.sender,
+        recipient: row.recipient,
+        subject: row.subject,
+        body: row.body,
+        htmlBody: row.html_body,
+        receivedAt: toNumber(row.received_at),
+        rawKey: row.raw_key,
+        rawSize: toNumber(row.raw_size),
+        attachments: parseAttachments(row.attachments)
+    };
+}
+
+// Only the four known fields are kept, whatever else the stored JSON holds.
+function parseAttachments(json: string): StoredAttachment[] {
+    const parsed: unknown = JSON.parse(json);
+    if (!Array.isArray(parsed)) {
+        throw new Error('Stored attachments are not a JSON array');
+    }
+
+    return parsed.map((a: StoredAttachment) => ({
+        filename: a.filename,
+        contentType: a.contentType,
+        size: a.size,
+        blobKey: a.blobKey
+    }));
+}
+
+/** The `emails` row (all but its seq) that stores `record`, with the digests its lookups use. */
+export function toInsertRow({ record, sourceHash, messageHash }: { record: EmailRecord; sourceHash: string; messageHash: string }): Record<string, unknown> {
+    return {
+        message_id: record.messageId,
+        message_id_hash: messageHash,
+        source_id: record.sourceId,
+        source_id_hash: sourceHash,
+        inbox: record.inbox,
+        sender: record.sender,
+        recipient: record.recipient,
+        subject: record.subject,
+        sender_folded: record.sender.toLowerCase(),
+        subject_folded: record.subject.toLowerCase(),
+        body: record.body,
+        html_body: record.htmlBody,
+        received_at: record.receivedAt,
+        raw_key: record.rawKey,
+        raw_size: record.rawSize,
+        has_attachments: record.attachments.length > 0,
+        attachments: JSON.stringify(record.attachments)
+    };
+}
+
+/** The key info an `api_keys` row holds (never its hash). */
+export function toKeyInfo(row: KeyRow): ApiKeyInfo {
+    return {
+        name: row.name,
+        createdAt: toNumber(row.created_at),
+        revokedAt: row.revoked_at === null ? null : toNumber(row.revoked_at)
+    };
+}
+
+/** A bigint column's value as a number: node-postgres returns them as strings; our values are < 2^53. */
+export function toNumber(value: number | string): number {
+    return typeof value === 'number' ? value : Number(value);
+}

@@ -1,0 +1,61 @@
+/** The Knex side of the embedded SQLite backend: pool and per-connection settings. */
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import { BUSY_TIMEOUT_MS } from './connection';
+
+/**
+ * Connections in the pool: one. SQLite takes one writer at a time anyway, and a
+ * single connection can never get SQLITE_BUSY from another of our own. The cost
+ * is that reads queue behind a save transaction (the store's reader avoids it).
+ * More connections sped reads up but slowed saves whenever readers were busy;
+ * acknowledged deliveries matter more than list latency here. Postgres is the
+ * choice for heavy concurrent reading.
+ * Tuned by measurement: bench/README.md, "Tuned constants › POOL_MAX".
+ */
+const POOL_MAX = 1;
+
+/** Per-connection settings (journal_mode persists in the file; the rest do not). */
+const PRAGMAS = [
+    // First, so that switching to WAL waits for a lock instead of failing.
+    `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`,
+    // Readers never block the writer and the writer never blocks readers.
+    'PRAGMA journal_mode = WAL',
+    // WAL's default (NORMAL) may lose the last commits on power loss; an SMTP "250"
+    // promises the message is stored, so every commit is synced.
+    'PRAGMA synchronous = FULL',
+    // email_blobs rows go with their email.
+    'PRAGMA foreign_keys = ON'
+].join(';\n');
+
+interface SqliteConnection {
+    exec(sql: string, callback: (err: Error | null) => void): void;
+}
+
+/** The Knex configuration openSqliteKnex() uses (also read by knexfile.ts). */
+export function sqliteKnexConfig(filename: string): Knex.Config {
+    const inMemory = filename === ':memory:' || filename === '';
+    return {
+        client: 'sqlite3',
+        connection: { filename },
+        useNullAsDefault: true,
+        pool: {
+            min: 1,
+            // Every connection to ':memory:' would be a database of its own.
+            max: inMemory ? 1 : POOL_MAX,
+            afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: SqliteConnection) => void) {
+                conn.exec(PRAGMAS, (err) => done(err, conn));
+            }
+        }
+    };
+}
+
+/** A Knex instance for the embedded SQLite backend, configured for durability. */
+export function openSqliteKnex(filename: string): Knex {
+    if (filename !== ':memory:' && filename !== '') {
+        mkdirSync(dirname(filename), { recursive: true });
+    }
+
+    return knexFactory(sqliteKnexConfig(filename));
+}
