@@ -1,6 +1,8 @@
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { createFsBlobStore, type FsBlobStore } from './blob-store/fs-blob-store';
+import type { SelfServedBlobStore } from './blob-store/blob-store';
+import { createFsBlobStore } from './blob-store/fs-blob-store';
+import { PRIVATE_DIR_MODE } from './blob-store/node-fs';
 import { loadOrCreateSigningSecret } from './blob-store/signing-secret';
 import { createSqliteBlobStore } from './blob-store/sqlite-blob-store';
 import { createTieredBlobStore } from './blob-store/tiered-blob-store';
@@ -30,7 +32,7 @@ export interface EmbeddedStoresOptions {
 // Mail is private: the directory is for the service's own user only.
 async function ensureDataDir(dataDir: string): Promise<string> {
     const dir = Path.resolve(dataDir);
-    await Fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    await Fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     return dir;
 }
 
@@ -47,7 +49,7 @@ export async function openEmbeddedRecordStore(options: { dataDir: string }): Pro
  * ones as files under `<dataDir>/blobs` (where data dirs of earlier versions keep all of
  * theirs, still read); links signed with the given or the data dir's secret.
  */
-export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Promise<FsBlobStore> {
+export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Promise<SelfServedBlobStore> {
     const dir = await ensureDataDir(options.dataDir);
     const signingSecret = options.signingSecret ?? await loadOrCreateSigningSecret(dir);
     const large = createFsBlobStore({ root: Path.join(dir, BLOBS_DIRNAME), signingSecret });
@@ -56,7 +58,7 @@ export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Pro
 }
 
 /** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite`, blobs in `<dataDir>/blobs.sqlite` and under `<dataDir>/blobs`. */
-export async function openEmbeddedStores(options: EmbeddedStoresOptions): Promise<{ recordStore: RecordStore; blobStore: FsBlobStore }> {
+export async function openEmbeddedStores(options: EmbeddedStoresOptions): Promise<{ recordStore: RecordStore; blobStore: SelfServedBlobStore }> {
     const blobStore = await openEmbeddedBlobStore(options);
     const recordStore = await openEmbeddedRecordStore(options);
     return { recordStore, blobStore };

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { BlobStore } from './blob-store/blob-store';
 import { retryWithBackoff } from './backoff';
+import type { BlobStore, DownloadLink } from './blob-store/blob-store';
 import { InboxCaptureError } from './errors';
 import { blobKeysOf, ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
@@ -48,10 +48,10 @@ export interface InboxCapture {
     deleteEmail(messageId: string): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
     deleteInbox(inbox: string): Promise<number>;
-    /** A time-limited link to the raw .eml, or null when the email does not exist. */
-    rawDownloadLink(messageId: string): Promise<string | null>;
-    /** A time-limited link to one attachment, or null when email or attachment is missing. */
-    attachmentDownloadLink(messageId: string, filename: string): Promise<string | null>;
+    /** A time-limited link to the raw .eml (a URL, or a signed target the server serves), or null when the email does not exist. */
+    rawDownloadLink(messageId: string): Promise<DownloadLink | null>;
+    /** A time-limited link to one attachment (as rawDownloadLink()), or null when email or attachment is missing. */
+    attachmentDownloadLink(messageId: string, filename: string): Promise<DownloadLink | null>;
     /** Creates a key and returns the plain token (shown once). */
     createKey(name: string): Promise<string>;
     /** The active key a token belongs to, or null. */

@@ -14,4 +14,5 @@ export * from './long-poll/wait-canceller';
 export * from './ingest';
 export * from './inbox-capture';
 export type { RecordStore, SaveResult } from './record-store/record-store';
-export type { BlobStore, LinkOptions } from './blob-store/blob-store';
+export type { BlobStore, DownloadLink, LinkOptions, SelfServedBlobStore, UrlLink } from './blob-store/blob-store';
+export type { SignedLinkQuery, SignedLinkTarget } from './blob-store/signed-links';

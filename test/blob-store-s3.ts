@@ -2,8 +2,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { randomBytes } from 'node:crypto';
-import { createS3BlobStore, DEFAULT_PART_BYTES } from '../lib/blob-store/s3-blob-store';
-import type { BlobStore } from '../lib/blob-store/blob-store';
+import { createS3BlobStore, DEFAULT_PART_BYTES, type S3BlobStore } from '../lib/blob-store/s3-blob-store';
 import { attachmentDisposition } from '../lib/content-disposition';
 import { blobStoreContract, chunked, failingAfter, getBytes } from './contracts/blob-store-contract';
 import { startS3, type S3Fixture } from './helpers/s3';
@@ -68,7 +67,7 @@ describe('S3BlobStore', () => {
     let fixture: S3Fixture;
     let client: S3Client;
     let bucket: string;
-    let store: BlobStore;
+    let store: S3BlobStore;
 
     before(async () => {
         fixture = await startS3();
@@ -278,7 +277,7 @@ describe('S3BlobStore', () => {
         it('presigns a GetObject that expires in 900 s and forces a download', async () => {
             await store.put('link/att/2', Buffer.from('%PDF-1.7'), 'application/pdf');
 
-            const url = new URL(await store.createDownloadLink('link/att/2', { expiresInSeconds: 900, filename, contentType: 'application/pdf' }));
+            const url = new URL((await store.createDownloadLink('link/att/2', { expiresInSeconds: 900, filename, contentType: 'application/pdf' })).url);
 
             expect(url.origin).to.equal(fixture.endpoint);
             expect(url.pathname).to.equal(`/${bucket}/link/att/2`);
@@ -295,7 +294,7 @@ describe('S3BlobStore', () => {
             const data = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
             await store.put('fetch/att/0', data, 'application/octet-stream');
 
-            const link = await store.createDownloadLink('fetch/att/0', { expiresInSeconds: 900, filename, contentType: 'text/html' });
+            const { url: link } = await store.createDownloadLink('fetch/att/0', { expiresInSeconds: 900, filename, contentType: 'text/html' });
             const response = await fetch(link);
 
             expect(response.status).to.equal(200);
@@ -308,7 +307,7 @@ describe('S3BlobStore', () => {
             const prefixed = createS3BlobStore({ client, bucket, keyPrefix: 'ic/' });
             await prefixed.put('pre/raw.eml', Buffer.from('raw'), 'message/rfc822');
 
-            const link = await prefixed.createDownloadLink('pre/raw.eml', { expiresInSeconds: 60, filename: 'message.eml', contentType: 'message/rfc822' });
+            const { url: link } = await prefixed.createDownloadLink('pre/raw.eml', { expiresInSeconds: 60, filename: 'message.eml', contentType: 'message/rfc822' });
 
             expect(new URL(link).pathname).to.equal(`/${bucket}/ic/pre/raw.eml`);
             expect(Buffer.from(await (await fetch(link)).arrayBuffer()).toString()).to.equal('raw');

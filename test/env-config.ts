@@ -111,7 +111,8 @@ describe('env-config', () => {
                     await capture.start();
                     const [copy] = await capture.ingestRawEmail(MAIL);
                     expect(copy.inbox).to.equal('cfg');
-                    expect(await capture.rawDownloadLink(copy.messageId) ?? '').to.startWith('/v1/blobs/');
+                    // A signed target, which the plugin serves under /v1/blobs.
+                    expect(Object.keys(await capture.rawDownloadLink(copy.messageId) ?? {})).to.equal(['key', 'query']);
                 }
                 finally {
                     await capture.close();
@@ -189,9 +190,10 @@ describe('env-config', () => {
                 try {
                     await capture.start();
                     const [copy] = await capture.ingestRawEmail(MAIL);
-                    const link = await capture.rawDownloadLink(copy.messageId);
-                    expect(link ?? '').to.startWith(`${s3.endpoint}/${s3.bucket}/`);
-                    const res = await fetch(link!);
+                    const found = await capture.rawDownloadLink(copy.messageId);
+                    const link = found && 'url' in found ? found.url : '';
+                    expect(link).to.startWith(`${s3.endpoint}/${s3.bucket}/`);
+                    const res = await fetch(link);
                     expect(await res.text()).to.equal(MAIL);
                 }
                 finally {

@@ -159,7 +159,7 @@ describe('Hapi plugin GET /v1/blobs/{key} (filesystem download links)', () => {
         const dir2 = await tempDir('no-blob-route');
         const rs = await openEmbeddedRecordStore({ dataDir: dir2 });
         const fs = createFsBlobStore({ root: Path.join(dir2, 'blobs'), signingSecret: TEST_SIGNING_SECRET });
-        const objectStore = { ...fs, verifyDownload: undefined, createDownloadLink: async () => 'https://bucket.example/signed' };
+        const objectStore = { ...fs, verifyDownload: undefined, createDownloadLink: async () => ({ url: 'https://bucket.example/signed' }) };
         const r = await provisionServer({ recordStore: rs, blobStore: objectStore });
         try {
             expect(r.server.table().some((route) => route.path.startsWith('/v1/blobs'))).to.be.false();

@@ -1,14 +1,26 @@
 import type { Readable } from 'node:stream';
+import type { LinkSigner, SignedLinkTarget } from './signed-links';
 
 /** How a download link should present the blob. */
 export interface LinkOptions {
-    /** Seconds the link stays valid (spec: 900). */
+    /** Seconds the link stays valid (900 by default: docs/design.md). */
     expiresInSeconds: number;
     /** File name for `Content-Disposition: attachment`. */
     filename: string;
     /** Media type the target is served with. */
     contentType: string;
 }
+
+/** A download link object storage signed itself: an absolute URL, handed to the client as is. */
+export interface UrlLink {
+    url: string;
+}
+
+/**
+ * Where a download link leads: an absolute URL (object storage), or a signed target
+ * (key and query) that the embedding server turns into a URL of its own blob route.
+ */
+export type DownloadLink = UrlLink | SignedLinkTarget;
 
 /**
  * Where raw messages and attachments live. Keys come from our own ids only.
@@ -27,12 +39,22 @@ export interface BlobStore {
     /** Every blob in the store with its last write time, Unix ms (for the orphan sweep). */
     listBlobs(): AsyncIterable<{ key: string; modifiedAt: number }>;
 
-    /**
-     * A time-limited download link. Absolute for object storage; a path starting
-     * with `/` for stores whose links the embedding server serves itself.
-     */
-    createDownloadLink(key: string, options: LinkOptions): Promise<string>;
+    /** A time-limited download link: a URL for object storage, a signed target for a SelfServedBlobStore. */
+    createDownloadLink(key: string, options: LinkOptions): Promise<DownloadLink>;
 
     /** Releases clients. */
     close?(): Promise<void>;
+}
+
+/**
+ * A blob store whose download links the embedding server serves itself (file,
+ * SQLite, tiered): its links are signed targets, checked by verifyDownload(), and
+ * stat() gives the size to announce.
+ */
+export interface SelfServedBlobStore extends BlobStore, LinkSigner {
+    /** A signed, time-limited link to `key`. */
+    createDownloadLink(key: string, options: LinkOptions): Promise<SignedLinkTarget>;
+
+    /** Size in bytes and last write time (Unix ms) of a blob, or null when absent. */
+    stat(key: string): Promise<{ size: number; modifiedAt: number } | null>;
 }

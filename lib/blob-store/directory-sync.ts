@@ -1,5 +1,6 @@
 import { constants as fsConstants } from 'node:fs';
 import * as Fs from 'node:fs/promises';
+import { errorCode } from '../error-code';
 
 /** Makes a directory's entries durable: an fsync of the directory itself. */
 export type SyncDirectory = (dir: string) => Promise<void>;
@@ -29,7 +30,7 @@ export async function fsyncDirectory(dir: string): Promise<void> {
         await handle.sync();
     }
     catch (err) {
-        if (!UNSUPPORTED_DIRECTORY_SYNC.has((err as NodeJS.ErrnoException | null)?.code ?? '')) {
+        if (!UNSUPPORTED_DIRECTORY_SYNC.has(errorCode(err) ?? '')) {
             throw err;
         }
     }

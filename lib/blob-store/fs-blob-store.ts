@@ -1,15 +1,15 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, createReadStream } from 'node:fs';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { forEachLimited } from '../concurrency-limit';
+import { errorCode } from '../error-code';
 import { InboxCaptureError } from '../errors';
-import { isValidBlobKey } from './blob-key';
-import type { BlobStore, LinkOptions } from './blob-store';
+import type { SelfServedBlobStore } from './blob-store';
 import { createDirectorySync } from './directory-sync';
 import { isShardName, keyOfFile, relativePathOf } from './fs-blob-layout';
-
-/** Where links point by default: the route the Hapi plugin serves fs blobs on. */
-export const DEFAULT_LINK_PATH = '/v1/blobs';
+import { isAbsent, isDirectory, mkdirIfMissing, O_NOFOLLOW, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readDirectory, removeStaleTempFiles } from './node-fs';
+import { createLinkSigner } from './signed-links';
 
 /** Directory under the root for writes in progress; never a valid key (leading dot). */
 const TEMP_DIR = '.tmp';
@@ -20,48 +20,21 @@ const STALE_TEMP_MS = 60 * 60_000;
 /** Files unlinked at once by delete(), so a 10,000-key delete does not exhaust file descriptors. */
 const DELETE_CONCURRENCY = 16;
 
-/** Longest filename or media type a link may carry, characters: bounds the HMAC input. */
-const MAX_LINK_FIELD_LENGTH = 1024;
-
 /** Attempts at creating a temp file, or moving a finished one into place, when a directory was removed from under the store. */
 const MISSING_DIRECTORY_ATTEMPTS = 3;
-
-// Mail is private: only the service's own user reads it.
-const FILE_MODE = 0o600;
-const DIR_MODE = 0o700;
-
-// A symlink planted as the last component of a blob path is not followed (POSIX only).
-const O_NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
-
-// Errors that mean "this key names no blob" rather than "the disk is broken".
-const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'ELOOP']);
 
 /** Options of the filesystem blob store. */
 export interface FsBlobStoreOptions {
     /** Directory holding the blobs; created if missing. */
     root: string;
-    /** HMAC-SHA256 key for download links (see loadOrCreateSigningSecret()). */
+    /** HMAC-SHA256 key for download links, at least 16 bytes (see loadOrCreateSigningSecret()). */
     signingSecret: Buffer | string;
-    /** Path the embedding server serves blobs on (default `/v1/blobs`). */
-    linkPath?: string;
     /** Clock, Unix ms (tests inject one to expire links). */
     now?: () => number;
 }
 
-/** What a verified download link says about how to serve its blob. */
-export interface VerifiedDownload {
-    filename: string;
-    contentType: string;
-}
-
-/** The filesystem store: a BlobStore whose links the embedding server serves and checks itself. */
-export interface FsBlobStore extends BlobStore {
-    /** The signed filename and media type when the link's query is genuine and unexpired, else null. */
-    verifyDownload(key: string, query: Record<string, string | undefined>): VerifiedDownload | null;
-
-    /** Size in bytes and last write time (Unix ms) of a blob, or null when absent. */
-    stat(key: string): Promise<{ size: number; modifiedAt: number } | null>;
-}
+/** The filesystem store: its links are signed targets the embedding server serves and checks itself. */
+export type FsBlobStore = SelfServedBlobStore;
 
 /** Creates a blob store that keeps each blob as one file under `root`, in one of 256 shard directories (fs-blob-layout.ts). */
 export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
@@ -69,15 +42,10 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
         throw new TypeError('createFsBlobStore: options.root must be a directory path');
     }
 
-    const secret = typeof options.signingSecret === 'string' ? Buffer.from(options.signingSecret, 'utf8') : options.signingSecret;
-    if (!Buffer.isBuffer(secret) || secret.length < 16) {
-        throw new TypeError('createFsBlobStore: options.signingSecret must be at least 16 bytes');
-    }
-
+    const now = options.now ?? Date.now;
+    const links = createLinkSigner({ signingSecret: options.signingSecret, now });
     const root = Path.resolve(options.root);
     const tempDir = Path.join(root, TEMP_DIR);
-    const linkPath = (options.linkPath ?? DEFAULT_LINK_PATH).replace(/\/+$/, '');
-    const now = options.now ?? Date.now;
     // Puts finishing together share the fsync of their shard directory.
     const directorySync = createDirectorySync();
 
@@ -90,10 +58,6 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
 
         const path = Path.join(root, ...relative.split('/'));
         return path.startsWith(root + Path.sep) ? path : null;
-    };
-
-    const sign = (key: string, expires: string, filename: string, contentType: string): Buffer => {
-        return createHmac('sha256', secret).update(`${key}\n${expires}\n${filename}\n${contentType}`, 'utf8').digest();
     };
 
     // The root, the temp dir and each shard are made (and made durable) once per store
@@ -111,7 +75,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     };
 
     const ensureRoot = (): Promise<void> => rootReady ??= once(async () => {
-        const created = await Fs.mkdir(root, { recursive: true, mode: DIR_MODE });
+        const created = await Fs.mkdir(root, { recursive: true, mode: PRIVATE_DIR_MODE });
         // Each directory made here has its entry in its parent: sync those, top down.
         const made: string[] = [];
         for (let dir = root; created !== undefined && dir.startsWith(created); dir = Path.dirname(dir)) {
@@ -170,7 +134,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
             const temp = Path.join(tempDir, randomBytes(16).toString('hex'));
             try {
                 await ensureTempDir();
-                return { temp, file: await Fs.open(temp, 'wx', FILE_MODE) };
+                return { temp, file: await Fs.open(temp, 'wx', PRIVATE_FILE_MODE) };
             }
             catch (err) {
                 if (errorCode(err) !== 'ENOENT' || attempt >= MISSING_DIRECTORY_ATTEMPTS) {
@@ -280,24 +244,17 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
 
         async delete(keys) {
             const paths = keys.map(pathOf).filter((p): p is string => p !== null);
-            let next = 0;
-            const worker = async () => {
-                while (next < paths.length) {
-                    const path = paths[next++];
-                    try {
-                        await Fs.unlink(path);
-                    }
-                    catch (err) {
-                        if (isAbsent(err) || errorCode(err) === 'EPERM' && await isDirectory(path)) {
-                            continue;
-                        }
-
+            await forEachLimited(paths, DELETE_CONCURRENCY, async (path) => {
+                try {
+                    await Fs.unlink(path);
+                }
+                catch (err) {
+                    // A directory where a blob should be is no blob: some systems refuse its unlink() with EPERM.
+                    if (!isAbsent(err) && !(errorCode(err) === 'EPERM' && await isDirectory(path))) {
                         throw err;
                     }
                 }
-            };
-
-            await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, paths.length) }, worker));
+            });
         },
 
         async *listBlobs() {
@@ -329,46 +286,8 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
             }
         },
 
-        async createDownloadLink(key: string, linkOptions: LinkOptions) {
-            const { expiresInSeconds, filename, contentType } = linkOptions;
-            if (!isValidBlobKey(key)) {
-                throw new InboxCaptureError('INVALID_INPUT', 'invalid blob key');
-            }
-
-            if (!Number.isInteger(expiresInSeconds) || expiresInSeconds <= 0) {
-                throw new InboxCaptureError('INVALID_INPUT', 'expiresInSeconds must be a positive integer');
-            }
-
-            if (!isLinkField(filename) || !isLinkField(contentType)) {
-                throw new InboxCaptureError('INVALID_INPUT', 'link filename and contentType must be short and free of control characters');
-            }
-
-            const expires = String(Math.floor(now() / 1000) + expiresInSeconds);
-            const sig = sign(key, expires, filename, contentType).toString('hex');
-            const query = new URLSearchParams({ expires, filename, type: contentType, sig });
-            return `${linkPath}/${encodeURIComponent(key)}?${query.toString()}`;
-        },
-
-        verifyDownload(key, query) {
-            const { expires, filename, type, sig } = query ?? {};
-            if (!isValidBlobKey(key) ||
-                typeof expires !== 'string' || !/^\d{1,12}$/.test(expires) ||
-                !isLinkField(filename) || !isLinkField(type) ||
-                typeof sig !== 'string' || !/^[0-9a-f]{64}$/.test(sig)) {
-                return null;
-            }
-
-            // Checked before the clock so that a forged link learns nothing from timing.
-            if (!timingSafeEqual(Buffer.from(sig, 'hex'), sign(key, expires, filename, type))) {
-                return null;
-            }
-
-            if (now() >= Number(expires) * 1000) {
-                return null;
-            }
-
-            return { filename, contentType: type };
-        },
+        createDownloadLink: links.createDownloadLink,
+        verifyDownload: links.verifyDownload,
 
         async stat(key) {
             const path = pathOf(key);
@@ -395,84 +314,4 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     };
 
     return store;
-}
-
-// A field may go into the HMAC input only if it cannot contain the `\n` separator:
-// otherwise `a\nb` + `c` and `a` + `b\nc` would share one signature.
-function isLinkField(value: unknown): value is string {
-    return typeof value === 'string' &&
-        value.length > 0 &&
-        value.length <= MAX_LINK_FIELD_LENGTH &&
-        !/[\u0000-\u001f\u007f]/.test(value);
-}
-
-function errorCode(err: unknown): string | undefined {
-    return (err as NodeJS.ErrnoException | null)?.code;
-}
-
-function isAbsent(err: unknown): boolean {
-    return ABSENT_CODES.has(errorCode(err) ?? '');
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-    try {
-        return (await Fs.lstat(path)).isDirectory();
-    }
-    catch {
-        return false;
-    }
-}
-
-// mkdir that is content to find the directory there already (made by an earlier process, or a concurrent one).
-async function mkdirIfMissing(dir: string): Promise<void> {
-    try {
-        await Fs.mkdir(dir, { mode: DIR_MODE });
-    }
-    catch (err) {
-        if (errorCode(err) !== 'EEXIST') {
-            throw err;
-        }
-    }
-}
-
-// The entries of a directory; none when it does not exist (the root before the first put).
-async function readDirectory(dir: string): Promise<import('node:fs').Dirent[]> {
-    try {
-        return await Fs.readdir(dir, { withFileTypes: true });
-    }
-    catch (err) {
-        if (isAbsent(err)) {
-            return [];
-        }
-
-        throw err;
-    }
-}
-
-async function removeStaleTempFiles(tempDir: string, cutoff: number): Promise<void> {
-    let names: string[];
-    try {
-        names = await Fs.readdir(tempDir);
-    }
-    catch (err) {
-        if (isAbsent(err)) {
-            return;
-        }
-
-        throw err;
-    }
-
-    for (const name of names) {
-        const path = Path.join(tempDir, name);
-        try {
-            if ((await Fs.lstat(path)).mtimeMs < cutoff) {
-                await Fs.rm(path, { force: true });
-            }
-        }
-        catch (err) {
-            if (!isAbsent(err)) {
-                throw err;
-            }
-        }
-    }
 }

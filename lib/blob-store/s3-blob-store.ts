@@ -12,11 +12,11 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { retryWithBackoff } from '../backoff';
 import { InboxCaptureError } from '../errors';
 import { attachmentDisposition } from '../content-disposition';
 import { isValidBlobKey } from './blob-key';
-import type { BlobStore } from './blob-store';
+import type { BlobStore, LinkOptions, UrlLink } from './blob-store';
 
 /** DeleteObjects takes at most 1,000 keys per request (S3 API limit). */
 export const DELETE_BATCH_KEYS = 1000;
@@ -57,8 +57,14 @@ export interface S3BlobStoreOptions {
     retry?: { maxRetries?: number; baseDelayMs?: number };
 }
 
+/** A blob store on an S3 bucket. */
+export interface S3BlobStore extends BlobStore {
+    /** A presigned GetObject URL that forces a download under `filename` as `contentType`. */
+    createDownloadLink(key: string, options: LinkOptions): Promise<UrlLink>;
+}
+
 /** Creates a blob store on an S3 bucket; download links are presigned GetObject URLs. */
-export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
+export function createS3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
     const { client, bucket } = options ?? {};
     if (!client || typeof client.send !== 'function') {
         throw new TypeError('createS3BlobStore: options.client must be an S3Client');
@@ -136,42 +142,38 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
         }
     };
 
-    // One DeleteObjects batch, retried with backoff while S3 throttles the call or some keys.
+    // One DeleteObjects batch, retried with backoff while S3 throttles the call or some
+    // keys; each retry asks again only for the keys that failed. Jittered, so that many
+    // writers throttled together do not retry together.
     const deleteBatch = async (keys: string[]): Promise<void> => {
         let pending = keys;
-        for (let attempt = 0; ; attempt++) {
-            let cause: unknown;
-            try {
-                const { Errors = [] } = await client.send(new DeleteObjectsCommand({
-                    Bucket: bucket,
-                    Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true }
-                }));
-                const failed = Errors.filter((e) => e.Code !== 'NoSuchKey');
-                const fatal = failed.find((e) => !RETRYABLE_CODES.has(e.Code ?? ''));
-                if (fatal) {
-                    throw new InboxCaptureError('BLOB_STORE_FAILED', `S3 refused to delete ${fatal.Key}: ${fatal.Code} ${fatal.Message ?? ''}`.trim());
-                }
+        const attempt = async () => {
+            const { Errors = [] } = await client.send(new DeleteObjectsCommand({
+                Bucket: bucket,
+                Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true }
+            }));
+            const failed = Errors.filter((e) => e.Code !== 'NoSuchKey');
+            const fatal = failed.find((e) => !RETRYABLE_CODES.has(e.Code ?? ''));
+            if (fatal) {
+                throw new InboxCaptureError('BLOB_STORE_FAILED', `S3 refused to delete ${fatal.Key}: ${fatal.Code} ${fatal.Message ?? ''}`.trim());
+            }
 
-                if (failed.length === 0) {
-                    return;
-                }
-
+            if (failed.length > 0) {
                 pending = failed.map((e) => e.Key!);
-                cause = new Error(`S3 answered ${failed[0].Code} for ${failed.length} key(s)`);
+                throw new KeysThrottledError(`S3 answered ${failed[0].Code} for ${failed.length} key(s)`);
             }
-            catch (err) {
-                if (!isRetryable(err)) {
-                    throw err;
-                }
+        };
 
-                cause = err;
+        const retryable = (err: unknown) => err instanceof KeysThrottledError || isRetryable(err);
+        try {
+            await retryWithBackoff(attempt, { retries: maxRetries, firstMs: baseDelayMs, maxMs: MAX_DELAY_MS, jitter: true, retryable });
+        }
+        catch (err) {
+            if (retryable(err)) {
+                throw new InboxCaptureError('BLOB_STORE_FAILED', `S3 delete still throttled after ${maxRetries} retries`, { cause: err });
             }
 
-            if (attempt >= maxRetries) {
-                throw new InboxCaptureError('BLOB_STORE_FAILED', `S3 delete still throttled after ${maxRetries} retries`, { cause });
-            }
-
-            await sleep(backoffMs(attempt, baseDelayMs));
+            throw err;
         }
     };
 
@@ -249,7 +251,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
                 ResponseContentDisposition: attachmentDisposition(filename),
                 ResponseContentType: contentType
             });
-            return getSignedUrl(client, command, { expiresIn: expiresInSeconds });
+            return { url: await getSignedUrl(client, command, { expiresIn: expiresInSeconds }) };
         }
         // No close(): the caller created the client and destroys it.
     };
@@ -281,6 +283,9 @@ async function* readParts(body: Readable, partSize: number): AsyncGenerator<Buff
     }
 }
 
+/** Some keys of a DeleteObjects were throttled: the batch is retried for them. */
+class KeysThrottledError extends Error {}
+
 interface S3ErrorShape {
     name?: string;
     Code?: string;
@@ -302,10 +307,4 @@ function isRetryable(err: unknown): boolean {
     return RETRYABLE_CODES.has(e?.name ?? '') ||
         RETRYABLE_CODES.has(e?.Code ?? '') ||
         RETRYABLE_STATUS.has(e?.$metadata?.httpStatusCode ?? 0);
-}
-
-// Exponential with jitter, so that many writers throttled together do not retry together.
-function backoffMs(attempt: number, baseDelayMs: number): number {
-    const ceiling = Math.min(MAX_DELAY_MS, baseDelayMs * 2 ** attempt);
-    return ceiling / 2 + Math.random() * ceiling / 2;
 }

@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { errorCode } from '../error-code';
+import { fsyncDirectory } from './directory-sync';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './node-fs';
+import { MIN_SIGNING_SECRET_BYTES } from './signed-links';
 
 /** Name of the file in the data dir that holds the link-signing secret. */
 export const SIGNING_SECRET_FILE = 'signing-secret';
 
 /** Bytes of a generated secret: the HMAC-SHA256 key length. */
 const SECRET_BYTES = 32;
-
-/** Shortest secret accepted from the file, bytes: anything shorter is a damaged or hand-made file. */
-const MIN_SECRET_BYTES = 16;
 
 /**
  * The HMAC key for filesystem download links, read from `<dataDir>/signing-secret`
@@ -24,13 +25,13 @@ export async function loadOrCreateSigningSecret(dataDir: string): Promise<Buffer
         return existing;
     }
 
-    await Fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await Fs.mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const temp = Path.join(dataDir, `.${SIGNING_SECRET_FILE}.${randomBytes(8).toString('hex')}.tmp`);
     try {
-        const handle = await Fs.open(temp, 'wx', 0o600);
+        const handle = await Fs.open(temp, 'wx', PRIVATE_FILE_MODE);
         try {
             // The mode given to open() passes through the umask; this does not.
-            await handle.chmod(0o600);
+            await handle.chmod(PRIVATE_FILE_MODE);
             await handle.writeFile(randomBytes(SECRET_BYTES));
             await handle.sync();
         }
@@ -43,7 +44,7 @@ export async function loadOrCreateSigningSecret(dataDir: string): Promise<Buffer
             await Fs.link(temp, file);
         }
         catch (err) {
-            if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+            if (errorCode(err) !== 'EEXIST') {
                 throw err;
             }
         }
@@ -52,7 +53,8 @@ export async function loadOrCreateSigningSecret(dataDir: string): Promise<Buffer
         await Fs.rm(temp, { force: true });
     }
 
-    await syncDirectory(dataDir);
+    // The new name must survive a crash; platforms that cannot fsync a directory are let be (the link is atomic regardless).
+    await fsyncDirectory(dataDir);
     const secret = await readSecret(file);
     if (!secret) {
         throw new Error(`signing secret ${file} vanished while being created`);
@@ -67,29 +69,17 @@ async function readSecret(file: string): Promise<Buffer | null> {
         secret = await Fs.readFile(file);
     }
     catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        if (errorCode(err) === 'ENOENT') {
             return null;
         }
 
         throw err;
     }
 
-    if (secret.length < MIN_SECRET_BYTES) {
-        throw new Error(`signing secret ${file} holds ${secret.length} bytes; at least ${MIN_SECRET_BYTES} are needed (delete it to generate a new one)`);
+    // Anything shorter than the signer accepts is a damaged or hand-made file.
+    if (secret.length < MIN_SIGNING_SECRET_BYTES) {
+        throw new Error(`signing secret ${file} holds ${secret.length} bytes; at least ${MIN_SIGNING_SECRET_BYTES} are needed (delete it to generate a new one)`);
     }
 
     return secret;
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-    const handle = await Fs.open(dir, 'r');
-    try {
-        await handle.sync();
-    }
-    catch {
-        // Not every platform can fsync a directory; the link is atomic regardless.
-    }
-    finally {
-        await handle.close();
-    }
 }

@@ -9,8 +9,11 @@ import { readBounded } from '../read-bounded';
 import { BUSY_TIMEOUT_MS, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
 import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
 import { isValidBlobKey } from './blob-key';
-import type { BlobStore, LinkOptions } from './blob-store';
-import type { VerifiedDownload } from './fs-blob-store';
+import type { SelfServedBlobStore } from './blob-store';
+import type { LinkSigner } from './signed-links';
+
+// Part of this subpath's API since the `links` option took one.
+export type { LinkSigner } from './signed-links';
 
 
 /**
@@ -62,17 +65,11 @@ const UPSERT = `INSERT INTO blobs (key, content, size, content_type, modified_at
     ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
     content_type = excluded.content_type, modified_at = excluded.modified_at`;
 
-/** Signs and checks download links; the SQLite store has no route of its own, so it borrows one (the fs store's). */
-export interface LinkSigner {
-    createDownloadLink(key: string, options: LinkOptions): Promise<string>;
-    verifyDownload(key: string, query: Record<string, string | undefined>): VerifiedDownload | null;
-}
-
 /** Options of the SQLite blob store. */
 export interface SqliteBlobStoreOptions {
     /** The database file (its own, not the record store's); created with its directory if missing. */
     filename: string;
-    /** Signs the links of createDownloadLink() (e.g. an fs store on the same secret, whose route serves any key). */
+    /** Signs and checks its links: a file store (whose route serves any key) or createLinkSigner(); without one there are no links. */
     links?: LinkSigner;
     /** Largest blob accepted, bytes (default DEFAULT_MAX_BLOB_BYTES). */
     maxBlobBytes?: number;
@@ -83,13 +80,9 @@ export interface SqliteBlobStoreOptions {
 }
 
 /** Blobs as rows of a SQLite file of their own: small puts arriving together share one transaction and one fsync. */
-export interface SqliteBlobStore extends BlobStore {
-    /** Size in bytes and last write time (Unix ms) of a blob, or null when absent. */
-    stat(key: string): Promise<{ size: number; modifiedAt: number } | null>;
+export interface SqliteBlobStore extends SelfServedBlobStore {
     /** Which of `keys` the store holds (the tiered store's listing skips them among the files). */
     existing(keys: string[]): Promise<Set<string>>;
-    /** Checks a link through the signer given in the options; null without one. */
-    verifyDownload(key: string, query: Record<string, string | undefined>): VerifiedDownload | null;
     /** Waits for the writes and reads in flight, then closes both connections. */
     close(): Promise<void>;
 }

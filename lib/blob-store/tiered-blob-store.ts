@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { SelfServedBlobStore } from './blob-store';
 import type { FsBlobStore } from './fs-blob-store';
 import type { SqliteBlobStore } from './sqlite-blob-store';
 
@@ -6,7 +7,7 @@ import type { SqliteBlobStore } from './sqlite-blob-store';
  * Blobs up to this size, bytes, go to the SQLite store by default. Below it a file's
  * create + fsync + rename + directory fsync costs more than the blob's share of a
  * group commit; above it the bytes dominate, and a file streams without being held
- * in memory. Chosen by measurement (see the report of issue 6).
+ * in memory. Tuned by measurement: bench/README.md, "Tuned constants › DEFAULT_TIER_THRESHOLD_BYTES".
  */
 export const DEFAULT_TIER_THRESHOLD_BYTES = 256 * 1024;
 
@@ -17,7 +18,7 @@ const LIST_CHECK_CHUNK = 500;
 export interface TieredBlobStoreOptions {
     /** Where blobs of at most `thresholdBytes` go. */
     small: SqliteBlobStore;
-    /** Where larger blobs go; it also signs and checks every link (its route serves any key). */
+    /** Where larger blobs go; it also signs and checks the links of both tiers (a signed link names a key, not a tier). */
     large: FsBlobStore;
     /** Largest blob kept in `small`, bytes (default DEFAULT_TIER_THRESHOLD_BYTES). */
     thresholdBytes?: number;
@@ -28,7 +29,7 @@ export interface TieredBlobStoreOptions {
  * files. Reads look in SQLite first, then the files, so data dirs written before the
  * SQLite tier existed (every blob a file) keep working.
  */
-export function createTieredBlobStore(options: TieredBlobStoreOptions): FsBlobStore {
+export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServedBlobStore {
     const { small, large } = options;
     const threshold = options.thresholdBytes ?? DEFAULT_TIER_THRESHOLD_BYTES;
     if (!Number.isSafeInteger(threshold) || threshold < 0) {

@@ -1,7 +1,6 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { DEFAULT_LINK_PATH, type FsBlobStore } from '../../../lib/blob-store/fs-blob-store';
-import type { BlobStore } from '../../../lib/blob-store/blob-store';
+import type { BlobStore, DownloadLink, SelfServedBlobStore } from '../../../lib/blob-store/blob-store';
 import { attachmentDisposition } from '../../../lib/content-disposition';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { apiError } from '../error-mapping';
@@ -13,30 +12,33 @@ import { API_TAG, GROUP_DOWNLOADS } from '../route-context';
  */
 export const DOWNLOAD_CSP = 'default-src \'none\'; sandbox; frame-ancestors \'none\'';
 
+/** Where the plugin serves the signed links of a self-served blob store (under its prefix). */
+export const BLOB_LINK_PATH = '/v1/blobs';
+
 /** True for a blob store whose links the plugin must serve and check itself. */
-export function servesOwnLinks(store: BlobStore): store is FsBlobStore {
-    return typeof (store as Partial<FsBlobStore>).verifyDownload === 'function';
+export function servesOwnLinks(store: BlobStore): store is SelfServedBlobStore {
+    return typeof (store as Partial<SelfServedBlobStore>).verifyDownload === 'function';
 }
 
-// The signature fields of a link; anything else in the query is ignored, repeated fields are refused.
-function linkQuery(query: Request['query']): Record<string, string | undefined> {
-    const out: Record<string, string | undefined> = {};
-    for (const name of ['expires', 'filename', 'type', 'sig']) {
-        const value: unknown = query[name];
-        out[name] = typeof value === 'string' ? value : undefined;
+/** The Location of a download link: object storage's URL as it is, a signed target as a URL of our blob route under `prefix`. */
+export function downloadLocation(link: DownloadLink, prefix: string): string {
+    if ('url' in link) {
+        return link.url;
     }
 
-    return out;
+    return `${prefix}${BLOB_LINK_PATH}/${encodeURIComponent(link.key)}?${new URLSearchParams(link.query).toString()}`;
 }
 
 /**
- * The route serving the filesystem store's signed links (DECISIONS): no API key, the
- * HMAC and expiry in the query are the credential; a bad or expired one is 403 FORBIDDEN.
+ * The route serving a self-served store's signed links: no API key, the HMAC and
+ * expiry in the query are the credential; a bad or expired one is 403 FORBIDDEN
+ * (docs/design.md, "Deletes and downloads").
  */
-export function blobRoutes(blobStore: FsBlobStore): ServerRoute[] {
+export function blobRoutes(blobStore: SelfServedBlobStore): ServerRoute[] {
     const serve = async (request: Request, h: ResponseToolkit) => {
         const key = request.params.key as string;
-        const verified = blobStore.verifyDownload(key, linkQuery(request.query));
+        // Fields other than the signed four are ignored; a repeated one arrives as an array and fails.
+        const verified = blobStore.verifyDownload(key, request.query);
         if (!verified) {
             throw apiError(403, 'FORBIDDEN');
         }
@@ -65,7 +67,7 @@ export function blobRoutes(blobStore: FsBlobStore): ServerRoute[] {
     return [
         {
             method: 'GET',
-            path: `${DEFAULT_LINK_PATH}/{key}`,
+            path: `${BLOB_LINK_PATH}/{key}`,
             options: {
                 auth: false,
                 // An empty attachment is still a file to save: hapi would answer 204.

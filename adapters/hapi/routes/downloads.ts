@@ -1,9 +1,11 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
+import type { DownloadLink } from '../../../lib/blob-store/blob-store';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
-import { API_TAG, BEARER_SECURITY, GROUP_DOWNLOADS, withPrefix, type RouteContext } from '../route-context';
+import { API_TAG, BEARER_SECURITY, GROUP_DOWNLOADS, type RouteContext } from '../route-context';
+import { downloadLocation } from './blobs';
 import { paramsFailAction } from './emails';
 
 const redirectResponse = (what: string) => ({
@@ -14,17 +16,17 @@ const redirectResponse = (what: string) => ({
     }
 });
 
-/** Spec §4.6–§4.7: redirects to time-limited links of the raw message and attachments. */
+/** Redirects to time-limited links of the raw message and attachments (docs/design.md, "Deletes and downloads"). */
 export function downloadRoutes(context: RouteContext): ServerRoute[] {
     const { capture, prefix } = context;
 
     // The link expires, so no cache may keep the redirect.
-    const redirect = (h: ResponseToolkit, link: string | null) => {
+    const redirect = (h: ResponseToolkit, link: DownloadLink | null) => {
         if (link === null) {
             throw apiError(404, 'NOT_FOUND');
         }
 
-        return h.redirect(withPrefix(link, prefix)).code(302).header('Cache-Control', 'no-store');
+        return h.redirect(downloadLocation(link, prefix)).code(302).header('Cache-Control', 'no-store');
     };
 
     const raw = async (request: Request, h: ResponseToolkit) => {
