@@ -20,8 +20,3 @@ export const GROUP_SERVICE = 'service';
 
 /** hapi-swagger `security` of the routes that need an API key. */
 export const BEARER_SECURITY = [{ bearerAuth: [] }];
-
-/** A download link from a blob store, reachable through the plugin's prefix when it is one of ours. */
-export function withPrefix(link: string, prefix: string): string {
-    return link.startsWith('/') ? prefix + link : link;
-}
