@@ -1,18 +1,30 @@
-// Re-exports only. Store drivers have their own subpath exports so that an app
-// using one driver never loads the others' dependencies.
-export * from './types';
-export * from './errors';
-export * from './cursor';
-export * from './ids';
-export * from './keys';
-export * from './recipients';
-export * from './notifier';
-export * from './long-poll/poller';
-export { FIRST_CHECK_MS, MAX_CHECK_MS } from './long-poll/waiters';
-export { MAX_PROBES_IN_FLIGHT, VERSION_SHARE_MS } from './long-poll/probe-limiter';
-export * from './long-poll/wait-canceller';
-export * from './ingest';
-export * from './inbox-capture';
+// The public API of the core, listed name by name: what is not here is internal and may
+// change without notice. Store drivers have their own subpath exports (package.json), so
+// an app using one driver never loads the others' dependencies; the Hapi plugin is
+// `inbox-capture/hapi`, the SMTP listener `inbox-capture/smtp`.
+
+// The service.
+export { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from './inbox-capture';
+export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type IngestOptions } from './ingest';
+
+// Records and queries.
+export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, ListQuery, RecordPage, StoredAttachment } from './types';
+export { encodeCursor, decodeCursor } from './cursor';
+
+// Errors.
+export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';
+
+// Inboxes, ids and keys.
+export { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH, type InboxFromAddress } from './recipients';
+export { deriveMessageId, generateMessageId } from './ids';
+export { generateApiKey, hashApiKey } from './keys';
+
+// Waiting for mail.
+export { createNotifier, type Notifier } from './notifier';
+export { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
+export { WaitCanceller } from './long-poll/wait-canceller';
+
+// The store interfaces a driver implements.
 export type { RecordStore, SaveResult } from './record-store/record-store';
 export type { BlobStore, DownloadLink, LinkOptions, SelfServedBlobStore, UrlLink } from './blob-store/blob-store';
 export type { SignedLinkQuery, SignedLinkTarget } from './blob-store/signed-links';

@@ -1,0 +1,42 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import * as Core from '../../lib/index';
+
+const { expect } = Code;
+const { describe, it } = exports.lab = Lab.script();
+
+describe('index', () => {
+
+    it('exports exactly the public API, no internals or tuning constants', () => {
+        expect(Object.keys(Core).sort()).to.equal([
+            'DEFAULT_MAX_MESSAGE_BYTES',
+            'InboxCaptureError',
+            'MAX_INBOX_LENGTH',
+            'WaitCanceller',
+            'createInboxCapture',
+            'createLongPoller',
+            'createNotifier',
+            'decodeCursor',
+            'defaultInboxFromAddress',
+            'deriveMessageId',
+            'encodeCursor',
+            'generateApiKey',
+            'generateMessageId',
+            'hashApiKey',
+            'ingestRawEmail',
+            'isInboxCaptureError',
+            'isValidInbox'
+        ]);
+    });
+
+    it('exports functions and classes, each the module\'s own', () => {
+        for (const name of Object.keys(Core) as (keyof typeof Core)[]) {
+            if (name === 'DEFAULT_MAX_MESSAGE_BYTES' || name === 'MAX_INBOX_LENGTH') {
+                expect(Core[name]).to.be.a.number();
+                continue;
+            }
+
+            expect(Core[name], name).to.be.a.function();
+        }
+    });
+});
