@@ -3,12 +3,12 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } from '../adapters/env-config';
-import { createSqliteBlobStore } from '../lib/blob-store/sqlite-blob-store';
-import { createInboxCapture } from '../lib/inbox-capture';
-import { blobKeys } from './helpers/blob-contents';
-import { startPostgres } from './helpers/postgres';
-import { startS3 } from './helpers/s3';
+import { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } from '../../adapters/env-config';
+import { createSqliteBlobStore } from '../../lib/blob-store/sqlite-blob-store';
+import { createInboxCapture } from '../../lib/inbox-capture';
+import { blobKeys } from '../helpers/blob-contents';
+import { startPostgres } from '../helpers/postgres';
+import { startS3 } from '../helpers/s3';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -5,24 +5,24 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import type { BlobStore } from '../lib/blob-store/blob-store';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { isInboxCaptureError, type InboxCaptureError, type InboxCaptureErrorCode } from '../lib/errors';
-import { GENERATED_ID_DOMAIN } from '../lib/ids';
-import { ingestRawEmail, type IngestContext, type IngestOptions } from '../lib/ingest';
-import { createNotifier, type Notifier } from '../lib/notifier';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
-import type { EmailRecord } from '../lib/types';
-import { blobKeys, readBlob } from './helpers/blob-contents';
+import type { BlobStore } from '../../lib/blob-store/blob-store';
+import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
+import { isInboxCaptureError, type InboxCaptureError, type InboxCaptureErrorCode } from '../../lib/errors';
+import { GENERATED_ID_DOMAIN } from '../../lib/ids';
+import { ingestRawEmail, type IngestContext, type IngestOptions } from '../../lib/ingest';
+import { createNotifier, type Notifier } from '../../lib/notifier';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import { openSqliteKnex } from '../../lib/record-store/sqlite-knex';
+import type { EmailRecord } from '../../lib/types';
+import { blobKeys, readBlob } from '../helpers/blob-contents';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
 type Flags = Lab.script.Flags;
 
-const FIXTURES = join(__dirname, 'fixtures', 'eml');
+const FIXTURES = join(__dirname, '..', 'fixtures', 'eml');
 const fixture = (name: string): Promise<Buffer> => readFile(join(FIXTURES, name));
 const crlf = (text: string): Buffer => Buffer.from(text.replace(/\r?\n/g, '\r\n'));
 

@@ -12,13 +12,13 @@ import {
     WaitCanceller,
     createLongPoller,
     type LongPoller
-} from '../lib/long-poll';
-import { createNotifier } from '../lib/notifier';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
-import type { ListQuery, RecordPage } from '../lib/types';
-import { draft } from './helpers/email-draft';
+} from '../../lib/long-poll';
+import { createNotifier } from '../../lib/notifier';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import { openSqliteKnex } from '../../lib/record-store/sqlite-knex';
+import type { ListQuery, RecordPage } from '../../lib/types';
+import { draft } from '../helpers/email-draft';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

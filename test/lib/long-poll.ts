@@ -3,12 +3,12 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { createLongPoller } from '../lib/long-poll';
-import { createNotifier, type Notifier } from '../lib/notifier';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
-import { draft } from './helpers/email-draft';
+import { createLongPoller } from '../../lib/long-poll';
+import { createNotifier, type Notifier } from '../../lib/notifier';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import { openSqliteKnex } from '../../lib/record-store/sqlite-knex';
+import { draft } from '../helpers/email-draft';
 
 const { expect } = Code;
 const { describe, it, before, after, beforeEach, afterEach } = exports.lab = Lab.script();

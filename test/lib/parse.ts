@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { bareMessageId, parseMessage } from '../lib/parse';
+import { bareMessageId, parseMessage } from '../../lib/parse';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-const fixture = (name: string): Buffer => readFileSync(join(__dirname, 'fixtures', 'eml', name));
+const fixture = (name: string): Buffer => readFileSync(join(__dirname, '..', 'fixtures', 'eml', name));
 const crlf = (text: string): Buffer => Buffer.from(text.replace(/\r?\n/g, '\r\n'));
 
 /** 1x1 PNG of the attachments fixture. */

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { isInboxCaptureError } from '../lib/errors';
-import { readBounded } from '../lib/read-bounded';
+import { isInboxCaptureError } from '../../lib/errors';
+import { readBounded } from '../../lib/read-bounded';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

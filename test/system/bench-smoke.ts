@@ -5,12 +5,12 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { promisify } from 'node:util';
-import type { BenchResult } from '../bench/report';
+import type { BenchResult } from '../../bench/report';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..');
+const ROOT = Path.join(__dirname, '..', '..');
 const BENCH_DIR = Path.join(ROOT, 'dist-bench', 'bench');
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@ import * as Path from 'node:path';
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-const LIB = Path.join(__dirname, '..', 'lib');
+const LIB = Path.join(__dirname, '..', '..', 'lib');
 
 /** Packages the core must never load: it is protocol-free, adapters depend on it, never the reverse. */
 const FORBIDDEN = /^(@hapi\/|joi$|hapi-swagger|smtp-server|nodemailer)/;

@@ -5,23 +5,23 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import type { BlobStore } from '../lib/blob-store/blob-store';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { BLOBS_DIRNAME, openEmbeddedBlobStore, openEmbeddedRecordStore } from '../lib/embedded-stores';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openPostgresKnex } from '../lib/record-store/postgres-knex';
-import type { RecordStore } from '../lib/record-store/record-store';
-import type { EmailRecord } from '../lib/types';
-import { blobKeys, readBlob } from './helpers/blob-contents';
-import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from './helpers/child-process';
-import { startPostgres, type PostgresServer } from './helpers/postgres';
+import type { BlobStore } from '../../lib/blob-store/blob-store';
+import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
+import { BLOBS_DIRNAME, openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/embedded-stores';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
+import { openPostgresKnex } from '../../lib/record-store/postgres-knex';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import type { EmailRecord } from '../../lib/types';
+import { blobKeys, readBlob } from '../helpers/blob-contents';
+import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
+import { startPostgres, type PostgresServer } from '../helpers/postgres';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..');
+const ROOT = Path.join(__dirname, '..', '..');
 /** The process under test: the SMTP listener of the compiled package, configured like the standalone. */
-const CHILD = Path.join(__dirname, 'helpers', 'ingest-child.js');
+const CHILD = Path.join(__dirname, '..', 'helpers', 'ingest-child.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 
 /** Messages delivered per backend (the figure). */

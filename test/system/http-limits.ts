@@ -4,11 +4,11 @@ import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { openEmbeddedRecordStore } from '../lib/embedded-stores';
-import type { RecordStore } from '../lib/record-store/record-store';
-import { provisionServer, TEST_SIGNING_SECRET, type ProvisionedServer } from './helpers/provision-server';
-import { rawRequest, type RawResponse } from './helpers/raw-http';
+import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
+import { openEmbeddedRecordStore } from '../../lib/embedded-stores';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import { provisionServer, TEST_SIGNING_SECRET, type ProvisionedServer } from '../helpers/provision-server';
+import { rawRequest, type RawResponse } from '../helpers/raw-http';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

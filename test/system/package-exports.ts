@@ -8,7 +8,7 @@ import * as Path from 'node:path';
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..');
+const ROOT = Path.join(__dirname, '..', '..');
 
 // What a consumer's script does, run with the consumer's directory as cwd: only
 // public subpath exports, migrations from inside node_modules, a full round trip.

@@ -7,18 +7,18 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import type { BlobStore } from '../lib/blob-store/blob-store';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
-import { openSqliteKnex, sqliteKnexConfig } from '../lib/record-store/sqlite-knex';
-import { readBlob } from './helpers/blob-contents';
-import { run, spawnNode, waitForOutput } from './helpers/child-process';
+import type { BlobStore } from '../../lib/blob-store/blob-store';
+import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../../lib/embedded-stores';
+import { openSqliteKnex, sqliteKnexConfig } from '../../lib/record-store/sqlite-knex';
+import { readBlob } from '../helpers/blob-contents';
+import { run, spawnNode, waitForOutput } from '../helpers/child-process';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..');
-const CHILD = Path.join(__dirname, 'helpers', 'ingest-child.js');
+const ROOT = Path.join(__dirname, '..', '..');
+const CHILD = Path.join(__dirname, '..', 'helpers', 'ingest-child.js');
 
 /** PRAGMA synchronous value of FULL (0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA). */
 const SYNCHRONOUS_FULL = 2;

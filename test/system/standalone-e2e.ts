@@ -5,12 +5,12 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { freePort, runNode, spawnNode, waitForOutput, type RunResult } from './helpers/child-process';
+import { freePort, runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..');
+const ROOT = Path.join(__dirname, '..', '..');
 const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 

@@ -3,16 +3,16 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { openPostgresKnex } from '../lib/record-store/postgres-knex';
-import { freePort, runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from './helpers/child-process';
-import { startPostgres, type PostgresServer } from './helpers/postgres';
-import { tempDir } from './helpers/provision-server';
-import { startS3, type S3Fixture } from './helpers/s3';
+import { openPostgresKnex } from '../../lib/record-store/postgres-knex';
+import { freePort, runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
+import { startPostgres, type PostgresServer } from '../helpers/postgres';
+import { tempDir } from '../helpers/provision-server';
+import { startS3, type S3Fixture } from '../helpers/s3';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..');
+const ROOT = Path.join(__dirname, '..', '..');
 const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 

@@ -4,17 +4,17 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Sqlite3 from 'sqlite3';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
-import { hashApiKey } from '../lib/keys';
-import { readAll } from './contracts/blob-store-contract';
-import { runNode, type RunResult } from './helpers/child-process';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../../../lib/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import { hashApiKey } from '../../../lib/keys';
+import { readAll } from '../../contracts/blob-store-contract';
+import { runNode, type RunResult } from '../../helpers/child-process';
 
 const { expect } = Code;
 const { describe, it, before, beforeEach, afterEach } = exports.lab = Lab.script();
 
 /** The built executable: the CLI is tested as users run it (`npm test` builds first). */
-const BIN = Path.join(__dirname, '..', 'dist', 'adapters', 'cli', 'bin.js');
+const BIN = Path.join(__dirname, '..', '..', '..', 'dist', 'adapters', 'cli', 'bin.js');
 
 let dataDir: string;
 
@@ -305,7 +305,7 @@ describe('cli', () => {
         });
 
         it('prints the package version', async () => {
-            const pkg = JSON.parse(await Fs.readFile(Path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+            const pkg = JSON.parse(await Fs.readFile(Path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
             const result = await cli(['--version']);
             expect(result).to.equal({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
         });

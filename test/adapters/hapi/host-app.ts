@@ -4,11 +4,11 @@ import * as Hapi from '@hapi/hapi';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { plugin } from '../adapters/hapi';
-import type { EmailPage, EmailView } from '../lib/types';
-import { fingerprint } from './hapi-api/auth-suite';
-import { buildMail } from './helpers/mail';
-import { followDownload, tempDir } from './helpers/provision-server';
+import { plugin } from '../../../adapters/hapi';
+import type { EmailPage, EmailView } from '../../../lib/types';
+import { fingerprint } from './api/auth-suite';
+import { buildMail } from '../../helpers/mail';
+import { followDownload, tempDir } from '../../helpers/provision-server';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { parseBearer } from '../adapters/hapi/auth-scheme';
-import { listQuerySchema, parseTimeFilter, queryErrorCode, toListQuery, type ListQueryValues } from '../adapters/hapi/list-query-schema';
+import { parseBearer } from '../../../adapters/hapi/auth-scheme';
+import { listQuerySchema, parseTimeFilter, queryErrorCode, toListQuery, type ListQueryValues } from '../../../adapters/hapi/list-query-schema';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

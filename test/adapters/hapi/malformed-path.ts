@@ -2,10 +2,10 @@ import * as Code from '@hapi/code';
 import * as Hapi from '@hapi/hapi';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
-import { plugin, type InboxCapturePluginApi } from '../adapters/hapi';
-import { buildMail } from './helpers/mail';
-import { tempDir } from './helpers/provision-server';
-import { rawRequest, type RawResponse } from './helpers/raw-http';
+import { plugin, type InboxCapturePluginApi } from '../../../adapters/hapi';
+import { buildMail } from '../../helpers/mail';
+import { tempDir } from '../../helpers/provision-server';
+import { rawRequest, type RawResponse } from '../../helpers/raw-http';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

@@ -3,8 +3,8 @@ import * as Lab from '@hapi/lab';
 import { once } from 'node:events';
 import * as Net from 'node:net';
 import { PassThrough } from 'node:stream';
-import { receiveMessage } from '../adapters/smtp/message-receiver';
-import { batchReplies } from '../adapters/smtp/reply-batching';
+import { receiveMessage } from '../../../adapters/smtp/message-receiver';
+import { batchReplies } from '../../../adapters/smtp/reply-batching';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

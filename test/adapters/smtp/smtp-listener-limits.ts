@@ -7,11 +7,11 @@ import * as Tls from 'node:tls';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Nodemailer from 'nodemailer';
-import { createSmtpListener, DEFAULT_MAX_RECIPIENTS, MAX_COMMAND_LINE_BYTES, type SmtpListenerOptions } from '../adapters/smtp';
-import * as MessageReceiver from '../adapters/smtp/message-receiver';
-import { openEmbeddedStores } from '../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
-import { RawSmtpSession } from './helpers/raw-smtp';
+import { createSmtpListener, DEFAULT_MAX_RECIPIENTS, MAX_COMMAND_LINE_BYTES, type SmtpListenerOptions } from '../../../adapters/smtp';
+import * as MessageReceiver from '../../../adapters/smtp/message-receiver';
+import { openEmbeddedStores } from '../../../lib/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import { RawSmtpSession } from '../../helpers/raw-smtp';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

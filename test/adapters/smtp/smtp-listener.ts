@@ -8,12 +8,12 @@ import * as Path from 'node:path';
 import type { Readable } from 'node:stream';
 import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
-import { createSmtpListener, type SmtpListener, type SmtpListenerOptions } from '../adapters/smtp';
-import type { BlobStore } from '../lib/blob-store/blob-store';
-import { openEmbeddedStores } from '../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
-import type { RecordStore } from '../lib/record-store/record-store';
-import { RawSmtpSession } from './helpers/raw-smtp';
+import { createSmtpListener, type SmtpListener, type SmtpListenerOptions } from '../../../adapters/smtp';
+import type { BlobStore } from '../../../lib/blob-store/blob-store';
+import { openEmbeddedStores } from '../../../lib/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import type { RecordStore } from '../../../lib/record-store/record-store';
+import { RawSmtpSession } from '../../helpers/raw-smtp';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

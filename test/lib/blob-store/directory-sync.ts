@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { createDirectorySync, fsyncDirectory } from '../lib/blob-store/directory-sync';
+import { createDirectorySync, fsyncDirectory } from '../../../lib/blob-store/directory-sync';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

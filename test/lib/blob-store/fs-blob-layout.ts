@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createHash } from 'node:crypto';
-import { MAX_BLOB_KEY_LENGTH } from '../lib/blob-store/blob-key';
-import { fileNameOf, isShardName, keyOfFile, relativePathOf, SHARD_COUNT, shardOf } from '../lib/blob-store/fs-blob-layout';
+import { MAX_BLOB_KEY_LENGTH } from '../../../lib/blob-store/blob-key';
+import { fileNameOf, isShardName, keyOfFile, relativePathOf, SHARD_COUNT, shardOf } from '../../../lib/blob-store/fs-blob-layout';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -4,13 +4,13 @@ import { spawnSync } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { fileNameOf, shardOf } from '../lib/blob-store/fs-blob-layout';
-import { run } from './helpers/child-process';
+import { fileNameOf, shardOf } from '../../../lib/blob-store/fs-blob-layout';
+import { run } from '../../helpers/child-process';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..');
+const ROOT = Path.join(__dirname, '..', '..', '..');
 
 /** Blobs of one email written at once by the child: all in one shard directory. */
 const CONCURRENT_PUTS = 16;

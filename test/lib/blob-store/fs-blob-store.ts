@@ -5,10 +5,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { fileNameOf, isShardName, relativePathOf, shardOf } from '../lib/blob-store/fs-blob-layout';
-import { createFsBlobStore, type FsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { loadOrCreateSigningSecret, SIGNING_SECRET_FILE } from '../lib/blob-store/signing-secret';
-import { blobStoreContract, chunked, failingAfter, getBytes } from './contracts/blob-store-contract';
+import { fileNameOf, isShardName, relativePathOf, shardOf } from '../../../lib/blob-store/fs-blob-layout';
+import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-blob-store';
+import { loadOrCreateSigningSecret, SIGNING_SECRET_FILE } from '../../../lib/blob-store/signing-secret';
+import { blobStoreContract, chunked, failingAfter, getBytes } from '../../contracts/blob-store-contract';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -492,7 +492,7 @@ setTimeout(async () => {
 
 function runNode(script: string, args: string[]): Promise<string> {
     return new Promise((resolve, reject) => {
-        execFile(process.execPath, ['-e', script, ...args], { cwd: Path.join(__dirname, '..') }, (err, stdout) => {
+        execFile(process.execPath, ['-e', script, ...args], { cwd: Path.join(__dirname, '..', '..', '..') }, (err, stdout) => {
             return err ? reject(err) : resolve(stdout);
         });
     });

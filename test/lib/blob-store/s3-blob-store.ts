@@ -2,11 +2,11 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { randomBytes } from 'node:crypto';
-import { createS3BlobStore, DEFAULT_PART_BYTES } from '../lib/blob-store/s3-blob-store';
-import type { BlobStore } from '../lib/blob-store/blob-store';
-import { attachmentDisposition } from '../lib/content-disposition';
-import { blobStoreContract, chunked, failingAfter, getBytes } from './contracts/blob-store-contract';
-import { startS3, type S3Fixture } from './helpers/s3';
+import { createS3BlobStore, DEFAULT_PART_BYTES } from '../../../lib/blob-store/s3-blob-store';
+import type { BlobStore } from '../../../lib/blob-store/blob-store';
+import { attachmentDisposition } from '../../../lib/content-disposition';
+import { blobStoreContract, chunked, failingAfter, getBytes } from '../../contracts/blob-store-contract';
+import { startS3, type S3Fixture } from '../../helpers/s3';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

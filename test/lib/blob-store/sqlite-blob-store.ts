@@ -5,10 +5,10 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Sqlite3 from 'sqlite3';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { createSqliteBlobStore, type SqliteBlobStoreOptions } from '../lib/blob-store/sqlite-blob-store';
-import { blobStoreContract, chunked, getBytes } from './contracts/blob-store-contract';
-import { run } from './helpers/child-process';
+import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
+import { createSqliteBlobStore, type SqliteBlobStoreOptions } from '../../../lib/blob-store/sqlite-blob-store';
+import { blobStoreContract, chunked, getBytes } from '../../contracts/blob-store-contract';
+import { run } from '../../helpers/child-process';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -144,7 +144,7 @@ describe('SqliteBlobStore', () => {
             const keys = Array.from({ length: CONCURRENT_PUTS }, (_, i) => `killed/att/${i}`);
 
             const child = await run(process.execPath, ['-e', PUT_CHILD, require.resolve('../lib/blob-store/sqlite-blob-store'), filename, JSON.stringify(keys)], {
-                cwd: Path.join(__dirname, '..'),
+                cwd: Path.join(__dirname, '..', '..', '..'),
                 env: process.env
             });
 

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { MIGRATIONS_TABLE_NAME, migrationSource } from '../lib/record-store/migration-source';
-import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
-import { recordStoreContract } from './contracts/record-store-contract';
-import { BASE_TIME, draft } from './helpers/email-draft';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import { MIGRATIONS_TABLE_NAME, migrationSource } from '../../../lib/record-store/migration-source';
+import type { RecordStore } from '../../../lib/record-store/record-store';
+import { openSqliteKnex } from '../../../lib/record-store/sqlite-knex';
+import { recordStoreContract } from '../../contracts/record-store-contract';
+import { BASE_TIME, draft } from '../../helpers/email-draft';
 
 const { expect } = Code;
 const lab = exports.lab = Lab.script();

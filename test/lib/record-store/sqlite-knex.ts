@@ -3,10 +3,10 @@ import * as Path from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openSqliteKnex, openSqliteReader, type SqliteReader } from '../lib/record-store/sqlite-knex';
-import { draft } from './helpers/email-draft';
-import { tempDir } from './helpers/provision-server';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import { openSqliteKnex, openSqliteReader, type SqliteReader } from '../../../lib/record-store/sqlite-knex';
+import { draft } from '../../helpers/email-draft';
+import { tempDir } from '../../helpers/provision-server';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

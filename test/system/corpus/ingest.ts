@@ -4,18 +4,18 @@ import * as Path from 'node:path';
 import type { Readable } from 'node:stream';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { isInboxCaptureError, type InboxCaptureErrorCode } from '../lib/errors';
-import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
-import type { EmailRecord, EmailView } from '../lib/types';
-import { ADVERSARIAL_RECIPIENT, ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from './fixtures/adversarial/generate';
+import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
+import { isInboxCaptureError, type InboxCaptureErrorCode } from '../../../lib/errors';
+import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import { openSqliteKnex } from '../../../lib/record-store/sqlite-knex';
+import type { EmailRecord, EmailView } from '../../../lib/types';
+import { ADVERSARIAL_RECIPIENT, ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from '../../fixtures/adversarial/generate';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const CORPUS_DIR = Path.join(__dirname, 'fixtures', 'corpus');
+const CORPUS_DIR = Path.join(__dirname, '..', '..', 'fixtures', 'corpus');
 const INBOX = 'corpus';
 
 /** Bound of one corpus message's ingest and checks, ms: real mail is small. */

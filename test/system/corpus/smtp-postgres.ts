@@ -2,18 +2,18 @@ import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createSmtpListener, type SmtpListener } from '../adapters/smtp';
-import { isInboxCaptureError, type InboxCaptureErrorCode } from '../lib/errors';
-import type { EmailPage, EmailView } from '../lib/types';
-import { adversarialMessages } from './fixtures/adversarial/generate';
-import { followDownload, postgresS3Stores, provisionServer, sqliteFsStores, type ProvisionedServer, type StoreFactory } from './helpers/provision-server';
-import { isWellFormed, rawRequest, strictUtf8, stringsOf } from './helpers/raw-http';
-import { dataPayload, RawSmtpSession, sendRawMessage } from './helpers/raw-smtp';
+import { createSmtpListener, type SmtpListener } from '../../../adapters/smtp';
+import { isInboxCaptureError, type InboxCaptureErrorCode } from '../../../lib/errors';
+import type { EmailPage, EmailView } from '../../../lib/types';
+import { adversarialMessages } from '../../fixtures/adversarial/generate';
+import { followDownload, postgresS3Stores, provisionServer, sqliteFsStores, type ProvisionedServer, type StoreFactory } from '../../helpers/provision-server';
+import { isWellFormed, rawRequest, strictUtf8, stringsOf } from '../../helpers/raw-http';
+import { dataPayload, RawSmtpSession, sendRawMessage } from '../../helpers/raw-smtp';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-const CORPUS_DIR = Path.join(__dirname, 'fixtures', 'corpus');
+const CORPUS_DIR = Path.join(__dirname, '..', '..', 'fixtures', 'corpus');
 
 /** Bound of one message's delivery and checks, ms: the 10,000-part case writes up to 1,000 blobs to s3rver. */
 const MESSAGE_TIMEOUT_MS = 120_000;

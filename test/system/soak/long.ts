@@ -4,7 +4,7 @@ import { describeSoak, LONG_SOAK_OPTIONS, runSoak, type SoakOptions } from './so
 
 // The long soak (ISSUE 7: 20,000 messages, 2,000 long-polls) runs only when asked:
 //
-//   npm run soak        (= INBOX_CAPTURE_SOAK=long lab --typescript -m 0 test/soak/long.ts)
+//   npm run soak        (= INBOX_CAPTURE_SOAK=long lab --typescript -m 0 test/system/soak/long.ts)
 //
 // `lab test` loads every file under test/, this one included; without the variable it
 // exports no script, and lab skips files without one. INBOX_CAPTURE_SOAK_OPTIONS may

@@ -8,7 +8,7 @@
 // full GC. A process of its own so that its memory is its own and the load
 // generator does not share its event loop.
 //
-//   node --expose-gc test/soak/service-child.js <dataDir> [fault,...]     (spawned by soak.ts)
+//   node --expose-gc test/system/soak/service-child.js <dataDir> [fault,...]     (spawned by soak.ts)
 //
 // Faults are for the soak's own test only: each breaks one promise on purpose, so that
 // the soak can show it notices (see withFaults()).
@@ -19,7 +19,7 @@ const Path = require('node:path');
 const { monitorEventLoopDelay } = require('node:perf_hooks');
 const Hapi = require('@hapi/hapi');
 
-const DIST = Path.join(__dirname, '..', '..', 'dist');
+const DIST = Path.join(__dirname, '..', '..', '..', 'dist');
 
 /** Milliseconds hapi waits for requests in flight on stop (long-polls are answered at once). */
 const HTTP_STOP_TIMEOUT_MS = 10_000;

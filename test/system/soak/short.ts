@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { describeSoak, runSoak, SHORT_SOAK_OPTIONS, type SoakReport } from './soak/soak';
+import { describeSoak, runSoak, SHORT_SOAK_OPTIONS, type SoakReport } from './soak';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

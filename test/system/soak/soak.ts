@@ -5,12 +5,12 @@ import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as Nodemailer from 'nodemailer';
-import { buildMail } from '../helpers/mail';
+import { buildMail } from '../../helpers/mail';
 
 /** The service under soak: a child process of its own (see its header). */
 const SERVICE_CHILD = Path.join(__dirname, 'service-child.js');
 /** The compiled entry the child loads: the soak runs against `npm run build`'s output. */
-const BUILT_ENTRY = Path.join(__dirname, '..', '..', 'dist', 'lib', 'inbox-capture.js');
+const BUILT_ENTRY = Path.join(__dirname, '..', '..', '..', 'dist', 'lib', 'inbox-capture.js');
 
 /** Milliseconds the child may take to open its stores and listen. */
 const START_TIMEOUT_MS = 30_000;

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import type { ServerInjectResponse } from '@hapi/hapi';
-import { buildMail } from '../helpers/mail';
-import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
+import { buildMail } from '../../../helpers/mail';
+import { provisionServer, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
 import type { SuiteLab } from './lab-types';
 
 const { expect } = Code;

@@ -1,10 +1,10 @@
 import * as Code from '@hapi/code';
-import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
-import { openPostgresKnex } from '../../lib/record-store/postgres-knex';
-import type { RecordStore } from '../../lib/record-store/record-store';
-import type { EmailPage } from '../../lib/types';
-import { buildMail } from '../helpers/mail';
-import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
+import { createInboxCapture, type InboxCapture } from '../../../../lib/inbox-capture';
+import { openPostgresKnex } from '../../../../lib/record-store/postgres-knex';
+import type { RecordStore } from '../../../../lib/record-store/record-store';
+import type { EmailPage } from '../../../../lib/types';
+import { buildMail } from '../../../helpers/mail';
+import { provisionServer, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
 import type { SuiteLab } from './lab-types';
 import { until } from './long-poll-suite';
 

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
-import { attachmentDisposition } from '../../lib/content-disposition';
-import { buildMail } from '../helpers/mail';
-import { followDownload, linkTerms, provisionServer, type Download, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
+import { attachmentDisposition } from '../../../../lib/content-disposition';
+import { buildMail } from '../../../helpers/mail';
+import { followDownload, linkTerms, provisionServer, type Download, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
 import { AWKWARD_IDS } from './awkward-ids';
 import type { SuiteLab } from './lab-types';
 

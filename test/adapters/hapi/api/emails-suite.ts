@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
-import type { EmailView } from '../../lib/types';
-import { concurrently } from '../helpers/concurrently';
-import { buildMail } from '../helpers/mail';
-import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
+import type { EmailView } from '../../../../lib/types';
+import { concurrently } from '../../../helpers/concurrently';
+import { buildMail } from '../../../helpers/mail';
+import { provisionServer, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
 import { AWKWARD_IDS } from './awkward-ids';
 import type { SuiteLab } from './lab-types';
 import { INGEST_CONCURRENCY } from './list-suite';

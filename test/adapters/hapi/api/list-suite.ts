@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
-import type { EmailPage, EmailView } from '../../lib/types';
-import { concurrently } from '../helpers/concurrently';
-import { buildMail } from '../helpers/mail';
-import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
+import type { EmailPage, EmailView } from '../../../../lib/types';
+import { concurrently } from '../../../helpers/concurrently';
+import { buildMail } from '../../../helpers/mail';
+import { provisionServer, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
 import type { SuiteLab } from './lab-types';
 
 const { expect } = Code;

@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
 import * as Http from 'node:http';
-import type { EmailPage } from '../../lib/types';
-import { buildMail } from '../helpers/mail';
-import { provisionServer, type ProvisionedServer, type StoreFactory } from '../helpers/provision-server';
+import type { EmailPage } from '../../../../lib/types';
+import { buildMail } from '../../../helpers/mail';
+import { provisionServer, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
 import type { SuiteLab } from './lab-types';
 
 const { expect } = Code;

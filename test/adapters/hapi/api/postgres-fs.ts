@@ -1,6 +1,6 @@
 import * as Lab from '@hapi/lab';
-import { postgresFsStores } from './helpers/provision-server';
-import { hapiApiSuite } from './hapi-api/suite';
+import { postgresFsStores } from '../../../helpers/provision-server';
+import { hapiApiSuite } from './suite';
 
 const { describe, it, before, after } = exports.lab = Lab.script();
 

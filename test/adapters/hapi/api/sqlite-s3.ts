@@ -1,6 +1,6 @@
 import * as Lab from '@hapi/lab';
-import { sqliteS3Stores } from './helpers/provision-server';
-import { hapiApiSuite } from './hapi-api/suite';
+import { sqliteS3Stores } from '../../../helpers/provision-server';
+import { hapiApiSuite } from './suite';
 
 const { describe, it, before, after } = exports.lab = Lab.script();
 

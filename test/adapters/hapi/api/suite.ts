@@ -1,4 +1,4 @@
-import type { StoreFactory } from '../helpers/provision-server';
+import type { StoreFactory } from '../../../helpers/provision-server';
 import { authSuite } from './auth-suite';
 import { crossProcessSuite } from './cross-process-suite';
 import { downloadsSuite } from './downloads-suite';

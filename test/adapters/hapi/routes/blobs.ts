@@ -2,11 +2,11 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { openEmbeddedRecordStore } from '../lib/embedded-stores';
-import type { RecordStore } from '../lib/record-store/record-store';
-import { buildMail } from './helpers/mail';
-import { provisionServer, tempDir, TEST_SIGNING_SECRET, type ProvisionedServer } from './helpers/provision-server';
+import { createFsBlobStore } from '../../../../lib/blob-store/fs-blob-store';
+import { openEmbeddedRecordStore } from '../../../../lib/embedded-stores';
+import type { RecordStore } from '../../../../lib/record-store/record-store';
+import { buildMail } from '../../../helpers/mail';
+import { provisionServer, tempDir, TEST_SIGNING_SECRET, type ProvisionedServer } from '../../../helpers/provision-server';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

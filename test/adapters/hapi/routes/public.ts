@@ -3,7 +3,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs';
 import * as Path from 'node:path';
-import { provisionServer, type ProvisionedServer, type ProvisionOptions } from './helpers/provision-server';
+import { provisionServer, type ProvisionedServer, type ProvisionOptions } from '../../../helpers/provision-server';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -52,7 +52,7 @@ describe('Hapi plugin public endpoints', () => {
 
     describe('GET /version', () => {
         it('answers the package\'s own version and apiVersions ["v1"]', async () => {
-            const pkg = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+            const pkg = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
             const res = await p.server.inject('/version');
             expect(res.statusCode).to.equal(200);
             expect(res.result).to.equal({ version: pkg.version, apiVersions: ['v1'] });
