@@ -11,7 +11,8 @@ import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { openSqliteKnex } from '../lib/record-store/sqlite-knex';
 import type { ListQuery } from '../lib/types';
-import { startPostgres, type BenchPostgres } from './embedded-postgres';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
+import { BENCH_POSTGRES } from './postgres-options';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { BIG_INBOX, SEED_EPOCH_MS, SEED_SHAPE, seedRecords, verifySeed } from './seed-records';
 import { fmt, summarize, type Summary } from './stats';
@@ -189,7 +190,7 @@ async function bench(args: BenchArgs) {
 
     if (only.includes('postgres')) {
         backends.push(async () => {
-            const server: BenchPostgres = await startPostgres();
+            const server: PostgresServer = await startPostgres(BENCH_POSTGRES);
             const url = await server.createDatabase();
             return { name: 'Postgres', open: () => openPostgresKnex(url), cleanup: () => server.stop() };
         });

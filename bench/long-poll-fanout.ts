@@ -14,7 +14,8 @@ import { createNotifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import { countingStore, type CountingStore } from './counting-store';
-import { startPostgres, type BenchPostgres } from './embedded-postgres';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
+import { BENCH_POSTGRES } from './postgres-options';
 import { mib } from './process-rss';
 import { profiles } from './profiles';
 import { readArgs, runBench, type BenchArgs, type TargetCheck } from './report';
@@ -252,7 +253,7 @@ interface Diagnostics {
     print?: boolean;
 }
 
-async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgres, diagnostics: Diagnostics = {}): Promise<Outcome> {
+async function runScenario(scenario: Scenario, smoke: boolean, pg?: PostgresServer, diagnostics: Diagnostics = {}): Promise<Outcome> {
     const problems: string[] = [];
     const databaseUrl = pg ? await pg.createDatabase() : undefined;
     const instance = await startInstance(databaseUrl);
@@ -438,7 +439,7 @@ async function scenarioMain(args: BenchArgs): Promise<void> {
     const smoke = args.smoke;
     const waiters = smoke ? 40 : Number(args.values.waiters ?? WAITERS);
     const scenario = scenarioList(waiters, smoke ? 4 : SPREAD_INBOXES)[Number(args.values.scenario)];
-    const pg = scenario.backend === 'Postgres, two instances' ? await startPostgres() : undefined;
+    const pg = scenario.backend === 'Postgres, two instances' ? await startPostgres(BENCH_POSTGRES) : undefined;
     try {
         const outcome = await runScenario(scenario, smoke, pg, { heapSnapshot: args.values['heap-snapshot'] as string | undefined, print: args.values.diagnostics === 'on' });
         await Fs.writeFile(args.values['scenario-out'] as string, JSON.stringify(outcome));

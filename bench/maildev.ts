@@ -1,7 +1,7 @@
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { freePort } from './net-util';
+import { freePort } from '../test/helpers/net';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';
 
 /** A running MailDev (npm `maildev` 2.x) to compare with; count() is messages it parsed and stored. */

@@ -4,7 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './net-util';
+import { freePort } from '../test/helpers/net';
 
 /** The repository root (this file runs from dist-bench/bench/). */
 export const ROOT = Path.resolve(__dirname, '..', '..');

@@ -5,7 +5,8 @@ import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { freePort, runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
+import { freePort } from '../helpers/net';
+import { runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

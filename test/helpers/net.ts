@@ -1,6 +1,6 @@
 import * as Net from 'node:net';
 
-/** A loopback TCP port nobody listens on right now (bound on port 0, then released). */
+/** A loopback TCP port nobody listens on right now: bound by the OS on port 0, then released. */
 export function freePort(): Promise<number> {
     return new Promise((resolve, reject) => {
         const server = Net.createServer();
