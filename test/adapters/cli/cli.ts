@@ -7,7 +7,7 @@ import * as Sqlite3 from 'sqlite3';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
 import { hashApiKey } from '../../../lib/keys';
-import { readAll } from '../../contracts/blob-store-contract';
+import { readAll } from '../../helpers/streams';
 import { runNode, type RunResult } from '../../helpers/child-process';
 
 const { expect } = Code;

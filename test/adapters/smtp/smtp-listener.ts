@@ -5,7 +5,6 @@ import * as Fs from 'node:fs/promises';
 import * as Net from 'node:net';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import type { Readable } from 'node:stream';
 import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { createSmtpListener, type SmtpListener, type SmtpListenerOptions } from '../../../adapters/smtp';
@@ -14,6 +13,7 @@ import { openEmbeddedStores } from '../../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
+import { readAll } from '../../helpers/streams';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -88,15 +88,6 @@ async function blobKeys(store: BlobStore): Promise<string[]> {
     }
 
     return keys;
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) {
-        chunks.push(chunk as Buffer);
-    }
-
-    return Buffer.concat(chunks);
 }
 
 /** Per-recipient refusals; nodemailer reports them, its type declarations do not. */

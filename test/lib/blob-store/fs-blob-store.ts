@@ -8,7 +8,9 @@ import * as Path from 'node:path';
 import { fileNameOf, isShardName, relativePathOf, shardOf } from '../../../lib/blob-store/fs-blob-layout';
 import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { loadOrCreateSigningSecret, SIGNING_SECRET_FILE } from '../../../lib/blob-store/signing-secret';
-import { blobStoreContract, chunked, failingAfter, getBytes } from '../../contracts/blob-store-contract';
+import { blobStoreContract } from '../../contracts/blob-store-contract';
+import { readBlob } from '../../helpers/blob-contents';
+import { chunked, failingAfter } from '../../helpers/streams';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -118,7 +120,7 @@ describe('FsBlobStore', () => {
                     await expect(store.createDownloadLink(key, { expiresInSeconds: 900, filename: 'x', contentType: 'text/plain' })).to.reject();
 
                     expect(await snapshot(dir)).to.equal(before);
-                    expect((await getBytes(store, 'seed/raw.eml'))!.toString()).to.equal('seed');
+                    expect((await readBlob(store, 'seed/raw.eml'))!.toString()).to.equal('seed');
                 }
                 finally {
                     if (planted) {
@@ -164,7 +166,7 @@ describe('FsBlobStore', () => {
             expect(await store.stat('dir1/att')).to.be.null();
             expect(await store.get('dir1/att/0/deeper')).to.be.null();
             await store.delete(['dir1/att', 'dir1/att/0/deeper']);
-            expect((await getBytes(store, 'dir1/att/0'))!.toString()).to.equal('x');
+            expect((await readBlob(store, 'dir1/att/0'))!.toString()).to.equal('x');
             expect((await Fs.stat(blobPath(root, 'dir1/att'))).isDirectory()).to.be.true();
             await Fs.rmdir(blobPath(root, 'dir1/att'));
         });
@@ -215,7 +217,7 @@ describe('FsBlobStore', () => {
             await Promise.all(keys.map((key, n) => store.put(key, n % 2 ? chunked(bodies[n], 4096) : bodies[n], 'application/octet-stream')));
 
             for (const [n, key] of keys.entries()) {
-                expect((await getBytes(store, key))!.equals(bodies[n]), key).to.be.true();
+                expect((await readBlob(store, key))!.equals(bodies[n]), key).to.be.true();
             }
 
             expect(await Fs.readdir(Path.join(root, '.tmp'))).to.equal([]);
@@ -229,7 +231,7 @@ describe('FsBlobStore', () => {
             await Fs.rm(againRoot, { recursive: true });
             await againStore.put('again/raw.eml', Buffer.from('second'), 'message/rfc822');
 
-            expect((await getBytes(againStore, 'again/raw.eml'))!.toString()).to.equal('second');
+            expect((await readBlob(againStore, 'again/raw.eml'))!.toString()).to.equal('second');
             expect(await listedKeys(againStore)).to.equal(['again/raw.eml']);
         });
 
@@ -251,8 +253,8 @@ describe('FsBlobStore', () => {
             await store.put('taken/att', Buffer.from('file'), 'text/plain');
             await store.put('taken/att/0', Buffer.from('x'), 'text/plain');
 
-            expect((await getBytes(store, 'taken/att'))!.toString()).to.equal('file');
-            expect((await getBytes(store, 'taken/att/0'))!.toString()).to.equal('x');
+            expect((await readBlob(store, 'taken/att'))!.toString()).to.equal('file');
+            expect((await readBlob(store, 'taken/att/0'))!.toString()).to.equal('x');
         });
 
         it('fails and cleans up when a directory sits at the blob path', async () => {
@@ -279,7 +281,7 @@ describe('FsBlobStore', () => {
             await expect(Fs.stat(blobPath(root, 'gone/att/0'))).to.reject();
             expect((await Fs.stat(Path.join(root, shardOf('gone/raw.eml')))).isDirectory()).to.be.true();
             await store.put('gone/raw.eml', Buffer.from('again'), 'message/rfc822');
-            expect((await getBytes(store, 'gone/raw.eml'))!.toString()).to.equal('again');
+            expect((await readBlob(store, 'gone/raw.eml'))!.toString()).to.equal('again');
         });
     });
 

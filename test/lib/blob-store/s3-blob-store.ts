@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { createS3BlobStore, DEFAULT_PART_BYTES } from '../../../lib/blob-store/s3-blob-store';
 import type { BlobStore } from '../../../lib/blob-store/blob-store';
 import { attachmentDisposition } from '../../../lib/content-disposition';
-import { blobStoreContract, chunked, failingAfter, getBytes } from '../../contracts/blob-store-contract';
+import { blobStoreContract } from '../../contracts/blob-store-contract';
+import { readBlob } from '../../helpers/blob-contents';
+import { chunked, failingAfter } from '../../helpers/streams';
 import { startS3, type S3Fixture } from '../../helpers/s3';
 
 const { expect } = Code;
@@ -101,7 +103,7 @@ describe('S3BlobStore', () => {
             expect(recorded.calls).to.equal([
                 'CreateMultipartUploadCommand', 'UploadPartCommand', 'UploadPartCommand', 'UploadPartCommand', 'CompleteMultipartUploadCommand'
             ]);
-            expect((await getBytes(store, 'big/raw.eml'))!.equals(data)).to.be.true();
+            expect((await readBlob(store, 'big/raw.eml'))!.equals(data)).to.be.true();
             expect((await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big/raw.eml' }))).ContentType).to.equal('message/rfc822');
         });
 
@@ -113,7 +115,7 @@ describe('S3BlobStore', () => {
             expect(await single.put('onepart/raw.eml', chunked(data), 'message/rfc822')).to.equal({ size: data.length });
 
             expect(recorded.calls).to.equal(['PutObjectCommand']);
-            expect((await getBytes(store, 'onepart/raw.eml'))!.equals(data)).to.be.true();
+            expect((await readBlob(store, 'onepart/raw.eml'))!.equals(data)).to.be.true();
         });
 
         it('leaves no object when the stream fails after a part was uploaded', async () => {

@@ -7,7 +7,9 @@ import * as Path from 'node:path';
 import * as Sqlite3 from 'sqlite3';
 import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { createSqliteBlobStore, type SqliteBlobStoreOptions } from '../../../lib/blob-store/sqlite-blob-store';
-import { blobStoreContract, chunked, getBytes } from '../../contracts/blob-store-contract';
+import { blobStoreContract } from '../../contracts/blob-store-contract';
+import { readBlob } from '../../helpers/blob-contents';
+import { chunked } from '../../helpers/streams';
 import { run } from '../../helpers/child-process';
 
 const { expect } = Code;
@@ -117,8 +119,8 @@ describe('SqliteBlobStore', () => {
 
             const again = openStore(own).store;
             try {
-                expect((await getBytes(again, 'keep/raw.eml'))!.toString()).to.equal('kept');
-                expect((await getBytes(again, 'keep/att/0'))!.toString()).to.equal('streamed');
+                expect((await readBlob(again, 'keep/raw.eml'))!.toString()).to.equal('kept');
+                expect((await readBlob(again, 'keep/att/0'))!.toString()).to.equal('streamed');
                 expect(await again.get('gone/raw.eml')).to.be.null();
                 expect(await again.stat('keep/att/0')).to.include({ size: 8 });
             }
@@ -156,7 +158,7 @@ describe('SqliteBlobStore', () => {
             const store = openStore(Path.dirname(filename)).store;
             try {
                 for (const key of acknowledged) {
-                    expect((await getBytes(store, key))!.equals(Buffer.alloc(4096, key))).to.be.true();
+                    expect((await readBlob(store, key))!.equals(Buffer.alloc(4096, key))).to.be.true();
                 }
             }
             finally {
@@ -219,7 +221,7 @@ describe('SqliteBlobStore', () => {
             expect(await store.get('busy/a')).to.be.null();
             expect(await store.get('busy/b')).to.be.null();
             await store.put('busy/a', Buffer.from('a again'), 'text/plain');
-            expect((await getBytes(store, 'busy/a'))!.toString()).to.equal('a again');
+            expect((await readBlob(store, 'busy/a'))!.toString()).to.equal('a again');
             await store.close();
         });
     });
@@ -249,7 +251,7 @@ describe('SqliteBlobStore', () => {
                 expect(await store.get('poison/b')).to.be.null();
 
                 await store.put('poison/after', Buffer.from('after'), 'text/plain');
-                expect((await getBytes(store, 'poison/after'))!.toString()).to.equal('after');
+                expect((await readBlob(store, 'poison/after'))!.toString()).to.equal('after');
             }
             finally {
                 await store.close();
@@ -273,7 +275,7 @@ describe('SqliteBlobStore', () => {
                 // At most the first alone, then the rest that queued behind it together.
                 expect(commits.length).to.be.at.most(2);
                 for (const key of keys) {
-                    expect((await getBytes(store, key))!.toString()).to.equal(key);
+                    expect((await readBlob(store, key))!.toString()).to.equal(key);
                 }
             }
             finally {
@@ -295,7 +297,7 @@ describe('SqliteBlobStore', () => {
                     store.delete(['line/seed'])
                 ]);
 
-                expect((await getBytes(store, 'line/k'))!.toString()).to.equal('two');
+                expect((await readBlob(store, 'line/k'))!.toString()).to.equal('two');
                 expect(await store.get('line/seed')).to.be.null();
                 expect(commits.reduce((a, b) => a + b, 0)).to.equal(4);
                 expect(commits.length).to.be.below(4);
@@ -321,13 +323,13 @@ describe('SqliteBlobStore', () => {
                 });
 
                 // The put waits for the lock; the read goes through a connection of its own.
-                expect((await getBytes(store, 'read/raw.eml'))!.toString()).to.equal('readable');
+                expect((await readBlob(store, 'read/raw.eml'))!.toString()).to.equal('readable');
                 expect(await store.stat('read/raw.eml')).to.include({ size: 8 });
                 expect(putSettled).to.be.false();
 
                 await exec(other, 'COMMIT');
                 await pending;
-                expect((await getBytes(store, 'read/att/0'))!.toString()).to.equal('waits');
+                expect((await readBlob(store, 'read/att/0'))!.toString()).to.equal('waits');
             }
             finally {
                 await closeRaw(other);

@@ -9,7 +9,9 @@ import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-
 import { createSqliteBlobStore, type SqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store';
 import { createTieredBlobStore, DEFAULT_TIER_THRESHOLD_BYTES } from '../../../lib/blob-store/tiered-blob-store';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../../lib/embedded-stores';
-import { blobStoreContract, chunked, getBytes } from '../../contracts/blob-store-contract';
+import { blobStoreContract } from '../../contracts/blob-store-contract';
+import { readBlob } from '../../helpers/blob-contents';
+import { chunked } from '../../helpers/streams';
 import { buildMail } from '../../helpers/mail';
 import { provisionServer, TEST_SIGNING_SECRET } from '../../helpers/provision-server';
 
@@ -94,8 +96,8 @@ describe('TieredBlobStore', () => {
                 expect(await fileExists(dir, `${tag}/small`)).to.be.false();
                 expect(await small.stat(`${tag}/large`)).to.be.null();
                 expect(await fileExists(dir, `${tag}/large`)).to.be.true();
-                expect((await getBytes(store, `${tag}/small`))!.equals(atThreshold)).to.be.true();
-                expect((await getBytes(store, `${tag}/large`))!.equals(above)).to.be.true();
+                expect((await readBlob(store, `${tag}/small`))!.equals(atThreshold)).to.be.true();
+                expect((await readBlob(store, `${tag}/large`))!.equals(above)).to.be.true();
                 expect(await store.stat(`${tag}/large`)).to.include({ size: THRESHOLD + 1 });
             });
         }
@@ -105,12 +107,12 @@ describe('TieredBlobStore', () => {
             await store.put('move/raw.eml', Buffer.from('small now'), 'message/rfc822');
 
             expect(await fileExists(dir, 'move/raw.eml')).to.be.false();
-            expect((await getBytes(store, 'move/raw.eml'))!.toString()).to.equal('small now');
+            expect((await readBlob(store, 'move/raw.eml'))!.toString()).to.equal('small now');
 
             const large = randomBytes(THRESHOLD * 2);
             await store.put('move/raw.eml', chunked(large, 100), 'message/rfc822');
             expect(await small.stat('move/raw.eml')).to.be.null();
-            expect((await getBytes(store, 'move/raw.eml'))!.equals(large)).to.be.true();
+            expect((await readBlob(store, 'move/raw.eml'))!.equals(large)).to.be.true();
         });
 
         it('writes a new large blob without a transaction in the SQLite tier', async () => {
@@ -166,7 +168,7 @@ describe('TieredBlobStore', () => {
 
                 expect(await listed(tiers.store)).to.equal(['l/both', 'l/large', 'l/small']);
                 // The row is what reads see.
-                expect((await getBytes(tiers.store, 'l/both'))!.toString()).to.equal('row');
+                expect((await readBlob(tiers.store, 'l/both'))!.toString()).to.equal('row');
             }
             finally {
                 await tiers.store.close!();

@@ -1,7 +1,6 @@
 import * as Fs from 'node:fs';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import type { Readable } from 'node:stream';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
@@ -11,6 +10,7 @@ import { createKnexRecordStore } from '../../../lib/record-store/knex-record-sto
 import { openSqliteKnex } from '../../../lib/record-store/sqlite-knex';
 import type { EmailRecord, EmailView } from '../../../lib/types';
 import { ADVERSARIAL_RECIPIENT, ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from '../../fixtures/adversarial/generate';
+import { readAll } from '../../helpers/streams';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -53,15 +53,6 @@ function stringsOf(value: unknown, path = ''): Array<[string, string]> {
     }
 
     return [];
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) {
-        chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
-    }
-
-    return Buffer.concat(chunks);
 }
 
 /** Every file and directory below `dir`, relative to it. */
