@@ -1,7 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } from '../../adapters/env-config';
 import { createSqliteBlobStore } from '../../lib/blob-store/sqlite-blob-store';
@@ -9,6 +8,7 @@ import { createInboxCapture } from '../../lib/inbox-capture';
 import { blobKeys } from '../helpers/blob-contents';
 import { startPostgres } from '../helpers/postgres';
 import { startS3 } from '../helpers/s3';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -103,7 +103,7 @@ describe('env-config', () => {
     describe('openStoresFromConfig()', () => {
 
         it('opens SQLite and files in the data dir by default', async () => {
-            const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-env-'));
+            const dir = await tempDir('env');
             try {
                 const config = readEnvConfig({ INBOX_CAPTURE_DATA_DIR: 'nested/data' }, dir);
                 const capture = createInboxCapture(await openStoresFromConfig(config));
@@ -127,7 +127,7 @@ describe('env-config', () => {
         });
 
         it('uses INBOX_CAPTURE_SIGNING_SECRET instead of generating one', async () => {
-            const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-env-'));
+            const dir = await tempDir('env');
             try {
                 const config = readEnvConfig({ INBOX_CAPTURE_SIGNING_SECRET: 'a configured secret, long enough' }, dir);
                 const stores = await openStoresFromConfig(config);
@@ -142,7 +142,7 @@ describe('env-config', () => {
 
         it('keeps records in Postgres with DATABASE_URL, files still in the data dir', async () => {
             const postgres = await startPostgres();
-            const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-env-'));
+            const dir = await tempDir('env');
             try {
                 const url = await postgres.createDatabase();
                 const config = readEnvConfig({ DATABASE_URL: url }, dir);
@@ -178,7 +178,7 @@ describe('env-config', () => {
 
         it('stores files in S3 with S3_BUCKET, records still in SQLite', async () => {
             const s3 = await startS3();
-            const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-env-'));
+            const dir = await tempDir('env');
             // The SDK's own credential chain: the environment, as a deployment would set it.
             const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
             process.env.AWS_ACCESS_KEY_ID = 'S3RVER';

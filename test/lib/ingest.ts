@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import * as Code from '@hapi/code';
@@ -16,6 +15,7 @@ import type { RecordStore } from '../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../lib/record-store/sqlite-knex';
 import type { EmailRecord } from '../../lib/types';
 import { blobKeys, readBlob } from '../helpers/blob-contents';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -44,7 +44,7 @@ interface Provisioned {
 
 /** Real stores in a fresh temp dir: SQLite records, filesystem blobs. Removed by the test's cleanup. */
 async function provision(flags: Flags): Promise<Provisioned> {
-    const dir = await mkdtemp(join(tmpdir(), 'ingest-test-'));
+    const dir = await tempDir('ingest-test');
     const recordStore = createKnexRecordStore({ knex: openSqliteKnex(join(dir, 'db.sqlite')), destroyKnexOnClose: true });
     const blobStore = createFsBlobStore({ root: join(dir, 'blobs'), signingSecret: randomBytes(32) });
     flags.onCleanup = async () => {

@@ -1,7 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import {
     ANNOUNCED_GRACE_MS,
@@ -19,6 +18,7 @@ import type { RecordStore } from '../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../lib/record-store/sqlite-knex';
 import type { ListQuery, RecordPage } from '../../lib/types';
 import { draft } from '../helpers/email-draft';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -29,7 +29,7 @@ describe('long-poll', () => {
     let store: RecordStore;
 
     before(async () => {
-        dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-long-poll-sharing-'));
+        dir = await tempDir('long-poll-sharing');
         store = createKnexRecordStore({ knex: openSqliteKnex(Path.join(dir, 'records.sqlite')), destroyKnexOnClose: true });
         await store.migrate();
     });

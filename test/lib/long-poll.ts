@@ -1,7 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { createLongPoller } from '../../lib/long-poll';
 import { createNotifier, type Notifier } from '../../lib/notifier';
@@ -9,6 +8,7 @@ import { createKnexRecordStore } from '../../lib/record-store/knex-record-store'
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../lib/record-store/sqlite-knex';
 import { draft } from '../helpers/email-draft';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after, beforeEach, afterEach } = exports.lab = Lab.script();
@@ -19,7 +19,7 @@ describe('long-poll', () => {
     let store: RecordStore;
 
     before(async () => {
-        dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-long-poll-'));
+        dir = await tempDir('long-poll');
     });
 
     after(async () => {

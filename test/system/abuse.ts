@@ -10,7 +10,8 @@ import { hashApiKey } from '../../lib/keys';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { ApiKeyInfo } from '../../lib/types';
 import { buildMail } from '../helpers/mail';
-import { postgresS3Stores, provisionServer, sqliteFsStores, type ProvisionedServer, type StoreFactory, type TestStores } from '../helpers/provision-server';
+import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
+import { postgresS3Stores, sqliteFsStores, type StoreFactory, type TestStores } from '../helpers/test-stores';
 import { rawRequest, type RawResponse } from '../helpers/raw-http';
 import { RawSmtpSession } from '../helpers/raw-smtp';
 

@@ -12,8 +12,11 @@ import type { RecordStore } from '../../lib/record-store/record-store';
 import type { EmailView } from '../../lib/types';
 import { ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from '../fixtures/adversarial/generate';
 import { buildMail } from '../helpers/mail';
-import { followDownload, postgresS3Stores, provisionServer, TEST_SIGNING_SECRET, type Download, type ProvisionedServer } from '../helpers/provision-server';
+import { followDownload, type Download } from '../helpers/downloads';
+import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
+import { postgresS3Stores, TEST_SIGNING_SECRET } from '../helpers/test-stores';
 import { isWellFormed, rawRequest, strictUtf8, stringsOf } from '../helpers/raw-http';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -65,7 +68,7 @@ interface Backend {
 const sqliteFs: Backend = {
     name: 'sqlite+fs',
     async open() {
-        const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-adversarial-http-'));
+        const dir = await tempDir('adversarial-http');
         const recordStore = await openEmbeddedRecordStore({ dataDir: Path.join(dir, 'data') });
         const blobStore = createFsBlobStore({ root: Path.join(dir, 'data', 'blobs'), signingSecret: TEST_SIGNING_SECRET });
         return {

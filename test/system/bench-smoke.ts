@@ -2,10 +2,10 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { execFile } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { promisify } from 'node:util';
 import type { BenchResult } from '../../bench/report';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -27,7 +27,7 @@ describe('bench', () => {
     before({ timeout: SMOKE_TIMEOUT_MS }, async () => {
         // The benchmarks run compiled (dist-bench/); the standalone they start runs dist/ (npm run build).
         await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', Path.join(ROOT, 'bench', 'tsconfig.json')], { cwd: ROOT });
-        outDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-smoke-'));
+        outDir = await tempDir('bench-smoke');
     });
 
     after(async () => {

@@ -15,6 +15,7 @@ import type { EmailRecord } from '../../lib/types';
 import { blobKeys, readBlob } from '../helpers/blob-contents';
 import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -307,7 +308,7 @@ describe('crash recovery', () => {
             let run: CrashRun;
 
             before(async () => {
-                dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-crash-'));
+                dataDir = await tempDir('crash');
                 prepared = await backend.prepare(dataDir);
                 run = await deliverThroughCrashes(messages, prepared.env);
             });

@@ -1,14 +1,15 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
 import { openEmbeddedRecordStore } from '../../lib/embedded-stores';
 import type { RecordStore } from '../../lib/record-store/record-store';
-import { provisionServer, TEST_SIGNING_SECRET, type ProvisionedServer } from '../helpers/provision-server';
+import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
+import { TEST_SIGNING_SECRET } from '../helpers/test-stores';
 import { rawRequest, type RawResponse } from '../helpers/raw-http';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -101,7 +102,7 @@ describe('http limits', () => {
     let port: number;
 
     before(async () => {
-        dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-http-limits-'));
+        dir = await tempDir('http-limits');
         canary = `canary ${randomBytes(16).toString('hex')}`;
         await Fs.writeFile(Path.join(dir, 'canary.txt'), canary);
         recordStore = await openEmbeddedRecordStore({ dataDir: Path.join(dir, 'data') });

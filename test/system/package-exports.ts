@@ -2,8 +2,8 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { execFile } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -74,7 +74,7 @@ describe('package exports', () => {
     before(async () => {
         // A consumer app whose node_modules holds the built package (package.json + dist,
         // what `files` publishes) beside links to the same dependencies.
-        app = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-consumer-'));
+        app = await tempDir('consumer');
         const modules = Path.join(app, 'node_modules');
         const installed = Path.join(modules, 'inbox-capture');
         await Fs.mkdir(installed, { recursive: true });

@@ -4,7 +4,6 @@ import knexFactory, { type Knex } from 'knex';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
@@ -13,6 +12,7 @@ import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbedd
 import { openSqliteKnex, sqliteKnexConfig } from '../../lib/record-store/sqlite-knex';
 import { readBlob } from '../helpers/blob-contents';
 import { run, spawnNode, waitForOutput } from '../helpers/child-process';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -158,7 +158,7 @@ describe('SQLite durability', () => {
     let dir: string;
 
     before(async () => {
-        dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-durability-'));
+        dir = await tempDir('durability');
         if (!existsSync(Path.join(ROOT, 'dist', 'lib', 'inbox-capture.js'))) {
             throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
         }

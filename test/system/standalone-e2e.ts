@@ -2,11 +2,11 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { ChildProcess } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { freePort } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
+import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -39,7 +39,7 @@ function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Spawns `node examples/standalone.js` on free ports and a temp data dir; resolves once it listens. */
 async function startService(): Promise<Service> {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-e2e-'));
+    const dataDir = await tempDir('e2e');
     const port = await freePort();
     const smtpPort = await freePort();
     const spawned = spawnNode([STANDALONE], {

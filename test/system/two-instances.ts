@@ -7,7 +7,7 @@ import { openPostgresKnex } from '../../lib/record-store/postgres-knex';
 import { freePort } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
-import { tempDir } from '../helpers/provision-server';
+import { tempDir } from '../helpers/temp-dir';
 import { startS3, type S3Fixture } from '../helpers/s3';
 
 const { expect } = Code;

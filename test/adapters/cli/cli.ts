@@ -1,7 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Sqlite3 from 'sqlite3';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../../../lib/embedded-stores';
@@ -9,6 +8,7 @@ import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-captur
 import { hashApiKey } from '../../../lib/keys';
 import { readAll } from '../../helpers/streams';
 import { runNode, type RunResult } from '../../helpers/child-process';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, beforeEach, afterEach } = exports.lab = Lab.script();
@@ -56,7 +56,7 @@ before(async () => {
 });
 
 beforeEach(async () => {
-    dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-cli-'));
+    dataDir = await tempDir('cli');
 });
 
 afterEach(async () => {

@@ -8,7 +8,7 @@ import { openEmbeddedStores } from '../../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
 import { hashApiKey } from '../../../lib/keys';
 import type { RecordStore } from '../../../lib/record-store/record-store';
-import { tempDir } from '../../helpers/provision-server';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

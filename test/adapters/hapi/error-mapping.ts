@@ -11,7 +11,9 @@ import { openEmbeddedRecordStore } from '../../../lib/embedded-stores';
 import { InboxCaptureError } from '../../../lib/errors';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { buildMail } from '../../helpers/mail';
-import { provisionServer, tempDir, TEST_SIGNING_SECRET, type ProvisionedServer } from '../../helpers/provision-server';
+import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
+import { tempDir } from '../../helpers/temp-dir';
+import { TEST_SIGNING_SECRET } from '../../helpers/test-stores';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

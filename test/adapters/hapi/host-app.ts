@@ -8,7 +8,8 @@ import { plugin } from '../../../adapters/hapi';
 import type { EmailPage, EmailView } from '../../../lib/types';
 import { fingerprint } from './api/auth-suite';
 import { buildMail } from '../../helpers/mail';
-import { followDownload, tempDir } from '../../helpers/provision-server';
+import { followDownload } from '../../helpers/downloads';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

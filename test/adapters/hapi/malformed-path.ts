@@ -4,7 +4,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import { plugin, type InboxCapturePluginApi } from '../../../adapters/hapi';
 import { buildMail } from '../../helpers/mail';
-import { tempDir } from '../../helpers/provision-server';
+import { tempDir } from '../../helpers/temp-dir';
 import { rawRequest, type RawResponse } from '../../helpers/raw-http';
 
 const { expect } = Code;

@@ -10,7 +10,10 @@ import { createInboxCapture } from '../../../lib/inbox-capture';
 import { isInboxCaptureError } from '../../../lib/errors';
 import type { EmailPage } from '../../../lib/types';
 import { buildMail } from '../../helpers/mail';
-import { followDownload, provisionServer, tempDir, TEST_SIGNING_SECRET } from '../../helpers/provision-server';
+import { followDownload } from '../../helpers/downloads';
+import { provisionServer } from '../../helpers/provision-server';
+import { tempDir } from '../../helpers/temp-dir';
+import { TEST_SIGNING_SECRET } from '../../helpers/test-stores';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

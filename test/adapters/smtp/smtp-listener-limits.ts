@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Tls from 'node:tls';
 import * as Code from '@hapi/code';
@@ -12,6 +11,7 @@ import * as MessageReceiver from '../../../adapters/smtp/message-receiver';
 import { openEmbeddedStores } from '../../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -42,7 +42,7 @@ interface Rig {
 }
 
 async function startRig(listener: Partial<SmtpListenerOptions> = {}): Promise<Rig> {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-smtp-limits-'));
+    const dataDir = await tempDir('smtp-limits');
     const stores = await openEmbeddedStores({ dataDir });
     const capture = createInboxCapture(stores);
     await capture.start();
@@ -334,7 +334,7 @@ describe('smtp listener limits', () => {
         });
 
         it('answers 421 to a command trickled a byte at a time inside TLS, after STARTTLS', { timeout: 30_000 }, async () => {
-            const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-smtp-limits-tls-'));
+            const dir = await tempDir('smtp-limits-tls');
             execFileSync('openssl', [
                 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
                 '-keyout', Path.join(dir, 'key.pem'), '-out', Path.join(dir, 'cert.pem'),

@@ -3,7 +3,6 @@ import * as Lab from '@hapi/lab';
 import { execFileSync } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
 import * as Net from 'node:net';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
@@ -14,6 +13,7 @@ import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-captur
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
 import { readAll } from '../../helpers/streams';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -37,7 +37,7 @@ interface ProvisionOptions {
 
 /** A real facade on SQLite + files in a fresh temp dir, and a listener on a free loopback port. */
 async function provisionListener(options: ProvisionOptions = {}): Promise<Provisioned> {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-smtp-'));
+    const dataDir = await tempDir('smtp');
     const stores = await openEmbeddedStores({ dataDir });
     const capture = createInboxCapture({
         recordStore: options.wrapRecordStore ? options.wrapRecordStore(stores.recordStore) : stores.recordStore,
@@ -131,7 +131,7 @@ let tlsKey: Buffer;
 let tlsCert: Buffer;
 
 before(async () => {
-    tlsDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-smtp-tls-'));
+    tlsDir = await tempDir('smtp-tls');
     execFileSync('openssl', [
         'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
         '-keyout', Path.join(tlsDir, 'key.pem'), '-out', Path.join(tlsDir, 'cert.pem'),
@@ -634,7 +634,7 @@ describe('smtp listener', () => {
         });
 
         it('can be called before listen() and twice', async () => {
-            const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-smtp-'));
+            const dataDir = await tempDir('smtp');
             const stores = await openEmbeddedStores({ dataDir });
             const capture = createInboxCapture(stores);
             try {

@@ -1,9 +1,9 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { createDirectorySync, fsyncDirectory } from '../../../lib/blob-store/directory-sync';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -78,7 +78,7 @@ describe('directory-sync', () => {
     let dir: string;
 
     before(async () => {
-        dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-directory-sync-'));
+        dir = await tempDir('directory-sync');
     });
 
     after(async () => {

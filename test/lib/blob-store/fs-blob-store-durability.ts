@@ -2,10 +2,10 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { spawnSync } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { fileNameOf, shardOf } from '../../../lib/blob-store/fs-blob-layout';
 import { run } from '../../helpers/child-process';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -104,7 +104,7 @@ describe('FsBlobStore durability (system calls under strace)', () => {
     let dir: string;
 
     before(async () => {
-        dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-fs-blob-durability-'));
+        dir = await tempDir('fs-blob-durability');
     });
 
     after(async () => {

@@ -3,7 +3,6 @@ import * as Lab from '@hapi/lab';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { fileNameOf, isShardName, relativePathOf, shardOf } from '../../../lib/blob-store/fs-blob-layout';
 import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-blob-store';
@@ -11,15 +10,13 @@ import { loadOrCreateSigningSecret, SIGNING_SECRET_FILE } from '../../../lib/blo
 import { blobStoreContract } from '../../contracts/blob-store-contract';
 import { readBlob } from '../../helpers/blob-contents';
 import { chunked, failingAfter } from '../../helpers/streams';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 const SECRET = 'a test secret of at least sixteen bytes';
 
-async function tempDir(): Promise<string> {
-    return Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-fs-blobs-'));
-}
 
 /** Where the store keeps `key` under `root` (fs-blob-layout.ts). */
 function blobPath(root: string, key: string): string {
@@ -59,7 +56,7 @@ async function snapshot(dir: string): Promise<Map<string, string>> {
 blobStoreContract({ describe, it, before, after }, {
     name: 'fs',
     async provision() {
-        const dir = await tempDir();
+        const dir = await tempDir('fs-blobs');
         return {
             store: createFsBlobStore({ root: Path.join(dir, 'blobs'), signingSecret: SECRET }),
             cleanup: () => Fs.rm(dir, { recursive: true, force: true })
@@ -73,7 +70,7 @@ describe('FsBlobStore', () => {
     let store: FsBlobStore;
 
     before(async () => {
-        dir = await tempDir();
+        dir = await tempDir('fs-blobs');
         root = Path.join(dir, 'sandbox', 'root');
         store = createFsBlobStore({ root, signingSecret: SECRET });
         await store.put('seed/raw.eml', Buffer.from('seed'), 'message/rfc822');
@@ -288,7 +285,7 @@ describe('FsBlobStore', () => {
     describe('listBlobs()', () => {
 
         it('skips the temp directory and removes temp files of crashed writes', async () => {
-            const listDir = await tempDir();
+            const listDir = await tempDir('fs-blobs');
             let now = Date.now();
             const listStore = createFsBlobStore({ root: listDir, signingSecret: SECRET, now: () => now });
             try {
@@ -504,7 +501,7 @@ describe('loadOrCreateSigningSecret()', () => {
     let dir: string;
 
     before(async () => {
-        dir = await tempDir();
+        dir = await tempDir('fs-blobs');
     });
 
     after(async () => {

@@ -2,7 +2,6 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Sqlite3 from 'sqlite3';
 import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
@@ -11,6 +10,7 @@ import { blobStoreContract } from '../../contracts/blob-store-contract';
 import { readBlob } from '../../helpers/blob-contents';
 import { chunked } from '../../helpers/streams';
 import { run } from '../../helpers/child-process';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -20,9 +20,6 @@ const SECRET = 'a test secret of at least sixteen bytes';
 /** Puts the child makes at once: enough that a store committing each alone is plain to see. */
 const CONCURRENT_PUTS = 20;
 
-async function tempDir(): Promise<string> {
-    return Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-sqlite-blobs-'));
-}
 
 // Links are signed by an fs store that never touches its root: it only signs.
 const signer = () => createFsBlobStore({ root: '/nonexistent-root-never-touched', signingSecret: SECRET });
@@ -61,7 +58,7 @@ function closeRaw(db: Sqlite3.Database): Promise<void> {
 blobStoreContract({ describe, it, before, after }, {
     name: 'sqlite',
     async provision() {
-        const dir = await tempDir();
+        const dir = await tempDir('sqlite-blobs');
         return {
             store: createSqliteBlobStore({ filename: Path.join(dir, 'blobs.sqlite'), links: signer() }),
             cleanup: () => Fs.rm(dir, { recursive: true, force: true })
@@ -99,7 +96,7 @@ describe('SqliteBlobStore', () => {
     let dir: string;
 
     before(async () => {
-        dir = await tempDir();
+        dir = await tempDir('sqlite-blobs');
     });
 
     after(async () => {
@@ -362,7 +359,7 @@ describe('SqliteBlobStore', () => {
     describe('existing()', () => {
 
         it('gives the pages of deleted blobs back, so the file shrinks', async () => {
-            const own = await tempDir();
+            const own = await tempDir('sqlite-blobs');
             const filename = Path.join(own, 'blobs.sqlite');
             const { store } = openStore(own);
             const keys = Array.from({ length: 40 }, (_, i) => `vacuum/${i}`);

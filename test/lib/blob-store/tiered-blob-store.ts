@@ -2,7 +2,6 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { relativePathOf } from '../../../lib/blob-store/fs-blob-layout';
 import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-blob-store';
@@ -13,7 +12,9 @@ import { blobStoreContract } from '../../contracts/blob-store-contract';
 import { readBlob } from '../../helpers/blob-contents';
 import { chunked } from '../../helpers/streams';
 import { buildMail } from '../../helpers/mail';
-import { provisionServer, TEST_SIGNING_SECRET } from '../../helpers/provision-server';
+import { provisionServer } from '../../helpers/provision-server';
+import { TEST_SIGNING_SECRET } from '../../helpers/test-stores';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -21,9 +22,6 @@ const { describe, it, before, after } = exports.lab = Lab.script();
 /** Threshold of the routing tests, bytes: small enough to cross with tiny blobs. */
 const THRESHOLD = 1000;
 
-async function tempDir(): Promise<string> {
-    return Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-tiered-blobs-'));
-}
 
 /** The two tiers and the tiered store on them, in `dir`. */
 function openTiers(dir: string, thresholdBytes?: number): { small: SqliteBlobStore; large: FsBlobStore; store: FsBlobStore } {
@@ -53,7 +51,7 @@ async function listed(store: FsBlobStore): Promise<string[]> {
 blobStoreContract({ describe, it, before, after }, {
     name: 'tiered',
     async provision() {
-        const dir = await tempDir();
+        const dir = await tempDir('tiered-blobs');
         return {
             store: openTiers(dir).store,
             cleanup: () => Fs.rm(dir, { recursive: true, force: true })
@@ -67,7 +65,7 @@ describe('TieredBlobStore', () => {
     let store: FsBlobStore;
 
     before(async () => {
-        dir = await tempDir();
+        dir = await tempDir('tiered-blobs');
         ({ small, store } = openTiers(dir, THRESHOLD));
     });
 
@@ -116,7 +114,7 @@ describe('TieredBlobStore', () => {
         });
 
         it('writes a new large blob without a transaction in the SQLite tier', async () => {
-            const own = await tempDir();
+            const own = await tempDir('tiered-blobs');
             const commits: number[] = [];
             const large = createFsBlobStore({ root: Path.join(own, 'blobs'), signingSecret: TEST_SIGNING_SECRET });
             const sqlite = createSqliteBlobStore({ filename: Path.join(own, 'blobs.sqlite'), links: large, onCommit: (items) => commits.push(items) });

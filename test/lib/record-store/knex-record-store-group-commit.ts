@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
@@ -16,6 +15,7 @@ import type { EmailDraft, EmailRecord } from '../../../lib/types';
 import { concurrently } from '../../helpers/concurrently';
 import { draft } from '../../helpers/email-draft';
 import { startPostgres, type PostgresServer } from '../../helpers/postgres';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -97,7 +97,7 @@ describe('knex record store group commit', () => {
         let dir: string;
 
         before(async () => {
-            dir = await mkdtemp(join(tmpdir(), 'ic-group-commit-'));
+            dir = await tempDir('group-commit');
         });
 
         after(async () => {

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
@@ -11,15 +10,13 @@ import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/record-store/sqlite-knex';
 import { recordStoreContract } from '../../contracts/record-store-contract';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const lab = exports.lab = Lab.script();
 const { describe, it, before, after } = lab;
 
 /** A fresh directory for one database; removed by the caller. */
-function tempDir(): Promise<string> {
-    return mkdtemp(join(tmpdir(), 'inbox-capture-sqlite-'));
-}
 
 async function openStore(dir: string, file = 'inbox-capture.sqlite') {
     const knex = openSqliteKnex(join(dir, file));
@@ -29,7 +26,7 @@ async function openStore(dir: string, file = 'inbox-capture.sqlite') {
 }
 
 recordStoreContract(lab, 'sqlite', async () => {
-    const dir = await tempDir();
+    const dir = await tempDir('sqlite');
     const { store } = await openStore(dir);
     return {
         store,
@@ -44,7 +41,7 @@ describe('SQLite record store', () => {
     let dir: string;
 
     before(async () => {
-        dir = await tempDir();
+        dir = await tempDir('sqlite');
     });
 
     after(async () => {

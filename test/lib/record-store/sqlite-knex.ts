@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
 import { openSqliteKnex, openSqliteReader, type SqliteReader } from '../../../lib/record-store/sqlite-knex';
 import { draft } from '../../helpers/email-draft';
-import { tempDir } from '../../helpers/provision-server';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

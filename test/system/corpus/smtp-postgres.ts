@@ -6,7 +6,9 @@ import { createSmtpListener, type SmtpListener } from '../../../adapters/smtp';
 import { isInboxCaptureError, type InboxCaptureErrorCode } from '../../../lib/errors';
 import type { EmailPage, EmailView } from '../../../lib/types';
 import { adversarialMessages } from '../../fixtures/adversarial/generate';
-import { followDownload, postgresS3Stores, provisionServer, sqliteFsStores, type ProvisionedServer, type StoreFactory } from '../../helpers/provision-server';
+import { followDownload } from '../../helpers/downloads';
+import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
+import { postgresS3Stores, sqliteFsStores, type StoreFactory } from '../../helpers/test-stores';
 import { isWellFormed, rawRequest, strictUtf8, stringsOf } from '../../helpers/raw-http';
 import { dataPayload, RawSmtpSession, sendRawMessage } from '../../helpers/raw-smtp';
 

@@ -1,7 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Nodemailer from 'nodemailer';
@@ -17,6 +16,7 @@ import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/record-store/sqlite-knex';
 import { blobKeys, readBlob } from '../../helpers/blob-contents';
 import { startS3, type S3Fixture } from '../../helpers/s3';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -147,7 +147,7 @@ interface Backend {
 const fsBackend: Backend = {
     name: 'fs',
     async create() {
-        const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-blob-faults-'));
+        const dir = await tempDir('blob-faults');
         const root = Path.join(dir, 'blobs');
         return {
             store: createFsBlobStore({ root, signingSecret: 'blob faults test signing secret' }),
@@ -193,7 +193,7 @@ describe('blob store faults', () => {
             let recordStore: RecordStore;
 
             before(async () => {
-                dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-blob-faults-db-'));
+                dir = await tempDir('blob-faults-db');
             });
 
             after(async () => {

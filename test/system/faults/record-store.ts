@@ -4,7 +4,6 @@ import * as Lab from '@hapi/lab';
 import knexFactory, { type Knex } from 'knex';
 import * as Fs from 'node:fs/promises';
 import * as Net from 'node:net';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import * as Sqlite3 from 'sqlite3';
@@ -18,6 +17,7 @@ import type { RecordStore } from '../../../lib/record-store/record-store';
 import { postgresKnexConfig } from '../../../lib/record-store/postgres-knex';
 import { openSqliteKnex } from '../../../lib/record-store/sqlite-knex';
 import { startPostgres, type PostgresServer } from '../../helpers/postgres';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -236,7 +236,7 @@ describe('record store faults', () => {
         let service: Service;
 
         before(async () => {
-            dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-record-faults-'));
+            dir = await tempDir('record-faults');
             file = Path.join(dir, 'records.sqlite');
             // The product's own opener: a save that meets the other writer's lock fails at
             // once (a reader cannot wait its way into a write in WAL mode) and is retried.
@@ -302,7 +302,7 @@ describe('record store faults', () => {
             const proxied = new URL(pg.connectionString);
             proxied.port = String(proxy.port);
 
-            dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-record-faults-pg-'));
+            dir = await tempDir('record-faults-pg');
             const recordStore = createKnexRecordStore({ knex: postgresKnex(proxied.toString()), destroyKnexOnClose: true });
             const blobStore = createFsBlobStore({ root: Path.join(dir, 'blobs'), signingSecret: 'record faults test secret' });
             service = await startService(recordStore, blobStore);
@@ -434,7 +434,7 @@ describe('record store faults', () => {
 
         for (const backend of backends) {
             it(`stores exactly one record and the blobs of exactly one copy on ${backend.name}, every delivery answered 250`, async () => {
-                const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-record-race-'));
+                const dir = await tempDir('record-race');
                 const { recordStore, release } = await backend.open(dir);
                 const service = await startService(recordStore, createFsBlobStore({ root: Path.join(dir, 'blobs'), signingSecret: 'record faults test secret' }));
                 try {

@@ -6,6 +6,7 @@ import * as Path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as Nodemailer from 'nodemailer';
 import { buildMail } from '../../helpers/mail';
+import { tempDir } from '../../helpers/temp-dir';
 
 /** The service under soak: a child process of its own (see its header). */
 const SERVICE_CHILD = Path.join(__dirname, 'service-child.js');
@@ -535,7 +536,7 @@ export async function runSoak(overrides: Partial<SoakOptions> = {}): Promise<Soa
         throw new Error(`runSoak: ${options.longPolls} long-polls need about ${options.longPolls + FD_HEADROOM} open files; ulimit -n is ${fdLimit}`);
     }
 
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'inbox-capture-soak-'));
+    const dataDir = await tempDir('soak');
     let service: ServiceChild | undefined;
     const transports: Nodemailer.Transporter[] = [];
     const agents: Http.Agent[] = [];

@@ -1,7 +1,8 @@
 import * as Code from '@hapi/code';
 import type { ServerInjectResponse } from '@hapi/hapi';
 import { buildMail } from '../../../helpers/mail';
-import { provisionServer, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
+import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
+import type { StoreFactory } from '../../../helpers/test-stores';
 import type { SuiteLab } from './lab-types';
 
 const { expect } = Code;

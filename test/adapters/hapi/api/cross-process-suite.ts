@@ -4,7 +4,8 @@ import { openPostgresKnex } from '../../../../lib/record-store/postgres-knex';
 import type { RecordStore } from '../../../../lib/record-store/record-store';
 import type { EmailPage } from '../../../../lib/types';
 import { buildMail } from '../../../helpers/mail';
-import { provisionServer, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
+import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
+import type { StoreFactory } from '../../../helpers/test-stores';
 import type { SuiteLab } from './lab-types';
 import { until } from './long-poll-suite';
 

@@ -1,7 +1,9 @@
 import * as Code from '@hapi/code';
 import { attachmentDisposition } from '../../../../lib/content-disposition';
 import { buildMail } from '../../../helpers/mail';
-import { followDownload, linkTerms, provisionServer, type Download, type ProvisionedServer, type StoreFactory } from '../../../helpers/provision-server';
+import { followDownload, linkTerms, type Download } from '../../../helpers/downloads';
+import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
+import type { StoreFactory } from '../../../helpers/test-stores';
 import { AWKWARD_IDS } from './awkward-ids';
 import type { SuiteLab } from './lab-types';
 

@@ -1,5 +1,5 @@
 import * as Lab from '@hapi/lab';
-import { sqliteFsStores } from '../../../helpers/provision-server';
+import { sqliteFsStores } from '../../../helpers/test-stores';
 import { hapiApiSuite } from './suite';
 
 const { describe, it, before, after } = exports.lab = Lab.script();

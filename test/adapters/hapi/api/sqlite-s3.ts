@@ -1,5 +1,5 @@
 import * as Lab from '@hapi/lab';
-import { sqliteS3Stores } from '../../../helpers/provision-server';
+import { sqliteS3Stores } from '../../../helpers/test-stores';
 import { hapiApiSuite } from './suite';
 
 const { describe, it, before, after } = exports.lab = Lab.script();

@@ -1,4 +1,4 @@
-import type { StoreFactory } from '../../../helpers/provision-server';
+import type { StoreFactory } from '../../../helpers/test-stores';
 import { authSuite } from './auth-suite';
 import { crossProcessSuite } from './cross-process-suite';
 import { downloadsSuite } from './downloads-suite';

@@ -6,7 +6,9 @@ import { createFsBlobStore } from '../../../../lib/blob-store/fs-blob-store';
 import { openEmbeddedRecordStore } from '../../../../lib/embedded-stores';
 import type { RecordStore } from '../../../../lib/record-store/record-store';
 import { buildMail } from '../../../helpers/mail';
-import { provisionServer, tempDir, TEST_SIGNING_SECRET, type ProvisionedServer } from '../../../helpers/provision-server';
+import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
+import { tempDir } from '../../../helpers/temp-dir';
+import { TEST_SIGNING_SECRET } from '../../../helpers/test-stores';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
