@@ -2,7 +2,6 @@ import * as Hapi from '@hapi/hapi';
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as V8 from 'node:v8';
 import { plugin } from '../adapters/hapi';
@@ -21,6 +20,7 @@ import { profiles } from './profiles';
 import { readArgs, runBench, type BenchArgs, type TargetCheck } from './report';
 import { startStandalone, type Standalone } from './standalone';
 import { fmt, summarize, wallMs, type Summary } from './stats';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** Waiting requests (the issue: 10,000). */
 const WAITERS = 10_000;
@@ -93,7 +93,7 @@ interface Instance {
 
 /** The serving instance: the Hapi plugin over a counted record store, listening on loopback. */
 async function startInstance(databaseUrl?: string): Promise<Instance> {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-poll-'));
+    const dataDir = await tempDir('bench-poll');
     const stores = databaseUrl ?
         {
             recordStore: createKnexRecordStore({ knex: openPostgresKnex(databaseUrl), destroyKnexOnClose: true }),
@@ -455,7 +455,7 @@ async function bench(args: BenchArgs) {
     const scenarios = scenarioList(waiters, smoke ? 4 : SPREAD_INBOXES);
     const withPostgres = args.values.postgres !== 'off';
     const outcomes: Outcome[] = [];
-    const outDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-poll-out-'));
+    const outDir = await tempDir('bench-poll-out');
     try {
         for (const [index, scenario] of scenarios.entries()) {
             // Smoke: one scenario per path (in-process SQLite, Postgres across instances).
