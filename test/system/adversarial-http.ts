@@ -15,7 +15,8 @@ import { buildMail } from '../helpers/mail';
 import { followDownload, type Download } from '../helpers/downloads';
 import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
 import { postgresS3Stores, TEST_SIGNING_SECRET } from '../helpers/test-stores';
-import { isWellFormed, rawRequest, strictUtf8, stringsOf } from '../helpers/raw-http';
+import { rawRequest } from '../helpers/raw-http';
+import { isWellFormed, strictUtf8, stringsOf } from '../helpers/text';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;

@@ -11,6 +11,7 @@ import { openSqliteKnex } from '../../../lib/record-store/sqlite-knex';
 import type { EmailRecord, EmailView } from '../../../lib/types';
 import { ADVERSARIAL_RECIPIENT, ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from '../../fixtures/adversarial/generate';
 import { readAll } from '../../helpers/streams';
+import { isWellFormed, stringsOf } from '../../helpers/text';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -23,37 +24,12 @@ const CORPUS_TIMEOUT_MS = 20_000;
 /** Bound of one adversarial case, ms: the 10,000-part case writes thousands of blobs. */
 const ADVERSARIAL_TIMEOUT_MS = 120_000;
 
-// Lone surrogates: a high one not followed by a low one, or a low one not preceded by a high one.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 // Characters no attachment name may keep (DECISIONS: no `/`, `\`, control characters;
 // attachment-name.ts also removes the bidi controls behind the U+202E trick).
 const UNSAFE_NAME_CHARACTER = /[/\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** Parts of attacker-chosen file names that must never show up in a blob path. */
 const ATTACKER_NAME_FRAGMENTS = ['canary', 'CON', 'report', 'passwd', 'Injected', 'fdp', 'evil'];
-
-/** True when `text` holds no lone surrogate (String.prototype.isWellFormed is Node 22+). */
-function isWellFormed(text: string): boolean {
-    return !LONE_SURROGATE.test(text);
-}
-
-/** Every string in a value, with its path (`attachments[0].filename`). */
-function stringsOf(value: unknown, path = ''): Array<[string, string]> {
-    if (typeof value === 'string') {
-        return [[path, value]];
-    }
-
-    if (Array.isArray(value)) {
-        return value.flatMap((item, i) => stringsOf(item, `${path}[${i}]`));
-    }
-
-    if (value && typeof value === 'object') {
-        return Object.entries(value).flatMap(([key, item]) => stringsOf(item, path ? `${path}.${key}` : key));
-    }
-
-    return [];
-}
 
 /** Every file and directory below `dir`, relative to it. */
 function walk(dir: string, prefix = ''): string[] {

@@ -9,7 +9,8 @@ import { adversarialMessages } from '../../fixtures/adversarial/generate';
 import { followDownload } from '../../helpers/downloads';
 import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
 import { postgresS3Stores, sqliteFsStores, type StoreFactory } from '../../helpers/test-stores';
-import { isWellFormed, rawRequest, strictUtf8, stringsOf } from '../../helpers/raw-http';
+import { rawRequest } from '../../helpers/raw-http';
+import { isWellFormed, strictUtf8, stringsOf } from '../../helpers/text';
 import { dataPayload, RawSmtpSession, sendRawMessage } from '../../helpers/raw-smtp';
 
 const { expect } = Code;
