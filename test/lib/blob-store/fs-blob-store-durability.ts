@@ -121,7 +121,7 @@ describe('FsBlobStore durability (system calls under strace)', () => {
         const result = await run('strace', [
             '-f', '-qq', '-y', '-s', '256', '-o', log,
             '-e', 'trace=openat,mkdir,mkdirat,write,fsync,fdatasync,rename,renameat,renameat2',
-            process.execPath, '-e', PUT_CHILD, require.resolve('../lib/blob-store/fs-blob-store'), root, JSON.stringify(keys)
+            process.execPath, '-e', PUT_CHILD, require.resolve('../../../lib/blob-store/fs-blob-store'), root, JSON.stringify(keys)
         ], { cwd: ROOT, env: { ...process.env, UV_USE_IO_URING: '0' } });
         expect(result.code, result.stderr).to.equal(0);
         expect(result.stdout.trim().split('\n').sort()).to.equal(keys.map((key) => `done ${key}`).sort());

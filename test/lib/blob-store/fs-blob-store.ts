@@ -535,7 +535,7 @@ describe('loadOrCreateSigningSecret()', () => {
         const dataDir = Path.join(dir, 'data-processes');
         // Every child loads the module first, then waits for the same instant to start.
         const startAt = Date.now() + 1500;
-        const outputs = await Promise.all(Array.from({ length: 6 }, () => runNode(SECRET_CHILD, [require.resolve('../lib/blob-store/signing-secret'), dataDir, String(startAt)])));
+        const outputs = await Promise.all(Array.from({ length: 6 }, () => runNode(SECRET_CHILD, [require.resolve('../../../lib/blob-store/signing-secret'), dataDir, String(startAt)])));
 
         for (const output of outputs) {
             expect(output).to.match(/^[0-9a-f]{64}$/);

@@ -142,7 +142,7 @@ describe('SqliteBlobStore', () => {
             const filename = Path.join(await Fs.mkdtemp(Path.join(dir, 'killed-')), 'blobs.sqlite');
             const keys = Array.from({ length: CONCURRENT_PUTS }, (_, i) => `killed/att/${i}`);
 
-            const child = await run(process.execPath, ['-e', PUT_CHILD, require.resolve('../lib/blob-store/sqlite-blob-store'), filename, JSON.stringify(keys)], {
+            const child = await run(process.execPath, ['-e', PUT_CHILD, require.resolve('../../../lib/blob-store/sqlite-blob-store'), filename, JSON.stringify(keys)], {
                 cwd: Path.join(__dirname, '..', '..', '..'),
                 env: process.env
             });
