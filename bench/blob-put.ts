@@ -7,6 +7,7 @@ import { createFsBlobStore, type FsBlobStoreOptions } from '../lib/blob-store/fs
 import { newBlobPrefix } from '../lib/ids';
 import { runBench, type BenchArgs } from './report';
 import { fmt, summarize } from './stats';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** How long each cell runs, ms: short, so that A/B rounds alternate often on a noisy machine. */
 const CELL_MS = 2000;
@@ -62,7 +63,7 @@ async function bench(args: BenchArgs) {
         implementations.push({ name: compare, create: other.createFsBlobStore });
     }
 
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-blob-put-'));
+    const dataDir = await tempDir('bench-blob-put');
     const samples = new Map<string, { latencies: number[]; puts: number; seconds: number; cpuMs: number }>();
     try {
         const stores = implementations.map((impl, i) => impl.create({ root: Path.join(dataDir, `store-${i}`), signingSecret: randomBytes(32) }));

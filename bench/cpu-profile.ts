@@ -1,11 +1,11 @@
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table } from './report';
 import { runLoad } from './smtp-load';
 import { ROOT, startStandalone } from './standalone';
 import { fmt } from './stats';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** Seconds of load while the profiler runs. */
 const LOAD_MS = 10_000;
@@ -92,7 +92,7 @@ async function bench(args: BenchArgs) {
     // A full run keeps its profile for the flame graph (.bench-tmp/ is git-ignored); a
     // smoke run (npm test) leaves nothing behind.
     const profileDir = smoke ?
-        await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-cpu-prof-')) :
+        await tempDir('bench-cpu-prof') :
         Path.join(ROOT, '.bench-tmp', `cpu-prof-${Date.now()}`);
     await Fs.mkdir(profileDir, { recursive: true });
     const profileName = (args.values.profile ?? 'text-1k') as ProfileName;

@@ -2,11 +2,11 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import * as Fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { mib, rssOf } from './process-rss';
 import { runBench, type BenchArgs } from './report';
 import { fmt } from './stats';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** What we read of an autocannon result. */
 interface Histogram {
@@ -56,7 +56,7 @@ async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     const seconds = smoke ? 1 : RUN_SECONDS;
     const rounds = smoke ? 1 : ROUNDS;
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-getone-'));
+    const dataDir = await tempDir('bench-getone');
     const profileDir = args.values['cpu-prof-dir'] as string | undefined;
     const child = fork(Path.join(__dirname, 'get-one-server.js'), [dataDir, ...(smoke ? ['--smoke'] : [])], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -1,7 +1,6 @@
 import * as Hapi from '@hapi/hapi';
 import type { Knex } from 'knex';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { plugin } from '../adapters/hapi';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
@@ -11,10 +10,12 @@ import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { ListQuery } from '../lib/types';
-import { startPostgres, type BenchPostgres } from './embedded-postgres';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
+import { BENCH_POSTGRES } from './postgres-options';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { BIG_INBOX, SEED_EPOCH_MS, SEED_SHAPE, seedRecords, verifySeed } from './seed-records';
 import { fmt, summarize, type Summary } from './stats';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** Stored emails (the issue: 1,000,000, a tenth of them in one inbox). */
 const ROWS = 1_000_000;
@@ -106,7 +107,7 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
         }
     });
 
-    const blobDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-list-blobs-'));
+    const blobDir = await tempDir('bench-list-blobs');
     const server = Hapi.server();
     await server.register({ plugin, options: { recordStore: store, blobStore: createFsBlobStore({ root: blobDir, signingSecret: 'bench signing secret, not secret' }), docs: false } });
     await server.initialize();
@@ -181,7 +182,7 @@ async function bench(args: BenchArgs) {
     const backends: Array<() => Promise<Backend>> = [];
     if (only.includes('sqlite')) {
         backends.push(async () => {
-            const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-list-'));
+            const dir = await tempDir('bench-list');
             const file = Path.join(dir, 'inbox-capture.sqlite');
             return { name: 'SQLite', open: () => openSqliteKnex(file), cleanup: () => Fs.rm(dir, { recursive: true, force: true }) };
         });
@@ -189,7 +190,7 @@ async function bench(args: BenchArgs) {
 
     if (only.includes('postgres')) {
         backends.push(async () => {
-            const server: BenchPostgres = await startPostgres();
+            const server: PostgresServer = await startPostgres(BENCH_POSTGRES);
             const url = await server.createDatabase();
             return { name: 'Postgres', open: () => openPostgresKnex(url), cleanup: () => server.stop() };
         });

@@ -2,7 +2,6 @@ import * as Hapi from '@hapi/hapi';
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import * as V8 from 'node:v8';
 import { plugin } from '../adapters/hapi';
@@ -14,12 +13,14 @@ import { createNotifier } from '../lib/notifier';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import { countingStore, type CountingStore } from './counting-store';
-import { startPostgres, type BenchPostgres } from './embedded-postgres';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
+import { BENCH_POSTGRES } from './postgres-options';
 import { mib } from './process-rss';
 import { profiles } from './profiles';
 import { readArgs, runBench, type BenchArgs, type TargetCheck } from './report';
 import { startStandalone, type Standalone } from './standalone';
 import { fmt, summarize, wallMs, type Summary } from './stats';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** Waiting requests (the issue: 10,000). */
 const WAITERS = 10_000;
@@ -92,7 +93,7 @@ interface Instance {
 
 /** The serving instance: the Hapi plugin over a counted record store, listening on loopback. */
 async function startInstance(databaseUrl?: string): Promise<Instance> {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-poll-'));
+    const dataDir = await tempDir('bench-poll');
     const stores = databaseUrl ?
         {
             recordStore: createKnexRecordStore({ knex: openPostgresKnex(databaseUrl), destroyKnexOnClose: true }),
@@ -252,7 +253,7 @@ interface Diagnostics {
     print?: boolean;
 }
 
-async function runScenario(scenario: Scenario, smoke: boolean, pg?: BenchPostgres, diagnostics: Diagnostics = {}): Promise<Outcome> {
+async function runScenario(scenario: Scenario, smoke: boolean, pg?: PostgresServer, diagnostics: Diagnostics = {}): Promise<Outcome> {
     const problems: string[] = [];
     const databaseUrl = pg ? await pg.createDatabase() : undefined;
     const instance = await startInstance(databaseUrl);
@@ -438,7 +439,7 @@ async function scenarioMain(args: BenchArgs): Promise<void> {
     const smoke = args.smoke;
     const waiters = smoke ? 40 : Number(args.values.waiters ?? WAITERS);
     const scenario = scenarioList(waiters, smoke ? 4 : SPREAD_INBOXES)[Number(args.values.scenario)];
-    const pg = scenario.backend === 'Postgres, two instances' ? await startPostgres() : undefined;
+    const pg = scenario.backend === 'Postgres, two instances' ? await startPostgres(BENCH_POSTGRES) : undefined;
     try {
         const outcome = await runScenario(scenario, smoke, pg, { heapSnapshot: args.values['heap-snapshot'] as string | undefined, print: args.values.diagnostics === 'on' });
         await Fs.writeFile(args.values['scenario-out'] as string, JSON.stringify(outcome));
@@ -454,7 +455,7 @@ async function bench(args: BenchArgs) {
     const scenarios = scenarioList(waiters, smoke ? 4 : SPREAD_INBOXES);
     const withPostgres = args.values.postgres !== 'off';
     const outcomes: Outcome[] = [];
-    const outDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-poll-out-'));
+    const outDir = await tempDir('bench-poll-out');
     try {
         for (const [index, scenario] of scenarios.entries()) {
             // Smoke: one scenario per path (in-process SQLite, Postgres across instances).

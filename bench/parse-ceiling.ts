@@ -1,6 +1,4 @@
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
-import * as Path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture } from '../lib/inbox-capture';
@@ -9,6 +7,7 @@ import { PROFILE_NAMES, profiles, recipientOf, type ProfileName } from './profil
 import { runBench, type BenchArgs, type TargetCheck } from './report';
 import { timingStores } from './timing-stores';
 import { fmt } from './stats';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** How long each loop runs, ms. */
 const LOOP_MS = 3000;
@@ -38,7 +37,7 @@ async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     const ms = smoke ? 150 : Number(args.values['loop-ms'] ?? LOOP_MS);
     const max = smoke ? 20 : LOOP_MAX_MESSAGES;
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-parse-'));
+    const dataDir = await tempDir('bench-parse');
     const stores = await openEmbeddedStores({ dataDir });
     // The real stores, timed per call: where an ingest's time goes.
     const timed = timingStores(stores.recordStore, stores.blobStore);

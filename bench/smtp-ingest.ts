@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import * as Fs from 'node:fs';
 import * as Os from 'node:os';
-import { startPostgres, type BenchPostgres } from './embedded-postgres';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
+import { BENCH_POSTGRES } from './postgres-options';
 import { fsyncTable, measureFsync, type FsyncFigures } from './fsync-bandwidth';
 import { startMailDev, type MailDev } from './maildev';
 import { mib, sampleRss } from './process-rss';
 import { INBOX_SPREAD, PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
-import { startS3rver, type BenchS3 } from './s3rver';
+import { startS3, type S3Fixture } from '../test/helpers/s3';
 import { runLoad, type LoadResult } from './smtp-load';
 import { startSmtpSink, type SinkMode } from './smtp-sink';
 import { countListed, startStandalone, type Standalone } from './standalone';
@@ -233,8 +234,8 @@ async function bench(args: BenchArgs) {
 
     const fsync: FsyncFigures = await measureFsync(Os.tmpdir(), smoke);
 
-    let pg: BenchPostgres | undefined;
-    let s3: BenchS3 | undefined;
+    let pg: PostgresServer | undefined;
+    let s3: S3Fixture | undefined;
     const started: Array<{ stop(): Promise<void> }> = [];
     const targets: Target[] = [];
     const notes: string[] = [];
@@ -255,8 +256,8 @@ async function bench(args: BenchArgs) {
         }
 
         if (withPostgres) {
-            pg = await startPostgres();
-            s3 = await startS3rver();
+            pg = await startPostgres(BENCH_POSTGRES);
+            s3 = await startS3();
             const service = await startStandalone({ databaseUrl: await pg.createDatabase(), s3: { endpoint: s3.endpoint, bucket: s3.bucket } });
             started.push(service);
             targets.push(oursTarget('ours (Postgres + S3)', 'pg', service));

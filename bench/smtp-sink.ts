@@ -23,7 +23,7 @@ import {
 } from '../adapters/smtp';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/ingest';
 import { readBounded } from '../lib/read-bounded';
-import { freePort } from './net-util';
+import { freePort } from '../test/helpers/net';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';
 
 /** Which reference server. */

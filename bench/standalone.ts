@@ -1,10 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import * as Fs from 'node:fs/promises';
-import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './net-util';
+import { freePort } from '../test/helpers/net';
+import { tempDir } from '../test/helpers/temp-dir';
 
 /** The repository root (this file runs from dist-bench/bench/). */
 export const ROOT = Path.resolve(__dirname, '..', '..');
@@ -65,7 +65,7 @@ function serviceEnv(vars: Record<string, string | undefined>): NodeJS.ProcessEnv
  * package built (`npm run build`): the example runs dist/.
  */
 export async function startStandalone(options: StandaloneOptions = {}): Promise<Standalone> {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), 'ic-bench-data-'));
+    const dataDir = await tempDir('bench-data');
     const port = await freePort();
     const smtpPort = await freePort();
     const env = serviceEnv({

@@ -3,6 +3,8 @@ import type * as Lab from '@hapi/lab';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
+import { readBlob } from '../helpers/blob-contents';
+import { chunked, failingAfter } from '../helpers/streams';
 
 const { expect } = Code;
 
@@ -21,40 +23,6 @@ export interface BlobStoreContractOptions {
     name: string;
     /** A fresh, empty store: called once for the suite and again by tests that need emptiness. */
     provision(): Promise<ProvisionedStore>;
-}
-
-/** Reads a stream to its end. */
-export async function readAll(stream: Readable): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) {
-        chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-    }
-
-    return Buffer.concat(chunks);
-}
-
-/** A stream of `data` in chunks of `chunkSize` bytes, as a socket or parser would deliver it. */
-export function chunked(data: Buffer, chunkSize = 64 * 1024): Readable {
-    return Readable.from((function* () {
-        for (let i = 0; i < data.length; i += chunkSize) {
-            yield data.subarray(i, i + chunkSize);
-        }
-    })(), { objectMode: false });
-}
-
-/** A stream that delivers `head` and then fails, like a dropped SMTP connection. */
-export function failingAfter(head: Buffer, error = new Error('connection lost')): Readable {
-    return Readable.from((async function* () {
-        yield head;
-        await new Promise((r) => setImmediate(r));
-        throw error;
-    })(), { objectMode: false });
-}
-
-/** The content of a blob, or null when absent. */
-export async function getBytes(store: BlobStore, key: string): Promise<Buffer | null> {
-    const stream = await store.get(key);
-    return stream ? readAll(stream) : null;
 }
 
 async function listAll(store: BlobStore): Promise<Map<string, number>> {
@@ -107,7 +75,7 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
                 expect(new Set(data).size).to.equal(256);
 
                 expect(await store.put(key, data, 'application/octet-stream')).to.equal({ size: 512 });
-                expect((await getBytes(store, key))!.equals(data)).to.be.true();
+                expect((await readBlob(store, key))!.equals(data)).to.be.true();
             });
 
             it('round-trips a Readable delivered in many small chunks', async () => {
@@ -115,14 +83,14 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
                 const data = randomBytes(100_000);
 
                 expect(await store.put(key, chunked(data, 1000), 'application/pdf')).to.equal({ size: 100_000 });
-                expect((await getBytes(store, key))!.equals(data)).to.be.true();
+                expect((await readBlob(store, key))!.equals(data)).to.be.true();
             });
 
             it('accepts a Readable that yields strings', async () => {
                 const key = `${prefix()}/raw.eml`;
 
                 expect(await store.put(key, Readable.from(['Subject: h\u00e9\r\n', '\r\nbody']), 'message/rfc822')).to.equal({ size: 20 });
-                expect((await getBytes(store, key))!.toString('utf8')).to.equal('Subject: h\u00e9\r\n\r\nbody');
+                expect((await readBlob(store, key))!.toString('utf8')).to.equal('Subject: h\u00e9\r\n\r\nbody');
             });
 
             it('round-trips an empty blob from a Buffer and from a Readable', async () => {
@@ -130,8 +98,8 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
 
                 expect(await store.put(`${base}/a`, Buffer.alloc(0), 'text/plain')).to.equal({ size: 0 });
                 expect(await store.put(`${base}/b`, Readable.from([]), 'text/plain')).to.equal({ size: 0 });
-                expect(await getBytes(store, `${base}/a`)).to.equal(Buffer.alloc(0));
-                expect(await getBytes(store, `${base}/b`)).to.equal(Buffer.alloc(0));
+                expect(await readBlob(store, `${base}/a`)).to.equal(Buffer.alloc(0));
+                expect(await readBlob(store, `${base}/b`)).to.equal(Buffer.alloc(0));
             });
 
             it('round-trips a 5 MB Readable byte for byte', async () => {
@@ -139,7 +107,7 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
                 const data = randomBytes(5 * 1024 * 1024);
 
                 expect(await store.put(key, chunked(data), 'message/rfc822')).to.equal({ size: data.length });
-                expect((await getBytes(store, key))!.equals(data)).to.be.true();
+                expect((await readBlob(store, key))!.equals(data)).to.be.true();
             });
 
             it('replaces a blob written again under the same key', async () => {
@@ -147,7 +115,7 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
 
                 await store.put(key, Buffer.from('a much longer first version'), 'text/plain');
                 await store.put(key, chunked(Buffer.from('second'), 2), 'text/plain');
-                expect((await getBytes(store, key))!.toString()).to.equal('second');
+                expect((await readBlob(store, key))!.toString()).to.equal('second');
             });
 
             it('keeps keys with nested segments apart', async () => {
@@ -158,7 +126,7 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
                 }
 
                 for (const key of keys) {
-                    expect((await getBytes(store, key))!.toString()).to.equal(key);
+                    expect((await readBlob(store, key))!.toString()).to.equal(key);
                 }
             });
 
@@ -182,7 +150,7 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
                 await store.put(key, Buffer.from('complete'), 'message/rfc822');
 
                 await expect(store.put(key, failingAfter(Buffer.from('partial')), 'message/rfc822')).to.reject('connection lost');
-                expect((await getBytes(store, key))!.toString()).to.equal('complete');
+                expect((await readBlob(store, key))!.toString()).to.equal('complete');
             });
 
             it('rejects a key that is not one of ours on put() and finds nothing for it on get()', async () => {
@@ -205,7 +173,7 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
 
                 expect(await store.get(`${base}/raw.eml`)).to.be.null();
                 expect(await store.get(`${base}/att/1`)).to.be.null();
-                expect((await getBytes(store, `${base}/att/0`))!.toString()).to.equal('a0');
+                expect((await readBlob(store, `${base}/att/0`))!.toString()).to.equal('a0');
             });
 
             it('ignores absent keys and is safe to repeat', async () => {
@@ -223,7 +191,7 @@ export function blobStoreContract(lab: ContractLab, options: BlobStoreContractOp
 
                 await store.delete([]);
                 await store.delete(['../raw.eml', '', `/${base}/raw.eml`]);
-                expect((await getBytes(store, `${base}/raw.eml`))!.toString()).to.equal('raw');
+                expect((await readBlob(store, `${base}/raw.eml`))!.toString()).to.equal('raw');
             });
 
             it('removes a batch of 30 blobs in one call', async () => {

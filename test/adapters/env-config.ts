@@ -1,0 +1,222 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import * as Fs from 'node:fs/promises';
+import * as Path from 'node:path';
+import { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } from '../../adapters/env-config';
+import { createSqliteBlobStore } from '../../lib/blob-store/sqlite-blob-store';
+import { createInboxCapture } from '../../lib/inbox-capture';
+import { blobKeys } from '../helpers/blob-contents';
+import { startPostgres } from '../helpers/postgres';
+import { startS3 } from '../helpers/s3';
+import { tempDir } from '../helpers/temp-dir';
+
+const { expect } = Code;
+const { describe, it } = exports.lab = Lab.script();
+
+/** Blobs in the data dir's SQLite blob file (where the embedded default keeps small blobs). */
+async function smallBlobCount(dataDir: string): Promise<number> {
+    const store = createSqliteBlobStore({ filename: Path.join(dataDir, 'blobs.sqlite') });
+    try {
+        return (await blobKeys(store)).length;
+    }
+    finally {
+        await store.close();
+    }
+}
+
+const MAIL = 'From: a@example.test\r\nTo: cfg@example.test\r\nSubject: configured\r\nMessage-ID: <cfg-1@example.test>\r\n\r\nbody\r\n';
+
+describe('env-config', () => {
+
+    describe('readEnvConfig()', () => {
+
+        it('applies the DECISIONS defaults to an empty environment', () => {
+            expect(readEnvConfig({}, '/srv/app')).to.equal({
+                dataDir: '/srv/app/data',
+                host: '127.0.0.1',
+                port: 3000,
+                smtpPort: 2525
+            });
+        });
+
+        it('treats empty variables as unset', () => {
+            expect(readEnvConfig({ PORT: '', HOST: ' ', DATABASE_URL: '', S3_BUCKET: '' }, '/srv/app').port).to.equal(3000);
+        });
+
+        it('reads every variable', () => {
+            const config = readEnvConfig({
+                INBOX_CAPTURE_DATA_DIR: 'mail',
+                DATABASE_URL: 'postgresql://u:p@db.internal/capture',
+                S3_BUCKET: 'captured',
+                S3_ENDPOINT: 'http://127.0.0.1:9000',
+                S3_REGION: 'eu-west-1',
+                S3_FORCE_PATH_STYLE: 'true',
+                HOST: '0.0.0.0',
+                PORT: '8080',
+                SMTP_PORT: '0',
+                INBOX_CAPTURE_SIGNING_SECRET: 'sixteen chars at least'
+            }, '/srv/app');
+            expect(config).to.equal({
+                dataDir: '/srv/app/mail',
+                databaseUrl: 'postgresql://u:p@db.internal/capture',
+                s3: { bucket: 'captured', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', forcePathStyle: true },
+                host: '0.0.0.0',
+                port: 8080,
+                smtpPort: 0,
+                signingSecret: 'sixteen chars at least'
+            });
+        });
+
+        it('takes the region from AWS_REGION when S3_REGION is unset', () => {
+            expect(readEnvConfig({ S3_BUCKET: 'b', AWS_REGION: 'ap-south-1' }).s3!.region).to.equal('ap-south-1');
+            expect(readEnvConfig({ S3_BUCKET: 'b' }).s3).to.equal({ bucket: 'b', endpoint: undefined, region: 'us-east-1', forcePathStyle: false });
+        });
+
+        it('refuses a bad port with the variable\'s name and value', () => {
+            for (const [name, value] of [['PORT', 'abc'], ['PORT', '70000'], ['PORT', '-1'], ['SMTP_PORT', '25.5'], ['SMTP_PORT', '0x19']]) {
+                expect(() => readEnvConfig({ [name]: value })).to.throw(ConfigError, `${name} must be a port number 0..65535, got "${value}"`);
+            }
+        });
+
+        it('refuses a DATABASE_URL that is not Postgres without echoing it', () => {
+            const err = expect(() => readEnvConfig({ DATABASE_URL: 'mysql://root:hunter2@db/x' })).to.throw(ConfigError);
+            expect(err.message).to.contain('DATABASE_URL');
+            expect(err.message).to.not.contain('hunter2');
+        });
+
+        it('refuses a bad S3_ENDPOINT, S3_FORCE_PATH_STYLE or a short signing secret', () => {
+            expect(() => readEnvConfig({ S3_BUCKET: 'b', S3_ENDPOINT: 'localhost:9000' })).to.throw(ConfigError, /S3_ENDPOINT/);
+            expect(() => readEnvConfig({ S3_BUCKET: 'b', S3_FORCE_PATH_STYLE: 'yes please' })).to.throw(ConfigError, /S3_FORCE_PATH_STYLE/);
+            expect(() => readEnvConfig({ INBOX_CAPTURE_SIGNING_SECRET: 'short' })).to.throw(ConfigError, /at least 16/);
+        });
+    });
+
+    describe('describeStores()', () => {
+
+        it('says where data goes without secrets', () => {
+            const text = describeStores(readEnvConfig({ DATABASE_URL: 'postgres://u:hunter2@db/x', S3_BUCKET: 'mail' }, '/srv'));
+            expect(text).to.equal('records in Postgres (DATABASE_URL), files in S3 bucket mail');
+            expect(describeStores(readEnvConfig({}, '/srv'))).to.equal('records in /srv/data/inbox-capture.sqlite, small files in /srv/data/blobs.sqlite, large ones in /srv/data/blobs');
+        });
+    });
+
+    describe('openStoresFromConfig()', () => {
+
+        it('opens SQLite and files in the data dir by default', async () => {
+            const dir = await tempDir('env');
+            try {
+                const config = readEnvConfig({ INBOX_CAPTURE_DATA_DIR: 'nested/data' }, dir);
+                const capture = createInboxCapture(await openStoresFromConfig(config));
+                try {
+                    await capture.start();
+                    const [copy] = await capture.ingestRawEmail(MAIL);
+                    expect(copy.inbox).to.equal('cfg');
+                    // A signed target, which the plugin serves under /v1/blobs.
+                    expect(Object.keys(await capture.rawDownloadLink(copy.messageId) ?? {})).to.equal(['key', 'query']);
+                }
+                finally {
+                    await capture.close();
+                }
+
+                await Fs.access(Path.join(dir, 'nested', 'data', 'inbox-capture.sqlite'));
+                await Fs.access(Path.join(dir, 'nested', 'data', 'signing-secret'));
+                expect(await smallBlobCount(Path.join(dir, 'nested', 'data'))).to.be.above(0);
+            }
+            finally {
+                await Fs.rm(dir, { recursive: true, force: true });
+            }
+        });
+
+        it('uses INBOX_CAPTURE_SIGNING_SECRET instead of generating one', async () => {
+            const dir = await tempDir('env');
+            try {
+                const config = readEnvConfig({ INBOX_CAPTURE_SIGNING_SECRET: 'a configured secret, long enough' }, dir);
+                const stores = await openStoresFromConfig(config);
+                await stores.recordStore.close();
+                await stores.blobStore.close?.();
+                await expect(Fs.access(Path.join(dir, 'data', 'signing-secret'))).to.reject();
+            }
+            finally {
+                await Fs.rm(dir, { recursive: true, force: true });
+            }
+        });
+
+        it('keeps records in Postgres with DATABASE_URL, files still in the data dir', async () => {
+            const postgres = await startPostgres();
+            const dir = await tempDir('env');
+            try {
+                const url = await postgres.createDatabase();
+                const config = readEnvConfig({ DATABASE_URL: url }, dir);
+                const first = createInboxCapture(await openStoresFromConfig(config));
+                try {
+                    await first.start();
+                    await first.ingestRawEmail(MAIL);
+                    await first.createKey('pg');
+                }
+                finally {
+                    await first.close();
+                }
+
+                // A second process with the same variables sees the same records and keys.
+                const second = createInboxCapture(await openStoresFromConfig(config));
+                try {
+                    await second.start();
+                    expect((await second.listEmails({ inbox: 'cfg', limit: 10 })).records.map((r) => r.subject)).to.equal(['configured']);
+                    expect((await second.listKeys()).map((k) => k.name)).to.equal(['pg']);
+                }
+                finally {
+                    await second.close();
+                }
+
+                await expect(Fs.access(Path.join(dir, 'data', 'inbox-capture.sqlite'))).to.reject();
+                expect(await smallBlobCount(Path.join(dir, 'data'))).to.be.above(0);
+            }
+            finally {
+                await Fs.rm(dir, { recursive: true, force: true });
+                await postgres.stop();
+            }
+        });
+
+        it('stores files in S3 with S3_BUCKET, records still in SQLite', async () => {
+            const s3 = await startS3();
+            const dir = await tempDir('env');
+            // The SDK's own credential chain: the environment, as a deployment would set it.
+            const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+            process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
+            process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+            try {
+                const config = readEnvConfig({ S3_BUCKET: s3.bucket, S3_ENDPOINT: s3.endpoint, S3_FORCE_PATH_STYLE: 'true' }, dir);
+                const capture = createInboxCapture(await openStoresFromConfig(config));
+                try {
+                    await capture.start();
+                    const [copy] = await capture.ingestRawEmail(MAIL);
+                    const found = await capture.rawDownloadLink(copy.messageId);
+                    const link = found && 'url' in found ? found.url : '';
+                    expect(link).to.startWith(`${s3.endpoint}/${s3.bucket}/`);
+                    const res = await fetch(link);
+                    expect(await res.text()).to.equal(MAIL);
+                }
+                finally {
+                    await capture.close();
+                }
+
+                await Fs.access(Path.join(dir, 'data', 'inbox-capture.sqlite'));
+                await expect(Fs.access(Path.join(dir, 'data', 'blobs'))).to.reject();
+            }
+            finally {
+                process.env.AWS_ACCESS_KEY_ID = saved.id;
+                process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+                if (saved.id === undefined) {
+                    delete process.env.AWS_ACCESS_KEY_ID;
+                }
+
+                if (saved.secret === undefined) {
+                    delete process.env.AWS_SECRET_ACCESS_KEY;
+                }
+
+                await Fs.rm(dir, { recursive: true, force: true });
+                await s3.stop();
+            }
+        });
+    });
+});

@@ -1,0 +1,34 @@
+import type { StoreFactory } from '../../../helpers/test-stores';
+import { authSuite } from './auth-suite';
+import { crossProcessSuite } from './cross-process-suite';
+import { downloadsSuite } from './downloads-suite';
+import { emailsSuite } from './emails-suite';
+import type { SuiteLab } from './lab-types';
+import { listSuite } from './list-suite';
+import { longPollSuite } from './long-poll-suite';
+
+/**
+ * The whole HTTP API of the Hapi plugin against one backend: every rule of spec
+ * §4–§7 and DECISIONS that holds for any record store and blob store.
+ */
+export function hapiApiSuite(lab: SuiteLab, factory: StoreFactory): void {
+    lab.describe(`Hapi plugin API (${factory.name})`, () => {
+        let release: (() => Promise<void>) | undefined;
+
+        // One embedded PostgreSQL / s3rver for the whole suite, not one per describe().
+        lab.before(async () => {
+            release = await factory.hold?.();
+        });
+
+        lab.after(async () => {
+            await release?.();
+        });
+
+        authSuite(lab, factory);
+        listSuite(lab, factory);
+        emailsSuite(lab, factory);
+        downloadsSuite(lab, factory);
+        longPollSuite(lab, factory);
+        crossProcessSuite(lab, factory);
+    });
+}

@@ -1,7 +1,0 @@
-import * as Lab from '@hapi/lab';
-import { sqliteFsStores } from './helpers/provision-server';
-import { hapiApiSuite } from './hapi-api/suite';
-
-const { describe, it, before, after } = exports.lab = Lab.script();
-
-hapiApiSuite({ describe, it, before, after }, sqliteFsStores());

@@ -1,0 +1,330 @@
+import { randomBytes } from 'node:crypto';
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import type { Knex } from 'knex';
+import { createKnexRecordStore, DEFAULT_NOTIFY_CHANNEL } from '../../../lib/record-store/knex-record-store';
+import { MIGRATIONS_TABLE_NAME } from '../../../lib/record-store/migration-source';
+import { openPostgresKnex } from '../../../lib/record-store/postgres-knex';
+import type { RecordStore } from '../../../lib/record-store/record-store';
+import { recordStoreContract } from '../../contracts/record-store-contract';
+import { BASE_TIME, draft } from '../../helpers/email-draft';
+import { startPostgres, type PostgresServer } from '../../helpers/postgres';
+
+const { expect } = Code;
+const lab = exports.lab = Lab.script();
+const { describe, it, before, after } = lab;
+
+/** Collects what a watcher hears and lets a test wait for a given inbox. */
+function recorder() {
+    const heard: string[] = [];
+    const waiting = new Map<string, () => void>();
+    return {
+        heard,
+        listener: (inbox: string) => {
+            heard.push(inbox);
+            waiting.get(inbox)?.();
+        },
+        until: (inbox: string) => new Promise<void>((resolve) => {
+            if (heard.includes(inbox)) {
+                resolve();
+                return;
+            }
+
+            waiting.set(inbox, resolve);
+        })
+    };
+}
+
+let server: PostgresServer;
+
+before(async () => {
+    server = await startPostgres();
+});
+
+after(async () => {
+    await server.stop();
+});
+
+recordStoreContract(lab, 'postgres', async () => {
+    const knex = openPostgresKnex(await server.createDatabase());
+    const store = createKnexRecordStore({ knex, destroyKnexOnClose: true });
+    await store.migrate();
+    return {
+        store,
+        cleanup: () => store.close()
+    };
+});
+
+describe('Postgres record store', () => {
+    // A migrated database of its own, as another process would open it.
+    const openStore = async (url: string, notifyChannel?: string) => {
+        const knex = openPostgresKnex(url);
+        const store = createKnexRecordStore({ knex, destroyKnexOnClose: true, notifyChannel });
+        await store.migrate();
+        return { knex, store };
+    };
+
+    describe('migrate()', () => {
+        it('lets several processes migrate a fresh database at once', async () => {
+            const url = await server.createDatabase();
+            const stores = await Promise.all([1, 2, 3].map(() => openStore(url)));
+            try {
+                const rows = await stores[0]!.knex(MIGRATIONS_TABLE_NAME).select('name') as { name: string }[];
+                expect(rows.map((r) => r.name)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams']);
+                expect(await stores[0]!.knex.schema.hasTable('knex_migrations')).to.be.false();
+            }
+            finally {
+                await Promise.all(stores.map((s) => s.store.close()));
+            }
+        });
+    });
+
+    describe('listEmails()', () => {
+        let knex: Knex;
+        let store: RecordStore;
+        const inbox = 'plans';
+
+        before(async () => {
+            ({ knex, store } = await openStore(await server.createDatabase()));
+            // 20,000 rows, a quarter in the inbox under test: enough that reading the
+            // inbox and sorting it is an option the planner has to turn down. Written
+            // in one statement (the store would take seconds); the plan is what is
+            // under test here, not saveEmails().
+            await knex.raw(`
+                INSERT INTO emails (message_id, message_id_hash, source_id, source_id_hash, inbox, sender, recipient,
+                    subject, sender_folded, subject_folded, body, html_body, received_at, raw_key, raw_size,
+                    has_attachments, attachments)
+                SELECT 'gen-' || g || '@example.test', md5(g::text) || md5('id' || g), 'gen-' || g || '@example.test',
+                    md5(g::text) || md5('id' || g), CASE WHEN g % 4 = 0 THEN ? ELSE 'other' || (g % 4) END,
+                    'alice@example.test', 'x@example.test', 'Subject ' || g, 'alice@example.test', 'subject ' || g,
+                    'body', '', ?::bigint + g % 97, 'raw-' || g, 100, g % 2 = 0, '[]'
+                FROM generate_series(1, 20000) AS g`, [inbox, BASE_TIME]);
+            await knex.raw('ANALYZE');
+        });
+
+        after(async () => {
+            await store.close();
+        });
+
+        // EXPLAIN of the statement listEmails() really sends, captured from knex.
+        const planOf = async (run: () => Promise<unknown>) => {
+            const statements: { sql: string; bindings: unknown[] }[] = [];
+            const onQuery = (q: { sql: string; bindings: unknown[] }) => statements.push(q);
+            knex.on('query', onQuery);
+            try {
+                await run();
+            }
+            finally {
+                knex.off('query', onQuery);
+            }
+
+            expect(statements).to.have.length(1);
+            const connection = await knex.client.acquireConnection() as {
+                query(sql: string, values: unknown[]): Promise<{ rows: { 'QUERY PLAN': string }[] }>;
+            };
+            try {
+                const result = await connection.query(`EXPLAIN ${statements[0]!.sql}`, statements[0]!.bindings);
+                return result.rows.map((r) => r['QUERY PLAN']);
+            }
+            finally {
+                await knex.client.releaseConnection(connection);
+            }
+        };
+
+        // A full sort of the inbox shows as a plain Sort node; an Incremental Sort
+        // presorted by the index, which only orders rows that tie on (received_at,
+        // id prefix), is the design.
+        const fullSorts = (plan: string[]) => plan.filter((line) => /^\s*(->\s*)?Sort\s+\(/.test(line));
+        const PRESORTED = 'Presorted Key: received_at, ("left"(message_id, 256))';
+
+        it('reads the first page from the order index without sorting the inbox', async () => {
+            const plan = await planOf(() => store.listEmails({ inbox, limit: 20 }));
+            expect(plan.join('\n')).to.contain('Index Scan Backward using emails_inbox_order on emails');
+            expect(plan.join('\n')).to.contain(PRESORTED);
+            expect(fullSorts(plan), plan.join('\n')).to.equal([]);
+        });
+
+        it('seeks a cursor page in the order index without sorting the inbox', async () => {
+            const first = await store.listEmails({ inbox, limit: 20 });
+            const last = first.records[19]!;
+            const plan = await planOf(() => store.listEmails({ inbox, limit: 20, after: { receivedAt: last.receivedAt, messageId: last.messageId } }));
+            const text = plan.join('\n');
+            expect(text).to.contain('Index Scan Backward using emails_inbox_order on emails');
+            expect(text).to.match(/Index Cond: \(\(inbox = .*ROW\(received_at, "left"\(message_id, 256\)\) <= ROW/);
+            expect(text).to.contain(PRESORTED);
+            expect(fullSorts(plan), text).to.equal([]);
+        });
+
+        it('keeps the index order under filters', async () => {
+            const plan = await planOf(() => store.listEmails({ inbox, limit: 20, subject: 'subject 1', hasAttachments: false, receivedAfter: BASE_TIME }));
+            expect(plan.join('\n')).to.contain('Index Scan Backward using emails_inbox_order on emails');
+            expect(fullSorts(plan), plan.join('\n')).to.equal([]);
+        });
+    });
+
+    describe('saveEmails()', () => {
+        it('stores one record when two processes race 50 deliveries of one message', async () => {
+            const url = await server.createDatabase();
+            const a = await openStore(url);
+            const b = await openStore(url);
+            try {
+                const d = draft('shared', 1);
+                const all = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).store.saveEmails([{ ...d }])));
+                expect(all.every((r) => r.saved[0]!.messageId === d.sourceId)).to.be.true();
+                expect(all.flatMap((r) => r.replaced)).to.have.length(49);
+                expect((await b.store.listEmails({ inbox: 'shared', limit: 10 })).records).to.have.length(1);
+            }
+            finally {
+                await a.store.close();
+                await b.store.close();
+            }
+        });
+    });
+
+    describe('watchInboxes()', () => {
+        let url: string;
+        let watcher: { knex: Knex; store: RecordStore };
+        let writer: { knex: Knex; store: RecordStore };
+
+        before(async () => {
+            url = await server.createDatabase();
+            watcher = await openStore(url);
+            writer = await openStore(url);
+        });
+
+        after(async () => {
+            await watcher.store.close();
+            await writer.store.close();
+        });
+
+        // Backends LISTENing in this database, per pg_stat_activity.
+        const listeners = async () => {
+            const result = await writer.knex.raw(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()"
+            ) as { rows: { pid: number }[] };
+            return result.rows.map((r) => r.pid);
+        };
+
+        const eventually = async (check: () => Promise<boolean>) => {
+            while (!await check()) {
+                await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+        };
+
+        it('tells another process which inboxes received mail', async () => {
+            const rec = recorder();
+            const unwatch = await watcher.store.watchInboxes!(rec.listener);
+            try {
+                await writer.store.saveEmails([draft('watch-a', 1)]);
+                const source = `multi-${randomBytes(4).toString('hex')}@example.test`;
+                await writer.store.saveEmails([draft('watch-b', 2, { sourceId: source }), draft('watch-c', 3, { sourceId: source })]);
+                await Promise.all([rec.until('watch-a'), rec.until('watch-b'), rec.until('watch-c')]);
+                expect(rec.heard).to.equal(['watch-a', 'watch-b', 'watch-c']);
+            }
+            finally {
+                await unwatch();
+            }
+        });
+
+        it('says nothing about a delivery that was rolled back', async () => {
+            const rec = recorder();
+            const unwatch = await watcher.store.watchInboxes!(rec.listener);
+            try {
+                await expect(writer.store.saveEmails([draft('rolled-back', 1, { receivedAt: Number.NaN })])).to.reject();
+                await writer.store.saveEmails([draft('committed', 2)]);
+                await rec.until('committed');
+                // NOTIFYs arrive in commit order: the rolled-back one would be first.
+                expect(rec.heard).to.equal(['committed']);
+            }
+            finally {
+                await unwatch();
+            }
+        });
+
+        it('listens on a connection of its own, not one of the pool', async () => {
+            const rec = recorder();
+            const before = await listeners();
+            const unwatch = await watcher.store.watchInboxes!(rec.listener);
+            try {
+                const pool = (watcher.knex.client as { pool: { numUsed(): number } }).pool;
+                expect(pool.numUsed()).to.equal(0);
+                await eventually(async () => (await listeners()).length === before.length + 1);
+                await writer.store.saveEmails([draft('own-connection', 1)]);
+                await rec.until('own-connection');
+            }
+            finally {
+                await unwatch();
+            }
+        });
+
+        it('reconnects and listens again after its connection is killed', async () => {
+            const rec = recorder();
+            const unwatch = await watcher.store.watchInboxes!(rec.listener);
+            try {
+                await eventually(async () => (await listeners()).length === 1);
+                const [killed] = await listeners();
+                await writer.knex.raw('SELECT pg_terminate_backend(?)', [killed!]);
+
+                // Notify until the new connection hears it (it may still be connecting).
+                let heard = false;
+                const arrived = rec.until('after-reconnect').then(() => {
+                    heard = true;
+                });
+                while (!heard) {
+                    await writer.knex.raw('SELECT pg_notify(?, ?)', [DEFAULT_NOTIFY_CHANNEL, 'after-reconnect']);
+                    await Promise.race([arrived, new Promise((resolve) => setTimeout(resolve, 50))]);
+                }
+
+                const now = await listeners();
+                expect(now).to.have.length(1);
+                expect(now[0]).to.not.equal(killed);
+            }
+            finally {
+                await unwatch();
+            }
+        });
+
+        it('stops listening when unsubscribed', async () => {
+            const before = (await listeners()).length;
+            const unwatch = await watcher.store.watchInboxes!(() => undefined);
+            await eventually(async () => (await listeners()).length === before + 1);
+            await unwatch();
+            await eventually(async () => (await listeners()).length === before);
+        });
+
+        it('uses the configured channel', async () => {
+            const own = await openStore(url, 'inbox_capture_other');
+            try {
+                const rec = recorder();
+                const unwatch = await own.store.watchInboxes!(rec.listener);
+                const other = await openStore(url, 'inbox_capture_other');
+                await other.store.saveEmails([draft('custom-channel', 1)]);
+                await other.store.close();
+                await rec.until('custom-channel');
+                await unwatch();
+            }
+            finally {
+                await own.store.close();
+            }
+        });
+
+        it('ends its watchers on close()', async () => {
+            const before = (await listeners()).length;
+            const own = await openStore(url);
+            await own.store.watchInboxes!(() => undefined);
+            await eventually(async () => (await listeners()).length === before + 1);
+            await own.store.close();
+            await eventually(async () => (await listeners()).length === before);
+        });
+    });
+
+    describe('errors', () => {
+        it('throws rather than answering "absent" when the database is gone', async () => {
+            const { knex, store } = await openStore(await server.createDatabase());
+            await knex.destroy();
+            await expect(store.getEmail('x@example.test')).to.reject();
+            await expect(store.inboxVersion('x')).to.reject();
+            await expect(store.listEmails({ inbox: 'x', limit: 1 })).to.reject();
+        });
+    });
+});

@@ -1,0 +1,98 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { execFile } from 'node:child_process';
+import * as Fs from 'node:fs/promises';
+import * as Path from 'node:path';
+import { promisify } from 'node:util';
+import type { BenchResult } from '../../bench/report';
+import { tempDir } from '../helpers/temp-dir';
+
+const { expect } = Code;
+const { describe, it, before, after } = exports.lab = Lab.script();
+
+const ROOT = Path.join(__dirname, '..', '..');
+const BENCH_DIR = Path.join(ROOT, 'dist-bench', 'bench');
+const run = promisify(execFile);
+
+/** Every benchmark script; the smoke run of each must finish and print its tables. */
+const BENCHMARKS = ['fsync-bandwidth', 'parse-ceiling', 'smtp-ingest', 'cpu-profile', 'get-one', 'long-poll-fanout', 'list'];
+
+/** Longest one smoke run may take, ms: they take seconds; the margin is for a busy machine. */
+const SMOKE_TIMEOUT_MS = 180_000;
+
+describe('bench', () => {
+
+    let outDir: string;
+
+    before({ timeout: SMOKE_TIMEOUT_MS }, async () => {
+        // The benchmarks run compiled (dist-bench/); the standalone they start runs dist/ (npm run build).
+        await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', Path.join(ROOT, 'bench', 'tsconfig.json')], { cwd: ROOT });
+        outDir = await tempDir('bench-smoke');
+    });
+
+    after(async () => {
+        await Fs.rm(outDir, { recursive: true, force: true });
+    });
+
+    /** Runs `<name>.js --smoke` and returns what it printed and its JSON result. */
+    async function smoke(name: string): Promise<{ stdout: string; result: BenchResult }> {
+        const json = Path.join(outDir, `${name}.json`);
+        const { stdout } = await run(process.execPath, [Path.join(BENCH_DIR, `${name}.js`), '--smoke', '--json', json], {
+            cwd: ROOT,
+            timeout: SMOKE_TIMEOUT_MS,
+            maxBuffer: 16 * 2 ** 20
+        });
+        return { stdout, result: JSON.parse(await Fs.readFile(json, 'utf8')) as BenchResult };
+    }
+
+    for (const name of BENCHMARKS) {
+        describe(`${name} --smoke`, () => {
+
+            it('completes and prints every table with figures', { timeout: SMOKE_TIMEOUT_MS }, async () => {
+                const { stdout, result } = await smoke(name);
+                expect(result.smoke).to.be.true();
+                expect(result.tables.length).to.be.greaterThan(0);
+                for (const table of result.tables) {
+                    expect(table.rows.length, table.title).to.be.greaterThan(0);
+                    expect(stdout).to.include(`**${table.title}**`);
+                    for (const row of table.rows) {
+                        expect(row.length, table.title).to.equal(table.columns.length);
+                    }
+                }
+
+                expect(stdout).to.include('machine: ');
+                expect(stdout).to.include(`Command: \`node dist-bench/bench/${name}.js --smoke\``);
+                if (name === 'smtp-ingest') {
+                    // Not a speed figure: every acknowledged message must be listed afterwards.
+                    const listed = result.targets.find((t) => t.target.startsWith('every acknowledged message'));
+                    expect(listed?.met, listed?.measured).to.be.true();
+                    // The reference server runs in the same alternation, and every server's CPU is read.
+                    const cells = result.tables.find((t) => t.columns.includes('server CPU %'))!;
+                    const servers = new Set(cells.rows.map((row) => row[cells.columns.indexOf('server')]));
+                    expect([...servers]).to.include(['ours (SQLite, embedded default)', 'MailDev', 'sink: bare smtp-server']);
+                    for (const row of cells.rows) {
+                        expect(Number.isFinite(Number(row[cells.columns.indexOf('server CPU %')])), row.join(' | ')).to.be.true();
+                    }
+                }
+            });
+        });
+    }
+
+    describe('run.js --smoke', () => {
+
+        it('runs the chosen benchmarks and writes the results file with the targets table', { timeout: SMOKE_TIMEOUT_MS }, async () => {
+            const results = Path.join(outDir, 'RESULTS.md');
+            const { stdout } = await run(process.execPath, [Path.join(BENCH_DIR, 'run.js'), '--smoke', '--only', 'fsync-bandwidth,parse-ceiling', '--results', results], {
+                cwd: ROOT,
+                timeout: SMOKE_TIMEOUT_MS,
+                maxBuffer: 16 * 2 ** 20
+            });
+            expect(stdout).to.include('**Targets of the issue**');
+            expect(stdout).to.include('ingestRawEmail ≥ 60 %');
+            const written = await Fs.readFile(results, 'utf8');
+            expect(written).to.include('# Benchmark results');
+            expect(written).to.include('### Parse ceiling');
+            expect(written).to.include('machine: ');
+        });
+    });
+});

@@ -1,0 +1,52 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import * as Fs from 'node:fs/promises';
+import * as Path from 'node:path';
+
+const { expect } = Code;
+const { describe, it } = exports.lab = Lab.script();
+
+const LIB = Path.join(__dirname, '..', '..', 'lib');
+
+/** Packages the core must never load: it is protocol-free, adapters depend on it, never the reverse. */
+const FORBIDDEN = /^(@hapi\/|joi$|hapi-swagger|smtp-server|nodemailer)/;
+
+async function sources(dir: string): Promise<string[]> {
+    const entries = await Fs.readdir(dir, { withFileTypes: true });
+    const files = await Promise.all(entries.map((e) => {
+        const path = Path.join(dir, e.name);
+        return e.isDirectory() ? sources(path) : Promise.resolve(e.name.endsWith('.ts') ? [path] : []);
+    }));
+    return files.flat();
+}
+
+describe('core boundaries', () => {
+
+    it('lib/ imports nothing of Hapi, joi, Boom, SMTP or the adapters', async () => {
+        const offenders: string[] = [];
+        for (const file of await sources(LIB)) {
+            const text = await Fs.readFile(file, 'utf8');
+            for (const match of text.matchAll(/(?:from\s+|require\(\s*|import\(\s*)['"]([^'"]+)['"]/g)) {
+                const target = match[1];
+                const resolved = target.startsWith('.') ? Path.resolve(Path.dirname(file), target) : '';
+                if (FORBIDDEN.test(target) || resolved.startsWith(Path.join(LIB, '..', 'adapters'))) {
+                    offenders.push(`${Path.relative(LIB, file)} → ${target}`);
+                }
+            }
+        }
+
+        expect(offenders).to.equal([]);
+        expect((await sources(LIB)).length).to.be.above(20);
+    });
+
+    it('lib/parse.ts is the only importer of mailparser', async () => {
+        const importers: string[] = [];
+        for (const file of await sources(LIB)) {
+            if (/['"]mailparser['"]/.test(await Fs.readFile(file, 'utf8'))) {
+                importers.push(Path.relative(LIB, file));
+            }
+        }
+
+        expect(importers).to.equal(['parse.ts']);
+    });
+});

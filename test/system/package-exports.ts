@@ -1,0 +1,138 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { execFile } from 'node:child_process';
+import * as Fs from 'node:fs/promises';
+import * as Path from 'node:path';
+import { tempDir } from '../helpers/temp-dir';
+
+const { expect } = Code;
+const { describe, it, before, after } = exports.lab = Lab.script();
+
+const ROOT = Path.join(__dirname, '..', '..');
+
+// What a consumer's script does, run with the consumer's directory as cwd: only
+// public subpath exports, migrations from inside node_modules, a full round trip.
+const CONSUMER_SCRIPT = `
+'use strict';
+const Hapi = require('@hapi/hapi');
+const core = require('inbox-capture');
+const { openEmbeddedStores } = require('inbox-capture/embedded-stores');
+const { createKnexRecordStore } = require('inbox-capture/record-store/knex');
+const { openSqliteKnex } = require('inbox-capture/record-store/sqlite');
+const { createFsBlobStore } = require('inbox-capture/blob-store/fs');
+const { inboxCapturePlugin } = require('inbox-capture/hapi');
+const { createSmtpListener } = require('inbox-capture/smtp');
+const pkg = require('inbox-capture/package.json');
+
+async function main() {
+    const out = {};
+    out.resolved = require.resolve('inbox-capture');
+    out.exports = {
+        ingestRawEmail: typeof core.ingestRawEmail,
+        createInboxCapture: typeof core.createInboxCapture,
+        createKnexRecordStore: typeof createKnexRecordStore,
+        openSqliteKnex: typeof openSqliteKnex,
+        createFsBlobStore: typeof createFsBlobStore,
+        plugin: typeof inboxCapturePlugin.register,
+        createSmtpListener: typeof createSmtpListener
+    };
+
+    // Plain core use, as from an MTA hook: migrations must run from node_modules.
+    const stores = await openEmbeddedStores({ dataDir: 'core-data' });
+    await stores.recordStore.migrate();
+    const views = await core.ingestRawEmail('From: a@x.test\\r\\nTo: hook@x.test\\r\\nSubject: via hook\\r\\nMessage-ID: <hook-1@x.test>\\r\\n\\r\\nhello\\r\\n', {
+        recordStore: stores.recordStore,
+        blobStore: stores.blobStore
+    });
+    out.ingested = views.map((v) => v.messageId);
+    await stores.recordStore.close();
+
+    // The plugin with no options: embedded defaults in ./data of the consumer.
+    const server = Hapi.server();
+    await server.register(inboxCapturePlugin);
+    const capture = server.plugins['inbox-capture'].capture;
+    const key = await capture.createKey('consumer');
+    await server.plugins['inbox-capture'].ingestRawEmail('From: a@x.test\\r\\nTo: app@x.test\\r\\nSubject: via plugin\\r\\n\\r\\nhi\\r\\n');
+    const res = await server.inject({ url: '/v1/emails?inbox=app', headers: { authorization: 'Bearer ' + key } });
+    out.list = { status: res.statusCode, subjects: res.result.emails.map((e) => e.subject) };
+    const version = await server.inject('/version');
+    out.version = version.result.version === pkg.version;
+    await server.stop();
+    console.log(JSON.stringify(out));
+}
+
+main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+});
+`;
+
+describe('package exports', () => {
+
+    let app: string;
+
+    before(async () => {
+        // A consumer app whose node_modules holds the built package (package.json + dist,
+        // what `files` publishes) beside links to the same dependencies.
+        app = await tempDir('consumer');
+        const modules = Path.join(app, 'node_modules');
+        const installed = Path.join(modules, 'inbox-capture');
+        await Fs.mkdir(installed, { recursive: true });
+        await Fs.copyFile(Path.join(ROOT, 'package.json'), Path.join(installed, 'package.json'));
+        await Fs.cp(Path.join(ROOT, 'dist'), Path.join(installed, 'dist'), { recursive: true });
+        for (const entry of await Fs.readdir(Path.join(ROOT, 'node_modules'))) {
+            if (!entry.startsWith('.')) {
+                await Fs.symlink(Path.join(ROOT, 'node_modules', entry), Path.join(modules, entry));
+            }
+        }
+
+        await Fs.writeFile(Path.join(app, 'consumer.js'), CONSUMER_SCRIPT);
+    });
+
+    after(async () => {
+        await Fs.rm(app, { recursive: true, force: true });
+    });
+
+    it('works from inside node_modules through its public subpaths, migrations included', async () => {
+        const stdout = await new Promise<string>((resolve, reject) => {
+            execFile(process.execPath, ['consumer.js'], { cwd: app, timeout: 60_000 }, (err, out, errOut) => {
+                if (err) {
+                    reject(new Error(`consumer failed: ${err.message}\n${errOut}`));
+                    return;
+                }
+
+                resolve(out);
+            });
+        });
+
+        const result = JSON.parse(stdout.trim().split('\n').pop()!);
+        expect(result.resolved).to.equal(Path.join(app, 'node_modules', 'inbox-capture', 'dist', 'lib', 'index.js'));
+        expect(Object.values(result.exports)).to.only.include('function');
+        expect(result.ingested).to.equal(['hook-1@x.test']);
+        expect(result.list).to.equal({ status: 200, subjects: ['via plugin'] });
+        expect(result.version).to.be.true();
+
+        // The embedded defaults landed in the consumer's own directory, not in the package.
+        await Fs.access(Path.join(app, 'data', 'inbox-capture.sqlite'));
+        await Fs.access(Path.join(app, 'core-data', 'inbox-capture.sqlite'));
+    });
+
+    it('ships type declarations for every export', async () => {
+        const pkg = JSON.parse(await Fs.readFile(Path.join(ROOT, 'package.json'), 'utf8'));
+        for (const [subpath, target] of Object.entries<{ types: string; default: string } | string>(pkg.exports)) {
+            if (typeof target === 'string') {
+                continue;
+            }
+
+            await Fs.access(Path.join(ROOT, target.types)).catch(() => {
+                throw new Error(`${subpath}: missing ${target.types}`);
+            });
+            await Fs.access(Path.join(ROOT, target.default)).catch(() => {
+                throw new Error(`${subpath}: missing ${target.default}`);
+            });
+        }
+
+        expect(pkg.files).to.equal(['dist']);
+        expect(pkg.bin['inbox-capture']).to.equal('dist/adapters/cli/bin.js');
+    });
+});
