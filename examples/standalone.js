@@ -2,7 +2,7 @@
 
 // The whole service on one machine: Hapi + the inbox-capture plugin + the SMTP
 // listener, sharing one service object. Configured only by environment variables
-// (see the README): INBOX_CAPTURE_DATA_DIR, DATABASE_URL, S3_BUCKET (+ S3_ENDPOINT,
+// (see docs/api.md): INBOX_CAPTURE_DATA_DIR, DATABASE_URL, S3_BUCKET (+ S3_ENDPOINT,
 // S3_REGION, S3_FORCE_PATH_STYLE), HOST, PORT, SMTP_PORT, INBOX_CAPTURE_SIGNING_SECRET.
 //
 //   npm ci && node examples/standalone.js

@@ -31,7 +31,7 @@ export const ingest: Command = {
         '  1   refused: too large, no recipient maps to an inbox, or bad usage',
         '  75  temporary failure (storage or configuration): the MTA should retry',
         '',
-        'Postfix (master.cf; see the README for the whole setup):',
+        'Postfix (master.cf; see docs/api.md for the whole setup):',
         '  inboxcapture unix - n n - - pipe user=inbox argv=/usr/bin/env',
         '    INBOX_CAPTURE_DATA_DIR=/srv/inbox-capture/data /usr/bin/node',
         '    /srv/inbox-capture/dist/adapters/cli/bin.js ingest',

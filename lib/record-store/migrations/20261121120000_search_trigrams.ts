@@ -36,7 +36,7 @@ export async function up(knex: Knex): Promise<void> {
         });
     }
     catch {
-        // Documented fallback (README "Performance"): unindexed substring search.
+        // Documented fallback (docs/operations.md, migrations): unindexed substring search.
     }
 }
 
