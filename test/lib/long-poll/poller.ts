@@ -2,18 +2,18 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { createLongPoller } from '../../lib/long-poll/poller';
-import { createNotifier, type Notifier } from '../../lib/notifier';
-import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
-import type { RecordStore } from '../../lib/record-store/record-store';
-import { openSqliteKnex } from '../../lib/sqlite/knex';
-import { draft } from '../helpers/email-draft';
-import { tempDir } from '../helpers/temp-dir';
+import { createLongPoller } from '../../../lib/long-poll/poller';
+import { createNotifier, type Notifier } from '../../../lib/notifier';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import type { RecordStore } from '../../../lib/record-store/record-store';
+import { openSqliteKnex } from '../../../lib/sqlite/knex';
+import { draft } from '../../helpers/email-draft';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after, beforeEach, afterEach } = exports.lab = Lab.script();
 
-describe('long-poll', () => {
+describe('long-poll/poller', () => {
 
     let dir: string;
     let store: RecordStore;

@@ -19,7 +19,7 @@ interface Row {
 
 const SELECT_ONE = 'select id, v from t where id = ? limit 1';
 
-describe('sqlite-knex', () => {
+describe('sqlite/reader', () => {
 
     describe('openSqliteReader()', () => {
 

@@ -2,22 +2,22 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { ANNOUNCED_GRACE_MS, DEADLINE_GRACE_MS, createLongPoller, type LongPoller } from '../../lib/long-poll/poller';
-import { MAX_PROBES_IN_FLIGHT, VERSION_SHARE_MS } from '../../lib/long-poll/probe-limiter';
-import { WaitCanceller } from '../../lib/long-poll/wait-canceller';
-import { FIRST_CHECK_MS } from '../../lib/long-poll/waiters';
-import { createNotifier } from '../../lib/notifier';
-import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
-import type { RecordStore } from '../../lib/record-store/record-store';
-import { openSqliteKnex } from '../../lib/sqlite/knex';
-import type { ListQuery, RecordPage } from '../../lib/types';
-import { draft } from '../helpers/email-draft';
-import { tempDir } from '../helpers/temp-dir';
+import { ANNOUNCED_GRACE_MS, DEADLINE_GRACE_MS, createLongPoller, type LongPoller } from '../../../lib/long-poll/poller';
+import { MAX_PROBES_IN_FLIGHT, VERSION_SHARE_MS } from '../../../lib/long-poll/probe-limiter';
+import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
+import { FIRST_CHECK_MS } from '../../../lib/long-poll/waiters';
+import { createNotifier } from '../../../lib/notifier';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import type { RecordStore } from '../../../lib/record-store/record-store';
+import { openSqliteKnex } from '../../../lib/sqlite/knex';
+import type { ListQuery, RecordPage } from '../../../lib/types';
+import { draft } from '../../helpers/email-draft';
+import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-describe('long-poll', () => {
+describe('long-poll/poller', () => {
 
     let dir: string;
     let store: RecordStore;
