@@ -49,4 +49,18 @@ describe('core boundaries', () => {
 
         expect(importers).to.equal(['parse.ts']);
     });
+
+    it('lib/ builds no URL of ours: no /v1 path outside comments', async () => {
+        const offenders: string[] = [];
+        for (const file of await sources(LIB)) {
+            const code = (await Fs.readFile(file, 'utf8'))
+                .replace(/\/\*[\s\S]*?\*\//g, '')
+                .replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+            if (/\/v1\b/.test(code)) {
+                offenders.push(Path.relative(LIB, file));
+            }
+        }
+
+        expect(offenders).to.equal([]);
+    });
 });
