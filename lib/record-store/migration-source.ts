@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { retryWithBackoff } from '../backoff';
+import { errorCode } from '../error-code';
 import { sha256Hex } from '../ids';
 import * as initial from './migrations/20261121000000_initial';
 import * as searchTrigrams from './migrations/20261121120000_search_trigrams';
@@ -62,19 +64,13 @@ export async function migrate(knex: Knex): Promise<void> {
     const pg = client === 'pg' || client === 'postgres' || client === 'postgresql';
     const lock = pg ? await lockPostgres(knex) : undefined;
     try {
-        for (let attempt = 1; ; attempt++) {
-            try {
-                await knex.migrate.latest(migratorConfig);
-                return;
-            }
-            catch (err) {
-                if (attempt >= MIGRATE_ATTEMPTS || !isLockContention(err)) {
-                    throw err;
-                }
-
-                await new Promise((resolve) => setTimeout(resolve, MIGRATE_RETRY_MS));
-            }
-        }
+        // A fixed wait, not a growing one: the other migrator finishes in one go.
+        await retryWithBackoff(() => knex.migrate.latest(migratorConfig), {
+            retries: MIGRATE_ATTEMPTS - 1,
+            firstMs: MIGRATE_RETRY_MS,
+            maxMs: MIGRATE_RETRY_MS,
+            retryable: isLockContention
+        });
     }
     finally {
         await lock?.();
@@ -110,8 +106,8 @@ async function lockPostgres(knex: Knex): Promise<() => Promise<void>> {
 // knex throws LockError (name MigrationLocked) while another migrator holds its
 // lock table; two first starts may also race to create the migrations tables.
 function isLockContention(err: unknown): boolean {
-    const e = err as { name?: string; code?: string; message?: string } | null;
+    const e = err as { name?: string; message?: string } | null;
     return e?.name === 'MigrationLocked' ||
-        e?.code === 'SQLITE_BUSY' ||
+        errorCode(err) === 'SQLITE_BUSY' ||
         (typeof e?.message === 'string' && e.message.includes(MIGRATIONS_TABLE_NAME) && /already exists/.test(e.message));
 }
