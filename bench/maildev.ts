@@ -14,8 +14,8 @@ export interface MailDev extends ReferenceServer {
     webBase: string;
     /** The URL of one stored email by its MailDev id (2.2.1: `GET /email/:id`, 3.0.0: `GET /api/email/:id`). */
     emailUrl(id: string): string;
-    /** The ids of the emails it holds, oldest first (2.2.1: `GET /email`, 3.0.0: `GET /api/email`). */
-    emailIds(): Promise<string[]>;
+    /** The emails it holds, id and subject (2.2.1: `GET /email`, 3.0.0: `GET /api/email`). */
+    listEmails(): Promise<Array<{ id: string; subject?: string }>>;
 }
 
 const CHILDREN: Record<MailDevVersion, { module: string; apiPrefix: string }> = {
@@ -36,10 +36,9 @@ export async function startMailDev(version: MailDevVersion): Promise<MailDev> {
         version,
         webBase,
         emailUrl: (id) => `${webBase}${apiPrefix}/email/${encodeURIComponent(id)}`,
-        async emailIds() {
+        async listEmails() {
             const response = await fetch(`${webBase}${apiPrefix}/email`);
-            const emails = await response.json() as Array<{ id: string }>;
-            return emails.map((e) => e.id);
+            return await response.json() as Array<{ id: string; subject?: string }>;
         }
     };
 }

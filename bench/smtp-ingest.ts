@@ -324,7 +324,8 @@ async function bench(args: BenchArgs) {
             const vs3 = ratio(profile, c, OURS, MAILDEV3);
             const vs2 = ratio(profile, c, OURS, MAILDEV2);
             ratioRows.push([
-                profile, String(c), fmt(vs3), fmt(vs2), fmt(ratio(profile, c, OURS_PG, MAILDEV3)), fmt(ratio(profile, c, OURS_PG, MAILDEV2)),
+                profile, String(c), fmt(vs3), fmt(vs2),
+                ...(withPostgres ? [fmt(ratio(profile, c, OURS_PG, MAILDEV3)), fmt(ratio(profile, c, OURS_PG, MAILDEV2))] : []),
                 ...refs.map((mode) => fmt(ratio(profile, c, SINKS[mode].name, OURS))),
                 fmt(ours.load.mbPerSec / fsync.bestMBps * 100)
             ]);
@@ -367,7 +368,7 @@ async function bench(args: BenchArgs) {
 
     tables.push({
         title: 'Ratios measured in this run: msg/s of one server ÷ another at the same profile and C (median of the rounds\' ratios)',
-        columns: ['profile', 'C', 'ours SQLite / MailDev 3.0.0', 'ours SQLite / MailDev 2.2.1', 'ours Postgres + S3 / MailDev 3.0.0', 'ours Postgres + S3 / MailDev 2.2.1', ...refs.map((mode) => `${SINKS[mode].name} / ours SQLite`), 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
+        columns: ['profile', 'C', 'ours SQLite / MailDev 3.0.0', 'ours SQLite / MailDev 2.2.1', ...(withPostgres ? ['ours Postgres + S3 / MailDev 3.0.0', 'ours Postgres + S3 / MailDev 2.2.1'] : []), ...refs.map((mode) => `${SINKS[mode].name} / ours SQLite`), 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
         rows: ratioRows
     });
 

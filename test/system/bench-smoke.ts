@@ -88,7 +88,7 @@ describe('bench', () => {
                 maxBuffer: 16 * 2 ** 20
             });
             expect(stdout).to.include('**Targets of the issue**');
-            expect(stdout).to.include('ingestRawEmail ≥ 60 %');
+            expect(stdout).to.include('ingestRawEmail with 16 calls in flight ≥ 60 %');
             const written = await Fs.readFile(results, 'utf8');
             expect(written).to.include('# Benchmark results');
             expect(written).to.include('### Parse ceiling');
