@@ -10,12 +10,9 @@ import * as Hapi from '@hapi/hapi';
 import { plugin } from '../adapters/hapi';
 import { openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture } from '../lib/inbox-capture';
+import { GET_ONE_PROFILE, GET_ONE_STORED, GET_ONE_STORED_SMOKE, GET_ONE_TAG } from './get-one-emails';
 import { profiles, recipientOf } from './profiles';
 
-/** Emails stored before the run: enough for a realistic table, one of them is fetched. */
-const STORED = 200;
-/** In a smoke run: a few. */
-const STORED_SMOKE = 10;
 
 async function main(): Promise<void> {
     const capture = createInboxCapture(await openEmbeddedStores({ dataDir: process.argv[2] }));
@@ -24,10 +21,10 @@ async function main(): Promise<void> {
     server.route({ method: 'GET', path: '/hello', options: { auth: false }, handler: () => 'hello world' });
     await server.start();
 
-    const profile = profiles()['alt-10k'];
+    const profile = profiles()[GET_ONE_PROFILE];
     const messageIds: string[] = [];
-    for (let seq = 0, stored = process.argv.includes('--smoke') ? STORED_SMOKE : STORED; seq < stored; seq++) {
-        const [view] = await capture.ingestRawEmail(profile.message(seq, recipientOf('getone', seq), 'getone'));
+    for (let seq = 0, stored = process.argv.includes('--smoke') ? GET_ONE_STORED_SMOKE : GET_ONE_STORED; seq < stored; seq++) {
+        const [view] = await capture.ingestRawEmail(profile.message(seq, recipientOf(GET_ONE_TAG, seq), GET_ONE_TAG));
         messageIds.push(view.messageId);
     }
 

@@ -83,9 +83,9 @@ async function bench(args: BenchArgs) {
             rows.push([name, fmt(simple), fmt(ours), fmt(ingest1), fmt(ingestN), fmt(best * mb), fmt(best / bare * 100)]);
             if (name === 'text-1k' || name === 'alt-10k') {
                 checks.push({
-                    target: `${name}: ingestRawEmail ≥ ${INGEST_SHARE_TARGET * 100} % of the bare parse rate`,
-                    measured: `${fmt(best / bare * 100)} % (${fmt(best)} vs ${fmt(bare)} msg/s)`,
-                    met: smoke ? null : best / bare >= INGEST_SHARE_TARGET
+                    target: `${name}: ingestRawEmail with ${CONCURRENT} calls in flight ≥ ${INGEST_SHARE_TARGET * 100} % of the bare parse rate`,
+                    measured: `${fmt(ingestN / bare * 100)} % (${fmt(ingestN)} vs ${fmt(bare)} msg/s)`,
+                    met: smoke ? null : ingestN / bare >= INGEST_SHARE_TARGET
                 });
             }
         }

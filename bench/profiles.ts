@@ -90,11 +90,16 @@ function base64Lines(content: Buffer): string {
     return content.toString('base64').replace(/.{1,76}/g, '$&\r\n').replace(/\r\n$/, '');
 }
 
+/** The Subject of message `seq` of a profile (unique per message, to find it in a server that keeps ids of its own). */
+export function subjectOf(profile: ProfileName, seq: number): string {
+    return `Bench ${profile} message ${seq}`;
+}
+
 function headers(profile: ProfileName, seq: number, to: string, tag: string, contentType: string): string {
     return [
         `From: Bench Sender <sender${seq % 7}@bench.test>`,
         `To: <${to}>`,
-        `Subject: Bench ${profile} message ${seq}`,
+        `Subject: ${subjectOf(profile, seq)}`,
         'Date: Tue, 21 Nov 2023 10:00:00 +0000',
         `Message-ID: <${tag}.${seq}@bench.test>`,
         'MIME-Version: 1.0',

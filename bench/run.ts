@@ -101,6 +101,8 @@ async function main(): Promise<void> {
     }
 
     const summary = markdownTable({
+        // Issue 15's targets (SMTP ingest and GET one against MailDev 3.0.0 and 2.2.1, ingest vs parse),
+        // and from before, listing and long-poll; crash recovery and kill -9 are the test suite's.
         title: 'Targets of the issue',
         columns: ['benchmark', 'target', 'measured', 'met'],
         rows: results.flatMap((r) => r.targets.map((t) => [r.name, t.target, t.measured, verdict(t.met)]))

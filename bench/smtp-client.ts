@@ -35,11 +35,11 @@ function dotStuffed(part: Buffer): Buffer {
 
 /**
  * A minimal SMTP client over a raw socket: one session, many messages with RSET
- * between them. When the server offers PIPELINING (RFC 2920) the envelope goes in
- * one write: the RSET owed from the last message, MAIL, every RCPT and DATA, then
- * the message once DATA is answered 354; otherwise commands go in lock-step. The
- * server does the same work either way (every command still gets its reply); the
- * client just spends fewer round trips and wake-ups on the shared CPU. It measures
+ * between them, one message at a time. By default it behaves like nodemailer: each
+ * command goes out after the reply to the one before. With pipelining asked for and
+ * offered (RFC 2920) the envelope goes in one write instead: the RSET owed from the
+ * last message, MAIL, every RCPT and DATA, then the message once DATA is answered 354;
+ * the server does the same work, the client spends fewer round trips. It measures
  * what a test suite waits for: from the end of DATA to the server's answer.
  */
 export class SmtpSession {
@@ -61,8 +61,8 @@ export class SmtpSession {
         socket.on('close', () => this.fail(new Error('SMTP connection closed')));
     }
 
-    /** Connects, reads the greeting and says EHLO; pipelines when the server offers it, unless `pipelining` is false. */
-    static async open(port: number, host = '127.0.0.1', pipelining = true): Promise<SmtpSession> {
+    /** Connects, reads the greeting and says EHLO; with `pipelining`, pipelines when the server offers it. */
+    static async open(port: number, host = '127.0.0.1', pipelining = false): Promise<SmtpSession> {
         const socket = Net.connect({ port, host });
         const session = new SmtpSession(socket);
         await session.expect(220);

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import * as Fs from 'node:fs';
 import * as Os from 'node:os';
 import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
 import { BENCH_POSTGRES } from './postgres-options';
 import { fsyncTable, measureFsync, type FsyncFigures } from './fsync-bandwidth';
 import { startMailDev, type MailDev } from './maildev';
+import { cpuMsOf } from './process-cpu';
 import { mib, sampleRss } from './process-rss';
 import { INBOX_SPREAD, PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
@@ -12,56 +11,41 @@ import { startS3, type S3Fixture } from '../test/helpers/s3';
 import { runLoad, type LoadResult } from './smtp-load';
 import { startSmtpSink, type SinkMode } from './smtp-sink';
 import { countListed, startStandalone, type Standalone } from './standalone';
-import { fmt } from './stats';
+import { fmt, median } from './stats';
 
 /** SMTP sessions in parallel (the issue: C = 1, 4, 16). */
 const CONCURRENCIES = [1, 4, 16];
 /** One cell (server × profile × C) runs this long, ms, unless it reaches its message count first. */
 const CELL_MS = 5000;
+/** Rounds of the alternation per profile and C: figures and ratios are medians of the rounds (the issue: at least 3). */
+const ROUNDS = 3;
 /** Messages per cell at most: bounds disk use of the 1 MB profile (about 2 GB per cell at worst). */
 const CELL_MAX_MESSAGES = 20_000;
 /** Warm-up per server before the measured cells (JIT, connection pools, SQLite pages), ms. */
 const WARMUP_MS = 1500;
-/** Longest wait for MailDev's store to catch up with what it acknowledged, ms (it answers 250 before parsing). */
+/** Longest wait for MailDev's store to catch up with what it acknowledged, ms (2.2.1 answers 250 before parsing). */
 const MAILDEV_SETTLE_MS = 10_000;
 
-/** Fraction of MailDev's rate that the small profiles must reach (the issue: 5×). */
-const SMALL_RATIO_TARGET = 5;
-/** ... and the attachment profiles (2×). */
-const ATTACHMENT_RATIO_TARGET = 2;
-/** Share of the disk's fsync'd bandwidth the attachment profiles must reach (60 %). */
-const BANDWIDTH_SHARE_TARGET = 0.6;
+/** The issue's targets: 1 KB and 10 KB at every C, ours ÷ MailDev 3.0.0 ... */
+const SMALL_VS_MAILDEV3 = 1.5;
+/** ... and ours ÷ MailDev 2.2.1. */
+const SMALL_VS_MAILDEV2 = 1;
+/** Attachment profiles at C = 4 and 16, ours ÷ either MailDev. */
+const ATTACHMENT_VS_MAILDEV = 2;
+/** p50 ack latency of a 1 KB message at C = 1, ms. */
+const P50_AT_C1_MS = 3;
 
-type ServerName = 'ours (SQLite, embedded default)' | 'MailDev' | 'ours (Postgres + S3)' | 'sink: bare smtp-server' | 'sink: our listener, no store';
+const OURS = 'ours (SQLite, embedded default)';
+const OURS_PG = 'ours (Postgres + S3)';
+const MAILDEV2 = 'MailDev 2.2.1';
+const MAILDEV3 = 'MailDev 3.0.0';
+type ServerName = typeof OURS | typeof OURS_PG | typeof MAILDEV2 | typeof MAILDEV3 | 'sink: bare smtp-server' | 'sink: our listener, no store';
 
 /** The reference servers (smtp-sink.ts) by their --refs name. */
 const SINKS: Record<SinkMode, { name: ServerName; short: string }> = {
     bare: { name: 'sink: bare smtp-server', short: 'sb' },
     listener: { name: 'sink: our listener, no store', short: 'sl' }
 };
-
-/** Clock ticks per second of /proc/<pid>/stat times (100 on every usual Linux). */
-const CLOCK_TICKS = (() => {
-    try {
-        return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    }
-    catch {
-        return 100;
-    }
-})();
-
-/** CPU time a process has used so far (user + system), ms; NaN when it cannot be read. */
-function cpuMsOf(pid: number): number {
-    try {
-        const stat = Fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        // Fields after the command name (which may hold spaces) start at field 3: utime is 14, stime 15.
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS * 1000;
-    }
-    catch {
-        return NaN;
-    }
-}
 
 interface Target {
     name: ServerName;
@@ -81,8 +65,12 @@ interface Cell {
     listed: number;
     /** CPU the server used during the cell, % of one core. */
     serverCpu: number;
+    /** Server CPU (all its threads) per message answered, ms. */
+    serverCpuPerMsg: number;
     /** CPU the load generator (this process) used during the cell, % of one core. */
     generatorCpu: number;
+    /** The rounds this cell is the median of (itself when there was one). */
+    rounds: Cell[];
 }
 
 function oursTarget(name: ServerName, short: string, service: Standalone): Target {
@@ -145,16 +133,19 @@ async function runCell(target: Target, profile: ProfileName, concurrency: number
     const rssPeak = rss.stop();
     const inboxes = Array.from({ length: INBOX_SPREAD }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
     const listed = await target.stored(inboxes, load.acked);
-    return {
+    const cell: Cell = {
         profile, concurrency, server: target.name, load, rssPeak, listed, serverCpu,
-        generatorCpu: (generatorCpu.user + generatorCpu.system) / 1000 / load.elapsedMs * 100
+        serverCpuPerMsg: cpuPerMessage(serverCpu, load),
+        generatorCpu: (generatorCpu.user + generatorCpu.system) / 1000 / load.elapsedMs * 100,
+        rounds: []
     };
+    cell.rounds.push(cell);
+    return cell;
 }
 
 /**
- * One cell from the rounds of a server at one profile and C: rates over the summed
- * time, CPU weighted by time, RSS the peak; latency is that of the round with the
- * median rate (the rounds' samples are not kept).
+ * One cell from the rounds of a server at one profile and C: msg/s, MiB/s, p50, p99
+ * and CPU are the medians of the rounds, RSS the peak; counts add up.
  */
 function mergeRounds(rounds: Cell[]): Cell {
     if (rounds.length === 1) {
@@ -162,9 +153,7 @@ function mergeRounds(rounds: Cell[]): Cell {
     }
 
     const sum = (f: (c: Cell) => number) => rounds.reduce((total, c) => total + f(c), 0);
-    const elapsedMs = sum((c) => c.load.elapsedMs);
-    const acked = sum((c) => c.load.acked);
-    const ackedBytes = sum((c) => c.load.ackedBytes);
+    const mid = (f: (c: Cell) => number) => median(rounds.map(f));
     const refused: Record<string, number> = {};
     for (const cell of rounds) {
         for (const [code, n] of Object.entries(cell.load.refused)) {
@@ -172,25 +161,33 @@ function mergeRounds(rounds: Cell[]): Cell {
         }
     }
 
-    const median = [...rounds].sort((a, b) => a.load.msgPerSec - b.load.msgPerSec)[Math.floor(rounds.length / 2)];
+    const first = rounds[0];
     return {
-        ...median,
+        ...first,
         load: {
-            ...median.load,
-            acked,
-            ackedBytes,
+            ...first.load,
+            acked: sum((c) => c.load.acked),
+            ackedBytes: sum((c) => c.load.ackedBytes),
             refused,
-            elapsedMs,
+            elapsedMs: sum((c) => c.load.elapsedMs),
             brokenSessions: sum((c) => c.load.brokenSessions),
             firstError: rounds.find((c) => c.load.firstError)?.load.firstError,
-            msgPerSec: acked / (elapsedMs / 1000),
-            mbPerSec: ackedBytes / 2 ** 20 / (elapsedMs / 1000)
+            msgPerSec: mid((c) => c.load.msgPerSec),
+            mbPerSec: mid((c) => c.load.mbPerSec),
+            latency: { ...first.load.latency, p50: mid((c) => c.load.latency.p50), p99: mid((c) => c.load.latency.p99) }
         },
         rssPeak: Math.max(...rounds.map((c) => c.rssPeak)),
         listed: sum((c) => c.listed),
-        serverCpu: sum((c) => c.serverCpu * c.load.elapsedMs) / elapsedMs,
-        generatorCpu: sum((c) => c.generatorCpu * c.load.elapsedMs) / elapsedMs
+        serverCpu: mid((c) => c.serverCpu),
+        serverCpuPerMsg: mid((c) => c.serverCpuPerMsg),
+        generatorCpu: mid((c) => c.generatorCpu),
+        rounds
     };
+}
+
+/** ours ÷ peer msg/s: the median of the rounds' ratios (each round ran both, next to each other). */
+function rateRatio(ours: Cell, peer: Cell): number {
+    return median(ours.rounds.map((cell, i) => cell.load.msgPerSec / (peer.rounds[i]?.load.msgPerSec ?? NaN)));
 }
 
 /** CPU ms per message answered, from a CPU share (% of one core) over the cell. */
@@ -205,7 +202,7 @@ function cellRow(cell: Cell): string[] {
     return [
         cell.profile, String(cell.concurrency), cell.server,
         fmt(load.msgPerSec), fmt(load.mbPerSec), fmt(load.latency.p50), fmt(load.latency.p99), mib(cell.rssPeak),
-        fmt(cell.serverCpu), fmt(cpuPerMessage(cell.serverCpu, cell.load)), fmt(cell.generatorCpu), fmt(cpuPerMessage(cell.generatorCpu, cell.load)),
+        fmt(cell.serverCpu), fmt(cell.serverCpuPerMsg), fmt(cell.generatorCpu),
         String(load.acked), `${cell.listed}${cell.listed === load.acked ? ' ok' : ' MISMATCH'}`, problems || '-'
     ];
 }
@@ -216,13 +213,14 @@ async function bench(args: BenchArgs) {
     const onlyProfiles = (args.values.profiles as string | undefined)?.split(',') ?? [...PROFILE_NAMES];
     const concurrencies = (args.values.c as string | undefined)?.split(',').map(Number) ?? (smoke ? [1, 4] : CONCURRENCIES);
     const cellMs = smoke ? 300 : Number(args.values['cell-ms'] ?? CELL_MS);
-    const rounds = Number(args.values.rounds ?? 1);
+    const rounds = Number(args.values.rounds ?? (smoke ? 1 : ROUNDS));
     if (!(Number.isSafeInteger(rounds) && rounds >= 1)) {
         throw new Error('--rounds must be a positive integer');
     }
 
     const maxMessages = smoke ? 6 : CELL_MAX_MESSAGES;
-    const pipelining = args.values.pipelining !== 'off';
+    // A real client (nodemailer, a test suite's SMTP library) waits for each reply; --pipelining on is the old generator.
+    const pipelining = args.values.pipelining === 'on';
     const refsArg = (args.values.refs as string | undefined) ?? 'bare';
     const refs = refsArg === 'off' ? [] : refsArg.split(',') as SinkMode[];
     for (const mode of refs) {
@@ -243,11 +241,15 @@ async function bench(args: BenchArgs) {
     try {
         const sqlite = await startStandalone();
         started.push(sqlite);
-        targets.push(oursTarget('ours (SQLite, embedded default)', 'sq', sqlite));
+        targets.push(oursTarget(OURS, 'sq', sqlite));
 
-        const maildev = await startMailDev();
-        started.push(maildev);
-        targets.push(countingTarget('MailDev', 'md', maildev));
+        const maildev3: MailDev = await startMailDev('3.0.0');
+        started.push(maildev3);
+        targets.push(countingTarget(MAILDEV3, 'm3', maildev3));
+
+        const maildev2: MailDev = await startMailDev('2.2.1');
+        started.push(maildev2);
+        targets.push(countingTarget(MAILDEV2, 'm2', maildev2));
 
         for (const mode of refs) {
             const sink = await startSmtpSink(mode);
@@ -260,7 +262,7 @@ async function bench(args: BenchArgs) {
             s3 = await startS3();
             const service = await startStandalone({ databaseUrl: await pg.createDatabase(), s3: { endpoint: s3.endpoint, bucket: s3.bucket } });
             started.push(service);
-            targets.push(oursTarget('ours (Postgres + S3)', 'pg', service));
+            targets.push(oursTarget(OURS_PG, 'pg', service));
         }
 
         for (const target of targets) {
@@ -268,8 +270,7 @@ async function bench(args: BenchArgs) {
         }
 
         // Alternating servers within each profile and C, so that noise from the shared
-        // machine falls on all of them alike; with --rounds, the alternation repeats (each
-        // round in another order) and a server's cells add up.
+        // machine falls on all of them alike; each round runs them in another order.
         for (const profile of PROFILE_NAMES.filter((p) => onlyProfiles.includes(p))) {
             for (const concurrency of concurrencies) {
                 const perTarget = new Map<Target, Cell[]>(targets.map((t) => [t, []]));
@@ -299,55 +300,75 @@ async function bench(args: BenchArgs) {
 
     const tables: Table[] = [fsyncTable(fsync, Os.tmpdir())];
     tables.push({
-        title: 'SMTP ingest: C sessions, each sending messages in one session (RSET between), recipients over 100 inboxes; latency = end of DATA → 250',
-        columns: ['profile', 'C', 'server', 'msg/s', 'MiB/s', 'p50 ms', 'p99 ms', 'server RSS peak MiB', 'server CPU %', 'server CPU ms/msg', 'load generator CPU %', 'generator CPU ms/msg', 'acked', 'listed after', 'refused / errors'],
+        title: `SMTP ingest: C sessions, each sending messages one at a time (RSET between), recipients over 100 inboxes; latency = end of DATA → 250; ${rounds === 1 ? 'one round' : `medians of ${rounds} rounds`}`,
+        columns: ['profile', 'C', 'server', 'msg/s', 'MiB/s', 'p50 ms', 'p99 ms', 'server RSS peak MiB', 'server CPU %', 'server CPU ms/msg', 'load generator CPU %', 'acked', 'listed after', 'refused / errors'],
         rows: cells.map(cellRow)
     });
 
     const find = (profile: ProfileName, c: number, server: ServerName) => cells.find((x) => x.profile === profile && x.concurrency === c && x.server === server);
+    const ratio = (profile: ProfileName, c: number, a: ServerName, b: ServerName) => {
+        const [x, y] = [find(profile, c, a), find(profile, c, b)];
+        return x && y ? rateRatio(x, y) : NaN;
+    };
+    const rate = (profile: ProfileName, c: number, server: ServerName) => fmt(find(profile, c, server)?.load.msgPerSec ?? NaN);
     const ratioRows: string[][] = [];
     const checks: TargetCheck[] = [];
+    const judge = (met: boolean) => (smoke ? null : met);
     for (const profile of PROFILE_NAMES) {
         for (const c of concurrencies) {
-            const md = find(profile, c, 'MailDev');
-            const sq = find(profile, c, 'ours (SQLite, embedded default)');
-            const pgCell = find(profile, c, 'ours (Postgres + S3)');
-            if (!md || !sq) {
+            const ours = find(profile, c, OURS);
+            if (!ours) {
                 continue;
             }
 
-            const ratio = sq.load.msgPerSec / md.load.msgPerSec;
-            const pgRatio = pgCell ? pgCell.load.msgPerSec / md.load.msgPerSec : NaN;
-            const sinkRatios = (Object.keys(SINKS) as SinkMode[]).map((mode) => {
-                const sink = find(profile, c, SINKS[mode].name);
-                return sink ? sink.load.msgPerSec / md.load.msgPerSec : NaN;
-            });
-            ratioRows.push([profile, String(c), fmt(ratio), fmt(pgRatio), ...sinkRatios.map((r) => fmt(r)), fmt(sq.load.mbPerSec / fsync.bestMBps * 100)]);
-            if (c === 1) {
-                continue;
-            }
-
-            const small = profile === 'text-1k' || profile === 'alt-10k';
-            const wanted = small ? SMALL_RATIO_TARGET : ATTACHMENT_RATIO_TARGET;
-            checks.push({
-                target: `${profile} C=${c}: ours (SQLite) ≥ ${wanted}× MailDev msg/s`,
-                measured: `${fmt(ratio)}× (${fmt(sq.load.msgPerSec)} vs ${fmt(md.load.msgPerSec)} msg/s)`,
-                met: smoke ? null : ratio >= wanted
-            });
-            if (!small) {
-                const share = sq.load.mbPerSec / fsync.bestMBps;
+            const vs3 = ratio(profile, c, OURS, MAILDEV3);
+            const vs2 = ratio(profile, c, OURS, MAILDEV2);
+            ratioRows.push([
+                profile, String(c), fmt(vs3), fmt(vs2),
+                ...(withPostgres ? [fmt(ratio(profile, c, OURS_PG, MAILDEV3)), fmt(ratio(profile, c, OURS_PG, MAILDEV2))] : []),
+                ...refs.map((mode) => fmt(ratio(profile, c, SINKS[mode].name, OURS))),
+                fmt(ours.load.mbPerSec / fsync.bestMBps * 100)
+            ]);
+            const rates = `(${rate(profile, c, OURS)} vs ${rate(profile, c, MAILDEV3)} and ${rate(profile, c, MAILDEV2)} msg/s)`;
+            if (profile === 'text-1k' || profile === 'alt-10k') {
                 checks.push({
-                    target: `${profile} C=${c}: ours (SQLite) ≥ ${BANDWIDTH_SHARE_TARGET * 100} % of fsync'd bandwidth (${fmt(fsync.bestMBps)} MiB/s)`,
-                    measured: `${fmt(share * 100)} % (${fmt(sq.load.mbPerSec)} MiB/s)`,
-                    met: smoke ? null : share >= BANDWIDTH_SHARE_TARGET
+                    target: `${profile} C=${c}: ours (SQLite, every 250 durable) ≥ ${SMALL_VS_MAILDEV3}× MailDev 3.0.0 and ≥ ${SMALL_VS_MAILDEV2}× MailDev 2.2.1 msg/s`,
+                    measured: `${fmt(vs3)}× and ${fmt(vs2)}× ${rates}`,
+                    met: judge(vs3 >= SMALL_VS_MAILDEV3 && vs2 >= SMALL_VS_MAILDEV2)
+                });
+            }
+            else if (c >= 4) {
+                checks.push({
+                    target: `${profile} C=${c}: ours (SQLite) ≥ ${ATTACHMENT_VS_MAILDEV}× both MailDev versions msg/s`,
+                    measured: `${fmt(vs3)}× 3.0.0 and ${fmt(vs2)}× 2.2.1 ${rates}`,
+                    met: judge(vs3 >= ATTACHMENT_VS_MAILDEV && vs2 >= ATTACHMENT_VS_MAILDEV)
                 });
             }
         }
     }
 
+    const cpuOurs = find('text-1k', 16, OURS);
+    const cpuMd3 = find('text-1k', 16, MAILDEV3);
+    if (cpuOurs && cpuMd3) {
+        checks.push({
+            target: 'text-1k C=16: server CPU per durable message, ours ≤ MailDev 3.0.0',
+            measured: `${fmt(cpuOurs.serverCpuPerMsg)} vs ${fmt(cpuMd3.serverCpuPerMsg)} ms/msg`,
+            met: judge(cpuOurs.serverCpuPerMsg <= cpuMd3.serverCpuPerMsg)
+        });
+    }
+
+    const c1 = find('text-1k', 1, OURS);
+    if (c1) {
+        checks.push({
+            target: `text-1k C=1: p50 ack latency (ours) ≤ ${P50_AT_C1_MS} ms`,
+            measured: `${fmt(c1.load.latency.p50)} ms`,
+            met: judge(c1.load.latency.p50 <= P50_AT_C1_MS)
+        });
+    }
+
     tables.push({
-        title: 'Ratios measured in this run (msg/s of ours ÷ msg/s of MailDev at the same profile and C)',
-        columns: ['profile', 'C', 'ours SQLite / MailDev', 'ours Postgres + S3 / MailDev', ...(Object.keys(SINKS) as SinkMode[]).map((mode) => `${SINKS[mode].name} / MailDev`), 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
+        title: 'Ratios measured in this run: msg/s of one server ÷ another at the same profile and C (median of the rounds\' ratios)',
+        columns: ['profile', 'C', 'ours SQLite / MailDev 3.0.0', 'ours SQLite / MailDev 2.2.1', ...(withPostgres ? ['ours Postgres + S3 / MailDev 3.0.0', 'ours Postgres + S3 / MailDev 2.2.1'] : []), ...refs.map((mode) => `${SINKS[mode].name} / ours SQLite`), 'ours SQLite MiB/s as % of fsync\'d bandwidth'],
         rows: ratioRows
     });
 
@@ -360,16 +381,16 @@ async function bench(args: BenchArgs) {
     });
 
     notes.push(
-        'Every server runs in its own process; the load generator runs in the bench process on the same 2 cores.',
-        'MailDev answers 250 when DATA ends, before its parse and file write finish, and never fsyncs; ours answers after blobs and record are fsync\'d (SQLite synchronous=FULL; Postgres fsync=on, synchronous_commit=on).',
+        'Every server runs in its own process at its defaults (only ports and the loopback address set); the load generator runs in the bench process on the same 2 cores.',
+        'What a 250 means: ours answers after the blobs and the record are committed and fsync\'d (SQLite synchronous=FULL; Postgres fsync=on, synchronous_commit=on). MailDev 3.0.0 answers after it has written the .eml (no fsync) and parsed the message into its in-memory store. MailDev 2.2.1 answers when the last byte of DATA has arrived, before its parse and file write finish; it never fsyncs.',
         's3rver writes objects to its directory without fsync, so the Postgres + S3 row is durable for records only.',
-        `Each cell runs ${cellMs} ms or ${maxMessages} messages, whichever ends first; MiB are of the raw messages acknowledged.` +
-            (rounds > 1 ? ` ${rounds} rounds of the alternation per profile and C, in alternating order; a row adds up a server's rounds (latency: its median round).` : ''),
+        `Each cell runs ${cellMs} ms or ${maxMessages} messages, whichever ends first; MiB are of the raw messages acknowledged. ` +
+            (rounds > 1 ? `${rounds} rounds of the alternation per profile and C, each in another order; a row gives the medians of a server's rounds (acked and listed add up), a ratio the median of the rounds' ratios.` : 'One round.'),
         'Reference servers (smtp-sink.ts, each in its own process, --refs): "bare smtp-server" is smtp-server with our listener\'s options whose onData drains the message and answers 250 (nothing parsed or stored): the ceiling of SMTP handling plus the load generator here. "our listener, no store" is adapters/smtp in front of a core that only reads the message: the adapter\'s own cost. Their "listed after" is the count they answered.',
         pipelining ?
-            'The load generator pipelines each envelope (the RSET owed from the last message, MAIL, RCPT, DATA in one write; RFC 2920) since every server here offers PIPELINING, and sends the message after the 354; every command is still answered. --pipelining off sends commands in lock-step.' :
-            'The load generator sent commands in lock-step (--pipelining off).',
-        'CPU % is of one core over the cell (the server from /proc/<pid>/stat, the load generator from process.cpuUsage() of the bench process); the two share the same 2 cores.'
+            'The load generator pipelined each envelope (--pipelining on: the RSET owed from the last message, MAIL, RCPT, DATA in one write; RFC 2920).' :
+            'The load generator behaves like a real client (nodemailer): one message at a time per connection, each command sent only after the reply to the one before (no pipelining; --pipelining on sends the envelope in one write).',
+        'CPU % is of one core over the cell (the server from /proc/<pid>/stat, all its threads; the load generator from process.cpuUsage() of the bench process); the two share the same 2 cores.'
     );
     if (!withPostgres) {
         notes.push('The Postgres + S3 configuration was skipped (--postgres off).');
@@ -379,5 +400,5 @@ async function bench(args: BenchArgs) {
 }
 
 if (require.main === module) {
-    runBench('SMTP ingest (ours vs MailDev)', 'smtp-ingest', bench, ['postgres', 'profiles', 'c', 'cell-ms', 'refs', 'pipelining', 'rounds']);
+    runBench('SMTP ingest (ours vs MailDev 3.0.0 and 2.2.1)', 'smtp-ingest', bench, ['postgres', 'profiles', 'c', 'cell-ms', 'refs', 'pipelining', 'rounds']);
 }

@@ -16,7 +16,7 @@ export interface LoadOptions {
     inboxPrefix: string;
     /** Makes Message-IDs unique per run and cell. */
     tag: string;
-    /** Pipeline the envelope when the server offers PIPELINING (default true). */
+    /** Pipeline the envelope when the server offers PIPELINING (default false: lock-step, like nodemailer). */
     pipelining?: boolean;
 }
 
@@ -59,7 +59,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const session = async () => {
         let smtp: SmtpSession | undefined;
         try {
-            smtp = await SmtpSession.open(options.port, '127.0.0.1', options.pipelining ?? true);
+            smtp = await SmtpSession.open(options.port, '127.0.0.1', options.pipelining ?? false);
             while (next < options.maxMessages && Date.now() < deadline) {
                 const seq = next++;
                 const to = recipientOf(options.inboxPrefix, seq);

@@ -24,6 +24,7 @@ import {
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/ingest';
 import { readBounded } from '../lib/read-bounded';
 import { freePort } from '../test/helpers/net';
+import { serveReferenceIpc } from './reference-child';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';
 
 /** Which reference server. */
@@ -79,17 +80,7 @@ async function serve(mode: SinkMode, port: number): Promise<void> {
         await listener.listen();
     }
 
-    process.on('message', (message: { count?: boolean; stop?: boolean }) => {
-        if (message.count) {
-            process.send!({ count });
-        }
-
-        if (message.stop) {
-            process.exit(0);
-        }
-    });
-    process.on('disconnect', () => process.exit(0));
-    process.send!({ listening: true });
+    serveReferenceIpc(() => count);
 }
 
 if (require.main === module) {

@@ -53,3 +53,8 @@ export function wallMs(): number {
 export function msSince(start: bigint): number {
     return Number(process.hrtime.bigint() - start) / 1e6;
 }
+
+/** The median of a sample (not modified); NaN when empty. */
+export function median(values: number[]): number {
+    return quantile([...values].sort((a, b) => a - b), 0.5);
+}

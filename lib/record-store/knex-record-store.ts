@@ -164,6 +164,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         run: saveBatch
     });
 
+    // getEmail()'s SQL and bindings for the reader, compiled on first use (the hash is the first binding).
+    let getEmailSql: Knex.SqlNative | undefined;
+
     const store: RecordStore = {
         migrate() {
             return migrate(knex);
@@ -180,7 +183,16 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async getEmail(messageId) {
             const hash = sha256Hex(cleanText(messageId));
-            const [row] = await read<EmailRow>(knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).limit(1));
+            const byHash = (h: string) => knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', h).limit(1);
+            if (!reader) {
+                const [row] = await byHash(hash) as EmailRow[];
+                return row ? toRecord(row) : null;
+            }
+
+            // The SQL is built once: a read by id is the hottest query, and Knex's query
+            // building cost more than the read through the prepared statement itself.
+            getEmailSql ??= byHash('').toSQL().toNative();
+            const [row] = await reader.all<EmailRow>(getEmailSql.sql, [hash, ...getEmailSql.bindings.slice(1)]);
             return row ? toRecord(row) : null;
         },
 

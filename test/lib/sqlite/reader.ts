@@ -147,5 +147,36 @@ describe('sqlite/reader', () => {
                 await Fs.rm(dir, { recursive: true, force: true });
             }
         });
+
+        it('getEmail() through the reader returns the very record Knex reads, call after call, and null for an unknown id', async () => {
+            const dir = await tempDir('sqlite-reader-get');
+            const filename = Path.join(dir, 'db.sqlite');
+            const knex = openSqliteKnex(filename);
+            const plain = createKnexRecordStore({ knex });
+            const reader = openSqliteReader(filename);
+            const withReader = createKnexRecordStore({ knex, reader });
+            try {
+                await plain.migrate();
+                await plain.saveEmails([draft('reader-get', 1), draft('reader-get', 2), draft('reader-get', 3)]);
+                const ids = (await plain.listEmails({ inbox: 'reader-get', limit: 10 })).records.map((r) => r.messageId);
+                expect(ids).to.have.length(3);
+                // Twice over: the second round reuses the SQL compiled on the first call.
+                for (const messageId of [...ids, ...ids]) {
+                    const expected = await plain.getEmail(messageId);
+                    expect(expected).to.not.be.null();
+                    expect(await withReader.getEmail(messageId)).to.equal(expected);
+                }
+
+                expect(await withReader.getEmail('nobody@example.test')).to.be.null();
+                expect(await withReader.getEmail(` ${ids[0]} `)).to.equal(await plain.getEmail(` ${ids[0]} `));
+            }
+            finally {
+                await withReader.close();
+                await plain.close();
+                await reader.close();
+                await knex.destroy();
+                await Fs.rm(dir, { recursive: true, force: true });
+            }
+        });
     });
 });
