@@ -15,7 +15,11 @@ import { openSqliteReader } from './sqlite/reader';
 export const SQLITE_FILENAME = 'inbox-capture.sqlite';
 /** Directory of the filesystem blobs (the large ones) inside the data dir. */
 export const BLOBS_DIRNAME = 'blobs';
-/** SQLite file of the small blobs inside the data dir (apart from the records: its own writer, its own commits). */
+/**
+ * SQLite file of the small blobs in data dirs of earlier versions (their own writer,
+ * their own commits). Still read, listed and deleted from; no longer written: small
+ * blobs now live in the records' file and commit with them.
+ */
 export const BLOBS_SQLITE_FILENAME = 'blobs.sqlite';
 
 /** Where the embedded defaults keep their data. */
@@ -45,19 +49,33 @@ export async function openEmbeddedRecordStore(options: { dataDir: string }): Pro
 }
 
 /**
- * The embedded blob store: small blobs in `<dataDir>/blobs.sqlite` (group commit), larger
- * ones as files under `<dataDir>/blobs` (where data dirs of earlier versions keep all of
- * theirs, still read); links signed with the given or the data dir's secret.
+ * The embedded blob store: small blobs in the `blobs` table of `<dataDir>/inbox-capture.sqlite`,
+ * staged so that the embedded record store commits them with their records (one
+ * transaction, one fsync); larger ones as fsync'd files under `<dataDir>/blobs`. What
+ * data dirs of earlier versions hold stays served: every blob a file, or small ones in
+ * `<dataDir>/blobs.sqlite` (read, listed and deleted, never written). Links are signed
+ * with the given or the data dir's secret.
  */
 export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Promise<SelfServedBlobStore> {
     const dir = await ensureDataDir(options.dataDir);
     const signingSecret = options.signingSecret ?? await loadOrCreateSigningSecret(dir);
     const large = createFsBlobStore({ root: Path.join(dir, BLOBS_DIRNAME), signingSecret });
-    const small = createSqliteBlobStore({ filename: Path.join(dir, BLOBS_SQLITE_FILENAME), links: large });
-    return createTieredBlobStore({ small, large });
+    const small = createSqliteBlobStore({ filename: Path.join(dir, SQLITE_FILENAME), links: large, staging: true });
+    const legacyFile = Path.join(dir, BLOBS_SQLITE_FILENAME);
+    const legacy = await isFile(legacyFile) ? createSqliteBlobStore({ filename: legacyFile, links: large }) : undefined;
+    return createTieredBlobStore({ small, large, legacy });
 }
 
-/** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite`, blobs in `<dataDir>/blobs.sqlite` and under `<dataDir>/blobs`. */
+async function isFile(path: string): Promise<boolean> {
+    try {
+        return (await Fs.stat(path)).isFile();
+    }
+    catch {
+        return false;
+    }
+}
+
+/** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite` (records and small blobs), larger blobs under `<dataDir>/blobs`. */
 export async function openEmbeddedStores(options: EmbeddedStoresOptions): Promise<{ recordStore: RecordStore; blobStore: SelfServedBlobStore }> {
     const blobStore = await openEmbeddedBlobStore(options);
     const recordStore = await openEmbeddedRecordStore(options);

@@ -2,12 +2,12 @@ import { mkdirSync } from 'node:fs';
 import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
-import { createConcurrencyLimit } from '../concurrency-limit';
 import { InboxCaptureError } from '../errors';
 import { createBatcher, type Outcome } from '../group-commit';
 import { readBounded } from '../read-bounded';
 import { BUSY_TIMEOUT_MS, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
 import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
+import { sqliteWriteTurns } from '../sqlite/write-turns';
 import { isValidBlobKey } from './blob-key';
 import type { SelfServedBlobStore } from './blob-store';
 import type { LinkSigner } from './signed-links';
@@ -67,8 +67,17 @@ const UPSERT = `INSERT INTO blobs (key, content, size, content_type, modified_at
 
 /** Options of the SQLite blob store. */
 export interface SqliteBlobStoreOptions {
-    /** The database file (its own, not the record store's); created with its directory if missing. */
+    /**
+     * The database file; created with its directory if missing. It may be the record
+     * store's own (the embedded default): writes of both then take turns (one process).
+     */
     filename: string;
+    /**
+     * Offer stage() (default false): blobs are handed to a record store writing this
+     * same file, which commits them with its records. Only where that record store is
+     * the one ingesting (openEmbeddedStores()): a staged blob nobody commits is never written.
+     */
+    staging?: boolean;
     /** Signs and checks its links: a file store (whose route serves any key) or createLinkSigner(); without one there are no links. */
     links?: LinkSigner;
     /** Largest blob accepted, bytes (default DEFAULT_MAX_BLOB_BYTES). */
@@ -79,7 +88,7 @@ export interface SqliteBlobStoreOptions {
     onCommit?: (items: number) => void;
 }
 
-/** Blobs as rows of a SQLite file of their own: small puts arriving together share one transaction and one fsync. */
+/** Blobs as rows of a SQLite file: small puts arriving together share one transaction and one fsync. */
 export interface SqliteBlobStore extends SelfServedBlobStore {
     /** Which of `keys` the store holds (the tiered store's listing skips them among the files). */
     existing(keys: string[]): Promise<Set<string>>;
@@ -114,7 +123,8 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
         return opened;
     })();
 
-    const turns = createConcurrencyLimit(1);
+    // The same line as a record store's writes to this file.
+    const turns = sqliteWriteTurns(filename);
     const write = createBatcher<WriteItem, void>({
         turns,
         maxWeight: MAX_BATCH_BYTES,
@@ -179,6 +189,17 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
     };
 
     const store: SqliteBlobStore = {
+        ...(options.staging ? {
+            stage(key: string, content: Buffer, contentType: string) {
+                if (!isValidBlobKey(key)) {
+                    throw new InboxCaptureError('INVALID_INPUT', `invalid blob key ${JSON.stringify(String(key).slice(0, 64))}`);
+                }
+
+                ensureOpen();
+                return content.length <= maxBlobBytes ? { target: filename, key, content, contentType: String(contentType) } : null;
+            }
+        } : {}),
+
         async put(key, body, contentType) {
             if (!isValidBlobKey(key)) {
                 throw new InboxCaptureError('INVALID_INPUT', `invalid blob key ${JSON.stringify(String(key).slice(0, 64))}`);

@@ -20,6 +20,11 @@ export interface TieredBlobStoreOptions {
     small: SqliteBlobStore;
     /** Where larger blobs go; it also signs and checks the links of both tiers (a signed link names a key, not a tier). */
     large: FsBlobStore;
+    /**
+     * A SQLite store that is read, listed and deleted from but never written: the
+     * `blobs.sqlite` of data dirs written before small blobs moved beside the records.
+     */
+    legacy?: SqliteBlobStore;
     /** Largest blob kept in `small`, bytes (default DEFAULT_TIER_THRESHOLD_BYTES). */
     thresholdBytes?: number;
 }
@@ -30,7 +35,7 @@ export interface TieredBlobStoreOptions {
  * SQLite tier existed (every blob a file) keep working.
  */
 export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServedBlobStore {
-    const { small, large } = options;
+    const { small, large, legacy } = options;
     const threshold = options.thresholdBytes ?? DEFAULT_TIER_THRESHOLD_BYTES;
     if (!Number.isSafeInteger(threshold) || threshold < 0) {
         throw new TypeError('createTieredBlobStore: thresholdBytes must be a non-negative integer');
@@ -52,7 +57,9 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         return result;
     };
 
-    return {
+    // Tiers reads look in, in order: SQLite (both, when there is a legacy one), then files.
+    const rows: SqliteBlobStore[] = legacy ? [small, legacy] : [small];
+    const store: SelfServedBlobStore = {
         async put(key, body, contentType) {
             if (Buffer.isBuffer(body)) {
                 return putIn(key, body, contentType, body.length <= threshold);
@@ -92,41 +99,66 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         },
 
         async get(key) {
-            return await small.get(key) ?? large.get(key);
+            for (const tier of rows) {
+                const found = await tier.get(key);
+                if (found) {
+                    return found;
+                }
+            }
+
+            return large.get(key);
         },
 
         async stat(key) {
-            return await small.stat(key) ?? large.stat(key);
+            for (const tier of rows) {
+                const found = await tier.stat(key);
+                if (found) {
+                    return found;
+                }
+            }
+
+            return large.stat(key);
         },
 
         async delete(keys) {
-            await Promise.all([small.delete(keys), large.delete(keys)]);
+            await Promise.all([...rows.map((tier) => tier.delete(keys)), large.delete(keys)]);
         },
 
         async *listBlobs() {
-            yield* small.listBlobs();
-            // A key in both tiers (a crash between a put and the removal of its old
-            // version) is listed once: the SQLite row, the one reads see.
+            // A key in two tiers (a crash between a put and the removal of its old
+            // version) is listed once: the first, the one reads see.
             let chunk: { key: string; modifiedAt: number }[] = [];
-            const flush = async function* () {
-                const inSmall = await small.existing(chunk.map((b) => b.key));
+            const flush = async function* (earlier: SqliteBlobStore[]) {
+                const seen = await Promise.all(earlier.map((tier) => tier.existing(chunk.map((b) => b.key))));
                 const pending = chunk;
                 chunk = [];
                 for (const blob of pending) {
-                    if (!inSmall.has(blob.key)) {
+                    if (!seen.some((keys) => keys.has(blob.key))) {
                         yield blob;
                     }
                 }
             };
 
+            yield* small.listBlobs();
+            if (legacy) {
+                for await (const blob of legacy.listBlobs()) {
+                    chunk.push(blob);
+                    if (chunk.length >= LIST_CHECK_CHUNK) {
+                        yield* flush([small]);
+                    }
+                }
+
+                yield* flush([small]);
+            }
+
             for await (const blob of large.listBlobs()) {
                 chunk.push(blob);
                 if (chunk.length >= LIST_CHECK_CHUNK) {
-                    yield* flush();
+                    yield* flush(rows);
                 }
             }
 
-            yield* flush();
+            yield* flush(rows);
         },
 
         createDownloadLink(key, linkOptions) {
@@ -138,7 +170,16 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         },
 
         async close() {
-            await Promise.all([small.close?.(), large.close?.()]);
+            await Promise.all([...rows.map((tier) => tier.close()), large.close?.()]);
         }
     };
+
+    // Small blobs are staged, not put, when the SQLite tier offers it (the embedded
+    // default: it shares the records' file and their commit).
+    const stageSmall = small.stage?.bind(small);
+    if (stageSmall) {
+        store.stage = (key, content, contentType) => (content.length <= threshold ? stageSmall(key, content, contentType) : null);
+    }
+
+    return store;
 }

@@ -1,3 +1,4 @@
+import * as Path from 'node:path';
 import type { Knex } from 'knex';
 import { retryWithBackoff } from '../backoff';
 import { createConcurrencyLimit, type ConcurrencyLimit } from '../concurrency-limit';
@@ -12,8 +13,16 @@ import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from './record-store';
+
+/** One delivery of a batch: its drafts and the blobs staged to commit with them. */
+interface Delivery {
+    drafts: EmailDraft[];
+    blobs: StagedBlob[];
+}
 import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
-import { IN_LIST_CHUNK, lockDeliveries, notifyInboxes, removeRows, storeDeliveries } from './save-statements';
+import { IN_LIST_CHUNK, lockDeliveries, notifyInboxes, removeRows, storeDeliveries, writeStagedBlobs } from './save-statements';
+import { sqliteWriteTurns } from '../sqlite/write-turns';
+import type { StagedBlob } from '../blob-store/blob-store';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -83,7 +92,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     // SQLite writers of this process take turns: knex opens SQLite transactions with
     // a deferred BEGIN, and two of them that read and then write would fail each
     // other with SQLITE_BUSY. Saves wait in the same line, so writes keep their order.
-    const sqliteTurns = pg ? null : sqliteWriteTurns(knex);
+    const sqliteFile = pg ? undefined : sqliteFilename(knex);
+    const sqliteTurns = pg ? null : sqliteFile ? sqliteWriteTurns(sqliteFile) : inMemoryWriteTurns(knex);
     const serialize = <T>(fn: () => Promise<T>): Promise<T> => (sqliteTurns ? sqliteTurns.run(fn) : fn());
     const watchers = new Set<() => Promise<void>>();
 
@@ -101,7 +111,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     // delivery, so that one fails alone and the rest commit. A failure of the
     // transaction itself (BEGIN, COMMIT, the connection) fails every delivery:
     // none was acknowledged. Transient conflicts retry the whole batch.
-    const saveBatch = async (deliveries: EmailDraft[][]): Promise<Outcome<SaveResult>[]> => {
+    const saveBatch = async (batch: Delivery[]): Promise<Outcome<SaveResult>[]> => {
+        const deliveries = batch.map((d) => d.drafts);
         let isolate = false;
         for (;;) {
             try {
@@ -112,9 +123,13 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
                     const outcomes: Outcome<SaveResult>[] = [];
                     if (isolate) {
-                        for (const drafts of deliveries) {
+                        for (const { drafts, blobs } of batch) {
                             try {
-                                const [value] = await trx.transaction((savepoint) => storeDeliveries(savepoint, [drafts]));
+                                const [value] = await trx.transaction(async (savepoint) => {
+                                    const values = await storeDeliveries(savepoint, [drafts]);
+                                    await writeStagedBlobs(savepoint, blobs);
+                                    return values;
+                                });
                                 outcomes.push({ ok: true, value: value! });
                             }
                             catch (err) {
@@ -130,6 +145,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                         for (const value of await storeDeliveries(trx, deliveries)) {
                             outcomes.push({ ok: true, value });
                         }
+
+                        await writeStagedBlobs(trx, batch.flatMap((d) => d.blobs));
                     }
 
                     if (pg) {
@@ -157,25 +174,34 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         }
     };
 
-    const batchSave = createBatcher<EmailDraft[], SaveResult>({
+    const batchSave = createBatcher<Delivery, SaveResult>({
         turns: sqliteTurns ?? createConcurrencyLimit(PG_BATCHES_IN_FLIGHT),
         maxWeight: MAX_BATCH_RECORDS,
-        weight: (drafts) => drafts.length,
+        weight: (delivery) => delivery.drafts.length,
         run: saveBatch
     });
 
     const store: RecordStore = {
+        stagedBlobTarget: sqliteFile,
+
         migrate() {
             return migrate(knex);
         },
 
-        async saveEmails(drafts) {
-            if (drafts.length === 0) {
+        async saveEmails(drafts, saveOptions) {
+            const blobs = saveOptions?.blobs ?? [];
+            for (const blob of blobs) {
+                if (sqliteFile === undefined || blob.target !== sqliteFile) {
+                    throw new InboxCaptureError('INVALID_INPUT', `blob ${blob.key} was staged for ${blob.target}, which this record store does not write`);
+                }
+            }
+
+            if (drafts.length === 0 && blobs.length === 0) {
                 return { saved: [], replaced: [] };
             }
 
             // Shares a transaction, and its commit, with the saves queued alongside.
-            return batchSave(drafts.map(cleanDraft));
+            return batchSave({ drafts: drafts.map(cleanDraft), blobs });
         },
 
         async getEmail(messageId) {
@@ -364,11 +390,17 @@ function detectDialect(knex: Knex): Dialect {
     throw new Error(`createKnexRecordStore supports the 'sqlite3' and 'pg' clients, not ${String(client)}`);
 }
 
-// Every write of this process to one SQLite database takes its turn (keyed by the
-// Knex instance, so two stores on one instance share it).
+// The resolved database file of a SQLite Knex, or undefined for an in-memory one.
+function sqliteFilename(knex: Knex): string | undefined {
+    const connection = knex.client.config.connection as { filename?: string } | undefined;
+    const filename = connection?.filename;
+    return typeof filename === 'string' && filename !== '' && filename !== ':memory:' && !filename.startsWith('file:') ? Path.resolve(filename) : undefined;
+}
+
+// An in-memory database is private to its Knex: its writes take turns per instance.
 const sqliteTurnsByKnex = new WeakMap<Knex, ConcurrencyLimit>();
 
-function sqliteWriteTurns(knex: Knex): ConcurrencyLimit {
+function inMemoryWriteTurns(knex: Knex): ConcurrencyLimit {
     let turns = sqliteTurnsByKnex.get(knex);
     if (!turns) {
         turns = createConcurrencyLimit(1);
