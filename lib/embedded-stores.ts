@@ -16,9 +16,9 @@ export const SQLITE_FILENAME = 'inbox-capture.sqlite';
 /** Directory of the filesystem blobs (the large ones) inside the data dir. */
 export const BLOBS_DIRNAME = 'blobs';
 /**
- * SQLite file of the small blobs in data dirs of earlier versions (their own writer,
- * their own commits). Still read, listed and deleted from; no longer written: small
- * blobs now live in the records' file and commit with them.
+ * SQLite file of the small blobs that are put() rather than committed with records
+ * (records in Postgres, a direct put): its own writer, its own commits. Ingests with
+ * the embedded record store commit small blobs in the records' file instead.
  */
 export const BLOBS_SQLITE_FILENAME = 'blobs.sqlite';
 
@@ -49,30 +49,22 @@ export async function openEmbeddedRecordStore(options: { dataDir: string }): Pro
 }
 
 /**
- * The embedded blob store: small blobs in the `blobs` table of `<dataDir>/inbox-capture.sqlite`,
- * staged so that the embedded record store commits them with their records (one
- * transaction, one fsync); larger ones as fsync'd files under `<dataDir>/blobs`. What
- * data dirs of earlier versions hold stays served: every blob a file, or small ones in
- * `<dataDir>/blobs.sqlite` (read, listed and deleted, never written). Links are signed
- * with the given or the data dir's secret.
+ * The embedded blob store, with links signed with the given or the data dir's secret:
+ * - small blobs an ingest stages go to the `blobs` table of `<dataDir>/inbox-capture.sqlite`,
+ *   where the embedded record store commits them with their records (one transaction,
+ *   one fsync; with another record store nothing is staged);
+ * - other small blobs (put() directly, or records in Postgres) to `<dataDir>/blobs.sqlite`;
+ * - larger ones as fsync'd files under `<dataDir>/blobs`.
+ * Reads look in that order, so data dirs of earlier versions (blobs.sqlite and files,
+ * or files only) are served as they are.
  */
 export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Promise<SelfServedBlobStore> {
     const dir = await ensureDataDir(options.dataDir);
     const signingSecret = options.signingSecret ?? await loadOrCreateSigningSecret(dir);
     const large = createFsBlobStore({ root: Path.join(dir, BLOBS_DIRNAME), signingSecret });
-    const small = createSqliteBlobStore({ filename: Path.join(dir, SQLITE_FILENAME), links: large, staging: true });
-    const legacyFile = Path.join(dir, BLOBS_SQLITE_FILENAME);
-    const legacy = await isFile(legacyFile) ? createSqliteBlobStore({ filename: legacyFile, links: large }) : undefined;
-    return createTieredBlobStore({ small, large, legacy });
-}
-
-async function isFile(path: string): Promise<boolean> {
-    try {
-        return (await Fs.stat(path)).isFile();
-    }
-    catch {
-        return false;
-    }
+    const withRecords = createSqliteBlobStore({ filename: Path.join(dir, SQLITE_FILENAME), links: large, staging: true, createIfMissing: false });
+    const small = createSqliteBlobStore({ filename: Path.join(dir, BLOBS_SQLITE_FILENAME), links: large, createIfMissing: false });
+    return createTieredBlobStore({ small, large, withRecords });
 }
 
 /** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite` (records and small blobs), larger blobs under `<dataDir>/blobs`. */

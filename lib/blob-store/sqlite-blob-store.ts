@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
@@ -78,6 +78,11 @@ export interface SqliteBlobStoreOptions {
      * the one ingesting (openEmbeddedStores()): a staged blob nobody commits is never written.
      */
     staging?: boolean;
+    /**
+     * Create the file on the first read or delete (default true). False: until a put
+     * creates it, a missing file reads as an empty store (a tier most data dirs never use).
+     */
+    createIfMissing?: boolean;
     /** Signs and checks its links: a file store (whose route serves any key) or createLinkSigner(); without one there are no links. */
     links?: LinkSigner;
     /** Largest blob accepted, bytes (default DEFAULT_MAX_BLOB_BYTES). */
@@ -108,6 +113,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
     const maxBlobBytes = options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES;
     const now = options.now ?? Date.now;
     const { links, onCommit } = options;
+    const createIfMissing = options.createIfMissing ?? true;
 
     let writer: Promise<Writer> | null = null;
     let closed = false;
@@ -182,7 +188,14 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
         }
     };
 
+    // Nothing to read or delete in a file that was never created (and must not be now).
+    const absent = () => !createIfMissing && writer === null && !existsSync(filename);
+
     const read = async <T>(sql: string, params: unknown[]): Promise<T[]> => {
+        if (absent()) {
+            return [];
+        }
+
         // The reader's first query needs the table: the writer creates it.
         await openWriter();
         return reader.all<T>(sql, params);
@@ -230,7 +243,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
 
         async delete(keys) {
             const ours = [...new Set(keys.filter(isValidBlobKey))];
-            if (ours.length === 0) {
+            if (ours.length === 0 || absent()) {
                 return;
             }
 

@@ -21,21 +21,25 @@ export interface TieredBlobStoreOptions {
     /** Where larger blobs go; it also signs and checks the links of both tiers (a signed link names a key, not a tier). */
     large: FsBlobStore;
     /**
-     * A SQLite store that is read, listed and deleted from but never written: the
-     * `blobs.sqlite` of data dirs written before small blobs moved beside the records.
+     * A SQLite store in the record store's own database (createSqliteBlobStore with
+     * `staging`): blobs of at most `thresholdBytes` are staged there by stage(), and the
+     * record store commits them with their records. Read first; never put() to: blobs
+     * that are put (no record store to commit them) go to `small` as before.
      */
-    legacy?: SqliteBlobStore;
+    withRecords?: SqliteBlobStore;
     /** Largest blob kept in `small`, bytes (default DEFAULT_TIER_THRESHOLD_BYTES). */
     thresholdBytes?: number;
 }
 
 /**
  * A blob store that keeps small blobs in SQLite (group commit) and large ones as
- * files. Reads look in SQLite first, then the files, so data dirs written before the
- * SQLite tier existed (every blob a file) keep working.
+ * files. Small blobs an ingest can commit with its records are staged in the records'
+ * database (`withRecords`); those put() go to `small`. Reads look in SQLite first,
+ * then the files, so data dirs written before the SQLite tiers existed (every blob a
+ * file) keep working.
  */
 export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServedBlobStore {
-    const { small, large, legacy } = options;
+    const { small, large, withRecords } = options;
     const threshold = options.thresholdBytes ?? DEFAULT_TIER_THRESHOLD_BYTES;
     if (!Number.isSafeInteger(threshold) || threshold < 0) {
         throw new TypeError('createTieredBlobStore: thresholdBytes must be a non-negative integer');
@@ -57,8 +61,9 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         return result;
     };
 
-    // Tiers reads look in, in order: SQLite (both, when there is a legacy one), then files.
-    const rows: SqliteBlobStore[] = legacy ? [small, legacy] : [small];
+    // The SQLite tiers reads look in, in order (then the files): where ingests commit
+    // small blobs with their records, then where put() writes them.
+    const rows: SqliteBlobStore[] = withRecords ? [withRecords, small] : [small];
     const store: SelfServedBlobStore = {
         async put(key, body, contentType) {
             if (Buffer.isBuffer(body)) {
@@ -139,16 +144,17 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
                 }
             };
 
-            yield* small.listBlobs();
-            if (legacy) {
-                for await (const blob of legacy.listBlobs()) {
+            const [first, ...others] = rows;
+            yield* first!.listBlobs();
+            for (const [n, tier] of others.entries()) {
+                for await (const blob of tier.listBlobs()) {
                     chunk.push(blob);
                     if (chunk.length >= LIST_CHECK_CHUNK) {
-                        yield* flush([small]);
+                        yield* flush(rows.slice(0, n + 1));
                     }
                 }
 
-                yield* flush([small]);
+                yield* flush(rows.slice(0, n + 1));
             }
 
             for await (const blob of large.listBlobs()) {
@@ -174,9 +180,9 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         }
     };
 
-    // Small blobs are staged, not put, when the SQLite tier offers it (the embedded
-    // default: it shares the records' file and their commit).
-    const stageSmall = small.stage?.bind(small);
+    // Small blobs are staged, not put, where a tier in the records' database offers it
+    // (the embedded default): they then share the records' commit.
+    const stageSmall = withRecords?.stage?.bind(withRecords);
     if (stageSmall) {
         store.stage = (key, content, contentType) => (content.length <= threshold ? stageSmall(key, content, contentType) : null);
     }
