@@ -3,26 +3,21 @@ import type { Knex } from 'knex';
 import { retryWithBackoff } from '../backoff';
 import { createConcurrencyLimit, type ConcurrencyLimit } from '../concurrency-limit';
 import { InboxCaptureError } from '../errors';
-import { createBatcher, type Outcome } from '../group-commit';
+import { createBatcher } from '../group-commit';
 import { sha256Hex } from '../ids';
 import type { SqliteReader } from '../sqlite/reader';
-import type { ApiKeyInfo, EmailDraft, RecordPage } from '../types';
+import type { ApiKeyInfo, RecordPage } from '../types';
 import { cleanDraft, cleanText, containsPattern } from './clean-text';
-import { classifyFailures, isOwnFailure, isTransient, isUniqueViolation } from './db-errors';
+import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
 import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from './record-store';
-
-/** One delivery of a batch: its drafts and the blobs staged to commit with them. */
-interface Delivery {
-    drafts: EmailDraft[];
-    blobs: StagedBlob[];
-}
 import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
-import { IN_LIST_CHUNK, lockDeliveries, notifyInboxes, removeRows, storeDeliveries, writeStagedBlobs } from './save-statements';
+import { createSaveBatch, type Delivery } from './save-batch';
+import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
+import { IN_LIST_CHUNK, removeRows } from './save-statements';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
-import type { StagedBlob } from '../blob-store/blob-store';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -68,6 +63,11 @@ export interface KnexRecordStoreOptions {
      * inboxVersion(), statements kept prepared. Closed in close() along with `knex` when the store owns it.
      */
     reader?: SqliteReader;
+    /**
+     * SQLite on a file: told of each commit and failure of the save transactions, which run
+     * on a connection of their own that Knex's query events do not see (tests count commits with it).
+     */
+    observeBatchWriter?: BatchWriterObserver;
 }
 
 type Dialect = 'sqlite' | 'postgres';
@@ -105,74 +105,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const write = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
         retryTransient(() => serialize(() => knex.transaction(work)));
 
-    // One group-commit transaction for a batch of deliveries, in its turn. Each
-    // delivery keeps its own outcome: when the batch fails for a reason of one of
-    // its deliveries (bad data, a trigger), it runs again with a savepoint per
-    // delivery, so that one fails alone and the rest commit. A failure of the
-    // transaction itself (BEGIN, COMMIT, the connection) fails every delivery:
-    // none was acknowledged. Transient conflicts retry the whole batch.
-    const saveBatch = async (batch: Delivery[]): Promise<Outcome<SaveResult>[]> => {
-        const deliveries = batch.map((d) => d.drafts);
-        let isolate = false;
-        for (;;) {
-            try {
-                return await retryTransient(() => knex.transaction(async (trx) => {
-                    if (pg) {
-                        await lockDeliveries(trx, deliveries.flat());
-                    }
-
-                    const outcomes: Outcome<SaveResult>[] = [];
-                    if (isolate) {
-                        for (const { drafts, blobs } of batch) {
-                            try {
-                                const [value] = await trx.transaction(async (savepoint) => {
-                                    const values = await storeDeliveries(savepoint, [drafts]);
-                                    await writeStagedBlobs(savepoint, blobs);
-                                    return values;
-                                });
-                                outcomes.push({ ok: true, value: value! });
-                            }
-                            catch (err) {
-                                if (!isOwnFailure(err)) {
-                                    throw err;
-                                }
-
-                                outcomes.push({ ok: false, error: err });
-                            }
-                        }
-                    }
-                    else {
-                        for (const value of await storeDeliveries(trx, deliveries)) {
-                            outcomes.push({ ok: true, value });
-                        }
-
-                        await writeStagedBlobs(trx, batch.flatMap((d) => d.blobs));
-                    }
-
-                    if (pg) {
-                        const inboxes = new Set<string>();
-                        for (const outcome of outcomes) {
-                            for (const record of outcome.ok ? outcome.value.saved : []) {
-                                inboxes.add(record.inbox);
-                            }
-                        }
-
-                        await notifyInboxes(trx, channel, inboxes);
-                    }
-
-                    return outcomes;
-                }));
-            }
-            catch (err) {
-                // A lone delivery's own failure is simply its outcome.
-                if (isolate || deliveries.length === 1 || !isOwnFailure(err)) {
-                    throw err;
-                }
-
-                isolate = true;
-            }
-        }
-    };
+    // The embedded file's saves run on a connection of their own with prepared statements.
+    const batchWriter = sqliteFile === undefined ? undefined : openSqliteBatchWriter(sqliteFile, options.observeBatchWriter);
+    const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient });
 
     const batchSave = createBatcher<Delivery, SaveResult>({
         turns: sqliteTurns ?? createConcurrencyLimit(PG_BATCHES_IN_FLIGHT),
@@ -354,6 +289,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async close() {
             await Promise.all([...watchers].map((unwatch) => unwatch()));
+            await batchWriter?.close();
             if (options.destroyKnexOnClose) {
                 await reader?.close();
                 await knex.destroy();
