@@ -1,7 +1,7 @@
 /**
  * The embedded store's save transaction on a connection of its own, its statements
  * prepared once: a batch of deliveries costs a fixed handful of statements (one
- * lookup, one multi-row insert per table, one upsert per staged blob), none of them
+ * lookup, one multi-row insert per table, one upsert per 32 staged blobs), none of them
  * built per message, and no savepoint. knex keeps migrations, deletes and keys.
  */
 
@@ -33,15 +33,25 @@ const SQL = {
     removeLinks: 'DELETE FROM email_blobs WHERE email_seq IN (SELECT value FROM json_each(?))',
     removeEmails: 'DELETE FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
     insertEmails: `INSERT INTO emails (${INSERT_COLUMNS.join(', ')})
-        SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)
-        RETURNING seq, message_id_hash`,
-    insertLinks: 'INSERT INTO email_blobs (email_seq, blob_key) SELECT value ->> 0, value ->> 1 FROM json_each(?)',
-    upsertBlob: `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES (?, ?, ?, ?, ?)
-        ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
-        content_type = excluded.content_type, modified_at = excluded.modified_at`
+        SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
+    // By the id digest, so the insert needs no RETURNING read back into JS.
+    insertLinks: `INSERT INTO email_blobs (email_seq, blob_key)
+        SELECT emails.seq, link.value ->> 1 FROM json_each(?) AS link JOIN emails ON emails.message_id_hash = link.value ->> 0`
 };
 
 type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
+
+/**
+ * Staged blobs per upsert statement (5 values each); a statement is prepared once
+ * for each row count used, so at most this many are kept.
+ */
+const BLOB_ROWS_PER_STATEMENT = 32;
+
+function upsertBlobsSql(rows: number): string {
+    return `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ')}
+        ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
+        content_type = excluded.content_type, modified_at = excluded.modified_at`;
+}
 
 /** Told of what happens on the batch writer's connection (which Knex's query events do not see). */
 export interface BatchWriterObserver {
@@ -63,16 +73,23 @@ export interface SqliteBatchWriter {
     close(): Promise<void>;
 }
 
+/** The open connection: its fixed statements and the blob upserts by row count. */
+interface Connection {
+    db: Sqlite3.Database;
+    statements: Statements;
+    upserts: Map<number, Sqlite3.Statement>;
+}
+
 /** A batch writer on the migrated SQLite file `filename`, opened on first use. */
 export function openSqliteBatchWriter(filename: string, observer?: BatchWriterObserver): SqliteBatchWriter {
-    let opened: Promise<{ db: Sqlite3.Database; statements: Statements }> | undefined;
+    let opened: Promise<Connection> | undefined;
     let inFlight: Promise<unknown> = Promise.resolve();
 
     const open = () => opened ??= (async () => {
         const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE, SQLITE_CONNECTION_PRAGMAS);
         try {
             const entries = await Promise.all(Object.entries(SQL).map(async ([name, sql]) => [name, await prepareStatement(db, sql)] as const));
-            return { db, statements: Object.fromEntries(entries) as Statements };
+            return { db, statements: Object.fromEntries(entries) as Statements, upserts: new Map() };
         }
         catch (err) {
             db.close();
@@ -84,11 +101,10 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
     });
 
     const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]> => {
-        const { db, statements: s } = await open();
-        // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
-        await execSql(db, 'BEGIN IMMEDIATE');
+        const connection = await open();
+        const { db } = connection;
         try {
-            const results = await storeBatch(s, deliveries, blobs);
+            const results = await storeBatch(connection, deliveries, blobs);
             await execSql(db, 'COMMIT');
             observer?.commit?.(deliveries.length);
             return results;
@@ -113,17 +129,22 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
             const current = await opened?.catch(() => undefined);
             opened = undefined;
             if (current) {
-                await closeDatabase(current.db, Object.values(current.statements));
+                await closeDatabase(current.db, [...Object.values(current.statements), ...current.upserts.values()]);
             }
         }
     };
 }
 
-// The statements of one batch, inside its transaction: the plan (save-plan.ts) from
-// one lookup, then the deletes, the inserts and the blobs.
-async function storeBatch(s: Statements, deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]> {
+// One batch inside its transaction: the lookup, the plan (save-plan.ts) worked out
+// from it, then the writes. node-sqlite3 starts calls on different statements at once
+// (the connection runs them in any order), so writes that depend on each other are
+// chained and the rest run alongside; every one is awaited before the caller's COMMIT.
+async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]> {
+    const { db, statements: s } = connection;
     const planned = prepareDeliveries(deliveries);
     const drafts = planned.flat();
+    // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
+    await execSql(db, 'BEGIN IMMEDIATE');
     const found = await all<EmailRow & { message_id_hash: string; source_id_hash: string }>(s.lookup, [
         JSON.stringify(drafts.map((d) => d.candidateHash)),
         JSON.stringify(drafts.map((d) => [d.draft.inbox, d.sourceHash]))
@@ -139,36 +160,51 @@ async function storeBatch(s: Statements, deliveries: EmailDraft[][], blobs: Stag
         }
 
         const { plan } = outcome;
-        if (plan.removed.length > 0) {
-            const seqs = JSON.stringify(plan.removed.map(Number));
-            await all(s.removeLinks, [seqs]);
-            await all(s.removeEmails, [seqs]);
-        }
+        // Removed copies first (a replacement may take the same id), then the rows, then their links.
+        const records = (async () => {
+            if (plan.removed.length > 0) {
+                const seqs = JSON.stringify(plan.removed.map(Number));
+                await all(s.removeLinks, [seqs]);
+                await all(s.removeEmails, [seqs]);
+            }
 
-        if (plan.inserts.length > 0) {
-            const inserted = await all<{ seq: number; message_id_hash: string }>(s.insertEmails, [
-                JSON.stringify(plan.inserts.map((insert) => {
+            if (plan.inserts.length > 0) {
+                await all(s.insertEmails, [JSON.stringify(plan.inserts.map((insert) => {
                     const row = toInsertRow(insert);
                     return INSERT_COLUMNS.map((column) => (typeof row[column] === 'boolean' ? Number(row[column]) : row[column]));
-                }))
-            ]);
-            const seqs = new Map(inserted.map((row) => [row.message_id_hash, row.seq]));
-            const links = plan.inserts.flatMap(({ record, messageHash }) => {
-                const seq = seqs.get(messageHash);
-                if (seq === undefined) {
-                    throw new Error('Insert into emails returned no seq');
-                }
-
-                return [...new Set([record.rawKey, ...record.attachments.map((a) => a.blobKey)])].map((key) => [seq, key]);
-            });
-            await all(s.insertLinks, [JSON.stringify(links)]);
+                }))]);
+                await all(s.insertLinks, [JSON.stringify(plan.inserts.flatMap(({ record, messageHash }) =>
+                    [...new Set([record.rawKey, ...record.attachments.map((a) => a.blobKey)])].map((key) => [messageHash, key])))]);
+            }
+        })();
+        const writes: Promise<unknown>[] = [records];
+        const modifiedAt = Date.now();
+        for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
+            const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
+            writes.push(upsertStatement(connection, chunk.length).then((statement) =>
+                all(statement, chunk.flatMap((b) => [b.key, b.content, b.content.length, b.contentType, modifiedAt]))));
         }
 
-        const modifiedAt = Date.now();
-        // Queued at once: node-sqlite3 runs the calls of one statement in order, with no turn of our event loop between.
-        await Promise.all(blobs.map((b) => all(s.upsertBlob, [b.key, b.content, b.content.length, b.contentType, modifiedAt])));
+        // allSettled: a failed write must not let the caller's COMMIT overtake the writes still queued.
+        const settled = await Promise.allSettled(writes);
+        const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) {
+            throw failed.reason;
+        }
+
         return plan.results;
     }
+}
+
+// The upsert of `rows` staged blobs, prepared on first use.
+async function upsertStatement(connection: Connection, rows: number): Promise<Sqlite3.Statement> {
+    let statement = connection.upserts.get(rows);
+    if (!statement) {
+        statement = await prepareStatement(connection.db, upsertBlobsSql(rows));
+        connection.upserts.set(rows, statement);
+    }
+
+    return statement;
 }
 
 function all<T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> {
