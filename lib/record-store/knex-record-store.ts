@@ -6,6 +6,7 @@ import { InboxCaptureError } from '../errors';
 import { createBatcher } from '../group-commit';
 import { sha256Hex } from '../ids';
 import type { SqliteReader } from '../sqlite/reader';
+import { sqliteWriteTurns } from '../sqlite/write-turns';
 import type { ApiKeyInfo, RecordPage } from '../types';
 import { cleanDraft, cleanText, containsPattern } from './clean-text';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
@@ -17,7 +18,6 @@ import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRo
 import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
 import { IN_LIST_CHUNK, removeRows } from './save-statements';
-import { sqliteWriteTurns } from '../sqlite/write-turns';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -40,6 +40,12 @@ const WRITE_RETRY_MS = 5;
  * Tuned by measurement: bench/README.md, "Tuned constants › MAX_BATCH_RECORDS".
  */
 const MAX_BATCH_RECORDS = 64;
+/**
+ * Bytes of staged blobs that weigh as much as one record in a batch: 256 KiB, so 64
+ * weigh 16 MiB, what one transaction of blobs.sqlite held at most. One commit never
+ * holds (and the WAL never takes) much more than that at once.
+ */
+const STAGED_BYTES_PER_RECORD = 256 * 1024;
 /**
  * Group-commit transactions one Postgres store runs at once (SQLite has one
  * writer anyway). One: a second batch in flight shares inboxes with the first,
@@ -112,7 +118,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const batchSave = createBatcher<Delivery, SaveResult>({
         turns: sqliteTurns ?? createConcurrencyLimit(PG_BATCHES_IN_FLIGHT),
         maxWeight: MAX_BATCH_RECORDS,
-        weight: (delivery) => delivery.drafts.length,
+        weight: (delivery) => delivery.drafts.length + Math.floor(delivery.blobs.reduce((sum, b) => sum + b.content.length, 0) / STAGED_BYTES_PER_RECORD),
         run: saveBatch
     });
 

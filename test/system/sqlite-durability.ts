@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import knexFactory, { type Knex } from 'knex';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
@@ -154,26 +154,16 @@ function parseStrace(text: string): Syscall[] {
 
 const SYNCS = new Set(['fsync', 'fdatasync']);
 
-/**
- * `node args` under `strace -f -y` (writes, syncs, renames and socket sends to `log`),
- * its output collected like spawnNode()'s.
- */
+/** `node args` under `strace -f -y` (writes, syncs, renames and socket sends to `log`). */
 function spawnTraced(log: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
-    const child = spawn('strace', [
-        '-f', '-qq', '-y', '-s', String(PAGE_DUMP_BYTES), '-o', log,
-        '-e', 'trace=write,writev,sendto,sendmsg,pwrite64,pwritev,pwritev2,fsync,fdatasync,rename,renameat,renameat2',
-        process.execPath, ...args
-    ], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
+    return spawnNode(args, {
+        cwd: ROOT,
+        env,
+        prefix: [
+            'strace', '-f', '-qq', '-y', '-s', String(PAGE_DUMP_BYTES), '-o', log,
+            '-e', 'trace=write,writev,sendto,sendmsg,pwrite64,pwritev,pwritev2,fsync,fdatasync,rename,renameat,renameat2'
+        ]
     });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** Bytes strace shows of each write (`-s`): a whole SQLite page, so a row's text can be found in the WAL writes. */
