@@ -246,7 +246,14 @@ async function storeBlob(
     log: (message: string, error?: unknown) => void
 ): Promise<void> {
     const target = context.recordStore.stagedBlobTarget;
-    const staged = target !== undefined && context.blobStore.stage ? context.blobStore.stage(key, body, contentType) : null;
+    let staged: StagedBlob | null = null;
+    try {
+        staged = target !== undefined && context.blobStore.stage ? context.blobStore.stage(key, body, contentType) : null;
+    }
+    catch (err) {
+        throw isInboxCaptureError(err) ? err : new InboxCaptureError('BLOB_STORE_FAILED', `staging blob ${key} failed`, { cause: err });
+    }
+
     if (staged && staged.target === target) {
         blobs.staged.push(staged);
         return;

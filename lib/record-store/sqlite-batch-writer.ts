@@ -77,7 +77,8 @@ export interface SqliteBatchWriter {
 interface Connection {
     db: Sqlite3.Database;
     statements: Statements;
-    upserts: Map<number, Sqlite3.Statement>;
+    /** Promised, so that chunks of one size asking at once share one statement. */
+    upserts: Map<number, Promise<Sqlite3.Statement>>;
 }
 
 /** A batch writer on the migrated SQLite file `filename`, opened on first use. */
@@ -129,7 +130,8 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
             const current = await opened?.catch(() => undefined);
             opened = undefined;
             if (current) {
-                await closeDatabase(current.db, [...Object.values(current.statements), ...current.upserts.values()]);
+                const upserts = await Promise.all([...current.upserts.values()].map((p) => p.catch(() => undefined)));
+                await closeDatabase(current.db, [...Object.values(current.statements), ...upserts.filter((u) => u !== undefined)]);
             }
         }
     };
@@ -197,11 +199,13 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
 }
 
 // The upsert of `rows` staged blobs, prepared on first use.
-async function upsertStatement(connection: Connection, rows: number): Promise<Sqlite3.Statement> {
+function upsertStatement(connection: Connection, rows: number): Promise<Sqlite3.Statement> {
     let statement = connection.upserts.get(rows);
     if (!statement) {
-        statement = await prepareStatement(connection.db, upsertBlobsSql(rows));
+        statement = prepareStatement(connection.db, upsertBlobsSql(rows));
         connection.upserts.set(rows, statement);
+        // A failed prepare is asked for again next time.
+        statement.catch(() => connection.upserts.delete(rows));
     }
 
     return statement;
