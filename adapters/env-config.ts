@@ -132,9 +132,11 @@ export interface ConfiguredStores {
 /** A one-line description of where data goes, without secrets (for start-up output). */
 export function describeStores(config: EnvConfig): string {
     const records = config.databaseUrl ? 'Postgres (DATABASE_URL)' : Path.join(config.dataDir, SQLITE_FILENAME);
+    // With the records in SQLite, an ingest's small files commit with them, in the same file.
+    const small = config.databaseUrl ? Path.join(config.dataDir, BLOBS_SQLITE_FILENAME) : `${records} with the records`;
     const blobs = config.s3 ?
         `files in S3 bucket ${config.s3.bucket}` :
-        `small files in ${Path.join(config.dataDir, BLOBS_SQLITE_FILENAME)}, large ones in ${Path.join(config.dataDir, BLOBS_DIRNAME)}`;
+        `small files in ${small}, large ones in ${Path.join(config.dataDir, BLOBS_DIRNAME)}`;
     return `records in ${records}, ${blobs}`;
 }
 

@@ -15,7 +15,11 @@ import { openSqliteReader } from './sqlite/reader';
 export const SQLITE_FILENAME = 'inbox-capture.sqlite';
 /** Directory of the filesystem blobs (the large ones) inside the data dir. */
 export const BLOBS_DIRNAME = 'blobs';
-/** SQLite file of the small blobs inside the data dir (apart from the records: its own writer, its own commits). */
+/**
+ * SQLite file of the small blobs that are put() rather than committed with records
+ * (records in Postgres, a direct put): its own writer, its own commits. Ingests with
+ * the embedded record store commit small blobs in the records' file instead.
+ */
 export const BLOBS_SQLITE_FILENAME = 'blobs.sqlite';
 
 /** Where the embedded defaults keep their data. */
@@ -45,19 +49,25 @@ export async function openEmbeddedRecordStore(options: { dataDir: string }): Pro
 }
 
 /**
- * The embedded blob store: small blobs in `<dataDir>/blobs.sqlite` (group commit), larger
- * ones as files under `<dataDir>/blobs` (where data dirs of earlier versions keep all of
- * theirs, still read); links signed with the given or the data dir's secret.
+ * The embedded blob store, with links signed with the given or the data dir's secret:
+ * - small blobs an ingest stages go to the `blobs` table of `<dataDir>/inbox-capture.sqlite`,
+ *   where the embedded record store commits them with their records (one transaction,
+ *   one fsync; with another record store nothing is staged);
+ * - other small blobs (put() directly, or records in Postgres) to `<dataDir>/blobs.sqlite`;
+ * - larger ones as fsync'd files under `<dataDir>/blobs`.
+ * Reads look in that order, so data dirs of earlier versions (blobs.sqlite and files,
+ * or files only) are served as they are.
  */
 export async function openEmbeddedBlobStore(options: EmbeddedStoresOptions): Promise<SelfServedBlobStore> {
     const dir = await ensureDataDir(options.dataDir);
     const signingSecret = options.signingSecret ?? await loadOrCreateSigningSecret(dir);
     const large = createFsBlobStore({ root: Path.join(dir, BLOBS_DIRNAME), signingSecret });
-    const small = createSqliteBlobStore({ filename: Path.join(dir, BLOBS_SQLITE_FILENAME), links: large });
-    return createTieredBlobStore({ small, large });
+    const withRecords = createSqliteBlobStore({ filename: Path.join(dir, SQLITE_FILENAME), links: large, staging: true, createIfMissing: false });
+    const small = createSqliteBlobStore({ filename: Path.join(dir, BLOBS_SQLITE_FILENAME), links: large, createIfMissing: false });
+    return createTieredBlobStore({ small, large, withRecords });
 }
 
-/** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite`, blobs in `<dataDir>/blobs.sqlite` and under `<dataDir>/blobs`. */
+/** The embedded default stores: SQLite at `<dataDir>/inbox-capture.sqlite` (records and small blobs), larger blobs under `<dataDir>/blobs`. */
 export async function openEmbeddedStores(options: EmbeddedStoresOptions): Promise<{ recordStore: RecordStore; blobStore: SelfServedBlobStore }> {
     const blobStore = await openEmbeddedBlobStore(options);
     const recordStore = await openEmbeddedRecordStore(options);

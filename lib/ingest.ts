@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { attachmentFilename } from './attachment-name';
-import type { BlobStore } from './blob-store/blob-store';
+import type { BlobStore, StagedBlob } from './blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from './errors';
 import { generateMessageId, newBlobPrefix } from './ids';
 import type { Notifier } from './notifier';
@@ -84,9 +84,10 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
     // Every key this call writes is recorded before its put, so a put that fails
     // halfway is cleaned up as well (deletes of absent keys are no-ops).
     const written: string[] = [];
+    const staged: StagedBlob[] = [];
     let drafts: EmailDraft[];
     try {
-        drafts = await writeCopies(bytes, options, receivedAt, written, log);
+        drafts = await writeCopies(bytes, options, receivedAt, { written, staged }, log);
     }
     catch (err) {
         await removeWritten(blobStore, written, blobTimeoutMs, log);
@@ -95,7 +96,8 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
 
     let result: SaveResult;
     try {
-        result = await recordStore.saveEmails(drafts);
+        // Staged blobs commit with the records: they are never written without them.
+        result = await recordStore.saveEmails(drafts, staged.length > 0 ? { blobs: staged } : undefined);
     }
     catch (err) {
         await removeUnreferenced(recordStore, blobStore, written, blobTimeoutMs, log);
@@ -131,16 +133,22 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
     return result.saved;
 }
 
+/** The blobs of one ingest: keys already put (removed if the ingest fails), writes staged to commit with the records. */
+interface IngestBlobs {
+    written: string[];
+    staged: StagedBlob[];
+}
+
 /**
- * Parses the message and writes the raw message and attachments of every copy.
- * Kept apart so the parsed message (decoded attachments included) is garbage as
- * soon as the blobs are written: only the drafts outlive this function.
+ * Parses the message and writes (or stages) the raw message and attachments of
+ * every copy. Kept apart so the parsed message is garbage as soon as the blobs are
+ * written: only the drafts, and the staged blobs' buffers, outlive this function.
  */
 async function writeCopies(
     bytes: Buffer,
     options: IngestOptions & IngestContext,
     receivedAt: number,
-    written: string[],
+    blobs: IngestBlobs,
     log: (message: string, error?: unknown) => void
 ): Promise<EmailDraft[]> {
     const parsed = await parseMessage(bytes);
@@ -163,14 +171,12 @@ async function writeCopies(
         // Each copy owns its blobs, so deleting one copy never touches another's.
         const prefix = newBlobPrefix();
         const rawKey = `${prefix}/raw.eml`;
-        written.push(rawKey);
-        await putBlob(options, rawKey, bytes, RAW_CONTENT_TYPE, log);
+        await storeBlob(options, blobs, rawKey, bytes, RAW_CONTENT_TYPE, log);
 
         const attachments: StoredAttachment[] = [];
         for (const [index, attachment] of parsed.attachments.entries()) {
             const blobKey = `${prefix}/att/${index}`;
-            written.push(blobKey);
-            await putBlob(options, blobKey, attachment.content, attachment.contentType, log);
+            await storeBlob(options, blobs, blobKey, attachment.content, attachment.contentType, log);
             attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
         }
 
@@ -224,6 +230,37 @@ function inboxesOf(
     }
 
     return targets;
+}
+
+/**
+ * Stages the blob when the blob store offers it for the record store's own database
+ * (it then commits with the records, docs/design.md "What happens to a message");
+ * otherwise puts it now, durably, before the records that will reference it.
+ */
+async function storeBlob(
+    context: IngestContext,
+    blobs: IngestBlobs,
+    key: string,
+    body: Buffer,
+    contentType: string,
+    log: (message: string, error?: unknown) => void
+): Promise<void> {
+    const target = context.recordStore.stagedBlobTarget;
+    let staged: StagedBlob | null = null;
+    try {
+        staged = target !== undefined && context.blobStore.stage ? context.blobStore.stage(key, body, contentType) : null;
+    }
+    catch (err) {
+        throw isInboxCaptureError(err) ? err : new InboxCaptureError('BLOB_STORE_FAILED', `staging blob ${key} failed`, { cause: err });
+    }
+
+    if (staged && staged.target === target) {
+        blobs.staged.push(staged);
+        return;
+    }
+
+    blobs.written.push(key);
+    await putBlob(context, key, body, contentType, log);
 }
 
 /**

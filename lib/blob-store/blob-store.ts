@@ -23,12 +23,35 @@ export interface UrlLink {
 export type DownloadLink = UrlLink | SignedLinkTarget;
 
 /**
+ * A blob write handed over instead of made: the record store whose
+ * `stagedBlobTarget` equals `target` writes it in the transaction that commits the
+ * records referencing it, so both are durable in one commit (docs/design.md,
+ * "What happens to a message").
+ */
+export interface StagedBlob {
+    /** The database the write belongs to (the SQLite file, resolved). */
+    target: string;
+    key: string;
+    content: Buffer;
+    contentType: string;
+}
+
+/**
  * Where raw messages and attachments live. Keys come from our own ids only.
  * Reads stream; deletes are idempotent; absent blobs are `null`, never an error.
  */
 export interface BlobStore {
     /** Writes a blob atomically (complete or not at all) and durably; returns its size. */
     put(key: string, body: Buffer | Readable, contentType: string): Promise<{ size: number }>;
+
+    /**
+     * Optional: offers to stage a blob instead of writing it, when the blob (by its
+     * size) belongs in a database a record store can write in its own transaction.
+     * Returns null when the blob must be put(); a staged blob is written by nobody
+     * until a record store with the same target commits it. Stores that keep blobs
+     * elsewhere (files, S3) do not offer it.
+     */
+    stage?(key: string, content: Buffer, contentType: string): StagedBlob | null;
 
     /** Streams a blob, or null when absent. */
     get(key: string): Promise<Readable | null>;

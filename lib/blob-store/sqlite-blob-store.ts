@@ -1,13 +1,13 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
-import { createConcurrencyLimit } from '../concurrency-limit';
 import { InboxCaptureError } from '../errors';
 import { createBatcher, type Outcome } from '../group-commit';
 import { readBounded } from '../read-bounded';
 import { BUSY_TIMEOUT_MS, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
 import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
+import { sqliteWriteTurns } from '../sqlite/write-turns';
 import { isValidBlobKey } from './blob-key';
 import type { SelfServedBlobStore } from './blob-store';
 import type { LinkSigner } from './signed-links';
@@ -67,8 +67,22 @@ const UPSERT = `INSERT INTO blobs (key, content, size, content_type, modified_at
 
 /** Options of the SQLite blob store. */
 export interface SqliteBlobStoreOptions {
-    /** The database file (its own, not the record store's); created with its directory if missing. */
+    /**
+     * The database file; created with its directory if missing. It may be the record
+     * store's own (the embedded default): writes of both then take turns (one process).
+     */
     filename: string;
+    /**
+     * Offer stage() (default false): blobs are handed to a record store writing this
+     * same file, which commits them with its records. Only where that record store is
+     * the one ingesting (openEmbeddedStores()): a staged blob nobody commits is never written.
+     */
+    staging?: boolean;
+    /**
+     * Create the file on the first read or delete (default true). False: until a put
+     * creates it, a missing file reads as an empty store (a tier most data dirs never use).
+     */
+    createIfMissing?: boolean;
     /** Signs and checks its links: a file store (whose route serves any key) or createLinkSigner(); without one there are no links. */
     links?: LinkSigner;
     /** Largest blob accepted, bytes (default DEFAULT_MAX_BLOB_BYTES). */
@@ -79,7 +93,7 @@ export interface SqliteBlobStoreOptions {
     onCommit?: (items: number) => void;
 }
 
-/** Blobs as rows of a SQLite file of their own: small puts arriving together share one transaction and one fsync. */
+/** Blobs as rows of a SQLite file: small puts arriving together share one transaction and one fsync. */
 export interface SqliteBlobStore extends SelfServedBlobStore {
     /** Which of `keys` the store holds (the tiered store's listing skips them among the files). */
     existing(keys: string[]): Promise<Set<string>>;
@@ -99,6 +113,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
     const maxBlobBytes = options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES;
     const now = options.now ?? Date.now;
     const { links, onCommit } = options;
+    const createIfMissing = options.createIfMissing ?? true;
 
     let writer: Promise<Writer> | null = null;
     let closed = false;
@@ -114,7 +129,8 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
         return opened;
     })();
 
-    const turns = createConcurrencyLimit(1);
+    // The same line as a record store's writes to this file.
+    const turns = sqliteWriteTurns(filename);
     const write = createBatcher<WriteItem, void>({
         turns,
         maxWeight: MAX_BATCH_BYTES,
@@ -172,13 +188,31 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
         }
     };
 
+    // Nothing to read or delete in a file that was never created (and must not be now).
+    const absent = () => !createIfMissing && writer === null && !existsSync(filename);
+
     const read = async <T>(sql: string, params: unknown[]): Promise<T[]> => {
+        if (absent()) {
+            return [];
+        }
+
         // The reader's first query needs the table: the writer creates it.
         await openWriter();
         return reader.all<T>(sql, params);
     };
 
     const store: SqliteBlobStore = {
+        ...(options.staging ? {
+            stage(key: string, content: Buffer, contentType: string) {
+                if (!isValidBlobKey(key)) {
+                    throw new InboxCaptureError('INVALID_INPUT', `invalid blob key ${JSON.stringify(String(key).slice(0, 64))}`);
+                }
+
+                ensureOpen();
+                return content.length <= maxBlobBytes ? { target: filename, key, content, contentType: String(contentType) } : null;
+            }
+        } : {}),
+
         async put(key, body, contentType) {
             if (!isValidBlobKey(key)) {
                 throw new InboxCaptureError('INVALID_INPUT', `invalid blob key ${JSON.stringify(String(key).slice(0, 64))}`);
@@ -209,7 +243,7 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
 
         async delete(keys) {
             const ours = [...new Set(keys.filter(isValidBlobKey))];
-            if (ours.length === 0) {
+            if (ours.length === 0 || absent()) {
                 return;
             }
 

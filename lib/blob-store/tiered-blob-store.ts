@@ -20,17 +20,26 @@ export interface TieredBlobStoreOptions {
     small: SqliteBlobStore;
     /** Where larger blobs go; it also signs and checks the links of both tiers (a signed link names a key, not a tier). */
     large: FsBlobStore;
+    /**
+     * A SQLite store in the record store's own database (createSqliteBlobStore with
+     * `staging`): blobs of at most `thresholdBytes` are staged there by stage(), and the
+     * record store commits them with their records. Read first; never put() to: blobs
+     * that are put (no record store to commit them) go to `small` as before.
+     */
+    withRecords?: SqliteBlobStore;
     /** Largest blob kept in `small`, bytes (default DEFAULT_TIER_THRESHOLD_BYTES). */
     thresholdBytes?: number;
 }
 
 /**
  * A blob store that keeps small blobs in SQLite (group commit) and large ones as
- * files. Reads look in SQLite first, then the files, so data dirs written before the
- * SQLite tier existed (every blob a file) keep working.
+ * files. Small blobs an ingest can commit with its records are staged in the records'
+ * database (`withRecords`); those put() go to `small`. Reads look in SQLite first,
+ * then the files, so data dirs written before the SQLite tiers existed (every blob a
+ * file) keep working.
  */
 export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServedBlobStore {
-    const { small, large } = options;
+    const { small, large, withRecords } = options;
     const threshold = options.thresholdBytes ?? DEFAULT_TIER_THRESHOLD_BYTES;
     if (!Number.isSafeInteger(threshold) || threshold < 0) {
         throw new TypeError('createTieredBlobStore: thresholdBytes must be a non-negative integer');
@@ -52,7 +61,10 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         return result;
     };
 
-    return {
+    // The SQLite tiers reads look in, in order (then the files): where ingests commit
+    // small blobs with their records, then where put() writes them.
+    const rows: SqliteBlobStore[] = withRecords ? [withRecords, small] : [small];
+    const store: SelfServedBlobStore = {
         async put(key, body, contentType) {
             if (Buffer.isBuffer(body)) {
                 return putIn(key, body, contentType, body.length <= threshold);
@@ -92,41 +104,67 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         },
 
         async get(key) {
-            return await small.get(key) ?? large.get(key);
+            for (const tier of rows) {
+                const found = await tier.get(key);
+                if (found) {
+                    return found;
+                }
+            }
+
+            return large.get(key);
         },
 
         async stat(key) {
-            return await small.stat(key) ?? large.stat(key);
+            for (const tier of rows) {
+                const found = await tier.stat(key);
+                if (found) {
+                    return found;
+                }
+            }
+
+            return large.stat(key);
         },
 
         async delete(keys) {
-            await Promise.all([small.delete(keys), large.delete(keys)]);
+            await Promise.all([...rows.map((tier) => tier.delete(keys)), large.delete(keys)]);
         },
 
         async *listBlobs() {
-            yield* small.listBlobs();
-            // A key in both tiers (a crash between a put and the removal of its old
-            // version) is listed once: the SQLite row, the one reads see.
+            // A key in two tiers (a crash between a put and the removal of its old
+            // version) is listed once: the first, the one reads see.
             let chunk: { key: string; modifiedAt: number }[] = [];
-            const flush = async function* () {
-                const inSmall = await small.existing(chunk.map((b) => b.key));
+            const flush = async function* (earlier: SqliteBlobStore[]) {
+                const seen = await Promise.all(earlier.map((tier) => tier.existing(chunk.map((b) => b.key))));
                 const pending = chunk;
                 chunk = [];
                 for (const blob of pending) {
-                    if (!inSmall.has(blob.key)) {
+                    if (!seen.some((keys) => keys.has(blob.key))) {
                         yield blob;
                     }
                 }
             };
 
+            const [first, ...others] = rows;
+            yield* first!.listBlobs();
+            for (const [n, tier] of others.entries()) {
+                for await (const blob of tier.listBlobs()) {
+                    chunk.push(blob);
+                    if (chunk.length >= LIST_CHECK_CHUNK) {
+                        yield* flush(rows.slice(0, n + 1));
+                    }
+                }
+
+                yield* flush(rows.slice(0, n + 1));
+            }
+
             for await (const blob of large.listBlobs()) {
                 chunk.push(blob);
                 if (chunk.length >= LIST_CHECK_CHUNK) {
-                    yield* flush();
+                    yield* flush(rows);
                 }
             }
 
-            yield* flush();
+            yield* flush(rows);
         },
 
         createDownloadLink(key, linkOptions) {
@@ -138,7 +176,16 @@ export function createTieredBlobStore(options: TieredBlobStoreOptions): SelfServ
         },
 
         async close() {
-            await Promise.all([small.close?.(), large.close?.()]);
+            await Promise.all([...rows.map((tier) => tier.close()), large.close?.()]);
         }
     };
+
+    // Small blobs are staged, not put, where a tier in the records' database offers it
+    // (the embedded default): they then share the records' commit.
+    const stageSmall = withRecords?.stage?.bind(withRecords);
+    if (stageSmall) {
+        store.stage = (key, content, contentType) => (content.length <= threshold ? stageSmall(key, content, contentType) : null);
+    }
+
+    return store;
 }

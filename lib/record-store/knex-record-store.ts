@@ -1,19 +1,23 @@
+import * as Path from 'node:path';
 import type { Knex } from 'knex';
 import { retryWithBackoff } from '../backoff';
 import { createConcurrencyLimit, type ConcurrencyLimit } from '../concurrency-limit';
 import { InboxCaptureError } from '../errors';
-import { createBatcher, type Outcome } from '../group-commit';
+import { createBatcher } from '../group-commit';
 import { sha256Hex } from '../ids';
 import type { SqliteReader } from '../sqlite/reader';
-import type { ApiKeyInfo, EmailDraft, RecordPage } from '../types';
+import { sqliteWriteTurns } from '../sqlite/write-turns';
+import type { ApiKeyInfo, RecordPage } from '../types';
 import { cleanDraft, cleanText, containsPattern } from './clean-text';
-import { classifyFailures, isOwnFailure, isTransient, isUniqueViolation } from './db-errors';
+import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
 import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from './record-store';
 import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
-import { IN_LIST_CHUNK, lockDeliveries, notifyInboxes, removeRows, storeDeliveries } from './save-statements';
+import { createSaveBatch, type Delivery } from './save-batch';
+import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
+import { IN_LIST_CHUNK, removeRows } from './save-statements';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -37,6 +41,12 @@ const WRITE_RETRY_MS = 5;
  */
 const MAX_BATCH_RECORDS = 64;
 /**
+ * Bytes of staged blobs that weigh as much as one record in a batch: 256 KiB, so 64
+ * weigh 16 MiB, what one transaction of blobs.sqlite held at most. One commit never
+ * holds (and the WAL never takes) much more than that at once.
+ */
+const STAGED_BYTES_PER_RECORD = 256 * 1024;
+/**
  * Group-commit transactions one Postgres store runs at once (SQLite has one
  * writer anyway). One: a second batch in flight shares inboxes with the first,
  * so it waits on their advisory locks until the first commits, and meanwhile
@@ -59,6 +69,11 @@ export interface KnexRecordStoreOptions {
      * inboxVersion(), statements kept prepared. Closed in close() along with `knex` when the store owns it.
      */
     reader?: SqliteReader;
+    /**
+     * SQLite on a file: told of each commit and failure of the save transactions, which run
+     * on a connection of their own that Knex's query events do not see (tests count commits with it).
+     */
+    observeBatchWriter?: BatchWriterObserver;
 }
 
 type Dialect = 'sqlite' | 'postgres';
@@ -83,7 +98,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     // SQLite writers of this process take turns: knex opens SQLite transactions with
     // a deferred BEGIN, and two of them that read and then write would fail each
     // other with SQLITE_BUSY. Saves wait in the same line, so writes keep their order.
-    const sqliteTurns = pg ? null : sqliteWriteTurns(knex);
+    const sqliteFile = pg ? undefined : sqliteFilename(knex);
+    const sqliteTurns = pg ? null : sqliteFile ? sqliteWriteTurns(sqliteFile) : inMemoryWriteTurns(knex);
     const serialize = <T>(fn: () => Promise<T>): Promise<T> => (sqliteTurns ? sqliteTurns.run(fn) : fn());
     const watchers = new Set<() => Promise<void>>();
 
@@ -95,72 +111,14 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const write = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
         retryTransient(() => serialize(() => knex.transaction(work)));
 
-    // One group-commit transaction for a batch of deliveries, in its turn. Each
-    // delivery keeps its own outcome: when the batch fails for a reason of one of
-    // its deliveries (bad data, a trigger), it runs again with a savepoint per
-    // delivery, so that one fails alone and the rest commit. A failure of the
-    // transaction itself (BEGIN, COMMIT, the connection) fails every delivery:
-    // none was acknowledged. Transient conflicts retry the whole batch.
-    const saveBatch = async (deliveries: EmailDraft[][]): Promise<Outcome<SaveResult>[]> => {
-        let isolate = false;
-        for (;;) {
-            try {
-                return await retryTransient(() => knex.transaction(async (trx) => {
-                    if (pg) {
-                        await lockDeliveries(trx, deliveries.flat());
-                    }
+    // The embedded file's saves run on a connection of their own with prepared statements.
+    const batchWriter = sqliteFile === undefined ? undefined : openSqliteBatchWriter(sqliteFile, options.observeBatchWriter);
+    const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient });
 
-                    const outcomes: Outcome<SaveResult>[] = [];
-                    if (isolate) {
-                        for (const drafts of deliveries) {
-                            try {
-                                const [value] = await trx.transaction((savepoint) => storeDeliveries(savepoint, [drafts]));
-                                outcomes.push({ ok: true, value: value! });
-                            }
-                            catch (err) {
-                                if (!isOwnFailure(err)) {
-                                    throw err;
-                                }
-
-                                outcomes.push({ ok: false, error: err });
-                            }
-                        }
-                    }
-                    else {
-                        for (const value of await storeDeliveries(trx, deliveries)) {
-                            outcomes.push({ ok: true, value });
-                        }
-                    }
-
-                    if (pg) {
-                        const inboxes = new Set<string>();
-                        for (const outcome of outcomes) {
-                            for (const record of outcome.ok ? outcome.value.saved : []) {
-                                inboxes.add(record.inbox);
-                            }
-                        }
-
-                        await notifyInboxes(trx, channel, inboxes);
-                    }
-
-                    return outcomes;
-                }));
-            }
-            catch (err) {
-                // A lone delivery's own failure is simply its outcome.
-                if (isolate || deliveries.length === 1 || !isOwnFailure(err)) {
-                    throw err;
-                }
-
-                isolate = true;
-            }
-        }
-    };
-
-    const batchSave = createBatcher<EmailDraft[], SaveResult>({
+    const batchSave = createBatcher<Delivery, SaveResult>({
         turns: sqliteTurns ?? createConcurrencyLimit(PG_BATCHES_IN_FLIGHT),
         maxWeight: MAX_BATCH_RECORDS,
-        weight: (drafts) => drafts.length,
+        weight: (delivery) => delivery.drafts.length + Math.floor(delivery.blobs.reduce((sum, b) => sum + b.content.length, 0) / STAGED_BYTES_PER_RECORD),
         run: saveBatch
     });
 
@@ -168,17 +126,26 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     let getEmailSql: Knex.SqlNative | undefined;
 
     const store: RecordStore = {
+        stagedBlobTarget: sqliteFile,
+
         migrate() {
             return migrate(knex);
         },
 
-        async saveEmails(drafts) {
-            if (drafts.length === 0) {
+        async saveEmails(drafts, saveOptions) {
+            const blobs = saveOptions?.blobs ?? [];
+            for (const blob of blobs) {
+                if (sqliteFile === undefined || blob.target !== sqliteFile) {
+                    throw new InboxCaptureError('INVALID_INPUT', `blob ${blob.key} was staged for ${blob.target}, which this record store does not write`);
+                }
+            }
+
+            if (drafts.length === 0 && blobs.length === 0) {
                 return { saved: [], replaced: [] };
             }
 
             // Shares a transaction, and its commit, with the saves queued alongside.
-            return batchSave(drafts.map(cleanDraft));
+            return batchSave({ drafts: drafts.map(cleanDraft), blobs });
         },
 
         async getEmail(messageId) {
@@ -340,6 +307,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async close() {
             await Promise.all([...watchers].map((unwatch) => unwatch()));
+            await batchWriter?.close();
             if (options.destroyKnexOnClose) {
                 await reader?.close();
                 await knex.destroy();
@@ -376,11 +344,17 @@ function detectDialect(knex: Knex): Dialect {
     throw new Error(`createKnexRecordStore supports the 'sqlite3' and 'pg' clients, not ${String(client)}`);
 }
 
-// Every write of this process to one SQLite database takes its turn (keyed by the
-// Knex instance, so two stores on one instance share it).
+// The resolved database file of a SQLite Knex, or undefined for an in-memory one.
+function sqliteFilename(knex: Knex): string | undefined {
+    const connection = knex.client.config.connection as { filename?: string } | undefined;
+    const filename = connection?.filename;
+    return typeof filename === 'string' && filename !== '' && filename !== ':memory:' && !filename.startsWith('file:') ? Path.resolve(filename) : undefined;
+}
+
+// An in-memory database is private to its Knex: its writes take turns per instance.
 const sqliteTurnsByKnex = new WeakMap<Knex, ConcurrencyLimit>();
 
-function sqliteWriteTurns(knex: Knex): ConcurrencyLimit {
+function inMemoryWriteTurns(knex: Knex): ConcurrencyLimit {
     let turns = sqliteTurnsByKnex.get(knex);
     if (!turns) {
         turns = createConcurrencyLimit(1);

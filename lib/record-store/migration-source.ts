@@ -4,6 +4,7 @@ import { errorCode } from '../error-code';
 import { sha256Hex } from '../ids';
 import * as initial from './migrations/20261121000000_initial';
 import * as searchTrigrams from './migrations/20261121120000_search_trigrams';
+import * as smallBlobs from './migrations/20261124000000_small_blobs';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -19,7 +20,8 @@ const MIGRATE_RETRY_MS = 500;
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261121000000_initial': initial,
-    '20261121120000_search_trigrams': searchTrigrams
+    '20261121120000_search_trigrams': searchTrigrams,
+    '20261124000000_small_blobs': smallBlobs
 };
 
 /**

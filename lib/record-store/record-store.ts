@@ -1,3 +1,4 @@
+import type { StagedBlob } from '../blob-store/blob-store';
 import type { ApiKeyInfo, EmailDraft, EmailRecord, ListQuery, RecordPage } from '../types';
 
 /** Result of storing the copies of one delivery. */
@@ -6,6 +7,16 @@ export interface SaveResult {
     saved: EmailRecord[];
     /** Earlier copies replaced by this delivery: their blobs are now garbage. */
     replaced: EmailRecord[];
+}
+
+/** What else a save commits. */
+export interface SaveOptions {
+    /**
+     * Blobs staged by a blob store (BlobStore.stage()) for this delivery, written in the
+     * transaction that stores its records: committed with them, or not at all. Their
+     * target must be this store's `stagedBlobTarget`.
+     */
+    blobs?: StagedBlob[];
 }
 
 /**
@@ -23,7 +34,14 @@ export interface RecordStore {
      * otherwise a single-inbox delivery takes `sourceId` when no other record holds
      * it, and everything else gets `deriveMessageId(sourceId, inbox)`.
      */
-    saveEmails(drafts: EmailDraft[]): Promise<SaveResult>;
+    saveEmails(drafts: EmailDraft[], options?: SaveOptions): Promise<SaveResult>;
+
+    /**
+     * Optional: the database this store's save transaction can also write blobs to
+     * (SQLite: the resolved file name). A blob store's staged writes with this target
+     * may be passed to saveEmails(); absent when the store cannot (Postgres, :memory:).
+     */
+    readonly stagedBlobTarget?: string;
 
     /** One record by id, or null. */
     getEmail(messageId: string): Promise<EmailRecord | null>;

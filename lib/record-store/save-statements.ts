@@ -5,7 +5,9 @@
 
 import type { Knex } from 'knex';
 import { sha256Hex } from '../ids';
+import type { StagedBlob } from '../blob-store/blob-store';
 import type { EmailDraft } from '../types';
+import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type PlannedDraft, type PlannedInsert, type StoredRow } from './save-plan';
@@ -28,6 +30,9 @@ const LOOKUP_CHUNK = 100;
 const INSERT_CHUNK = 64;
 /** Rows per multi-row INSERT into email_blobs: SQLite's compound SELECT limit, 500 terms. */
 const BLOB_ROWS_CHUNK = 500;
+
+/** Rows per multi-row upsert into blobs (5 values each): under SQLite's 999 bound parameters. */
+const STAGED_BLOBS_CHUNK = 100;
 
 interface LookupRow extends EmailRow {
     message_id_hash: string;
@@ -79,6 +84,23 @@ export async function storeDeliveries(trx: Knex.Transaction, deliveries: EmailDr
 export async function removeRows(trx: Knex.Transaction, seqs: (number | string)[]): Promise<number> {
     await trx('email_blobs').whereIn('email_seq', seqs).delete();
     return trx('emails').whereIn('seq', seqs).delete();
+}
+
+/**
+ * Writes blobs a SQLite blob store staged for this database (BlobStore.stage()) in
+ * the caller's transaction, so they commit with the records that reference them. A
+ * key written again takes the new content, as a put would.
+ */
+export async function writeStagedBlobs(trx: Knex.Transaction, blobs: StagedBlob[]): Promise<void> {
+    const modifiedAt = Date.now();
+    for (let i = 0; i < blobs.length; i += STAGED_BLOBS_CHUNK) {
+        const chunk = blobs.slice(i, i + STAGED_BLOBS_CHUNK);
+        await trx.raw(
+            `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}
+    ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
+    content_type = excluded.content_type, modified_at = excluded.modified_at`,
+            chunk.flatMap((b) => [b.key, b.content, b.content.length, b.contentType, modifiedAt]));
+    }
 }
 
 /**

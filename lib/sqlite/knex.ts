@@ -16,8 +16,8 @@ import { BUSY_TIMEOUT_MS } from './connection';
  */
 const POOL_MAX = 1;
 
-/** Per-connection settings (journal_mode persists in the file; the rest do not). */
-const PRAGMAS = [
+/** Per-connection settings of a writer (journal_mode persists in the file; the rest do not). */
+export const SQLITE_CONNECTION_PRAGMAS = [
     // First, so that switching to WAL waits for a lock instead of failing.
     `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`,
     // Readers never block the writer and the writer never blocks readers.
@@ -45,7 +45,7 @@ export function sqliteKnexConfig(filename: string): Knex.Config {
             // Every connection to ':memory:' would be a database of its own.
             max: inMemory ? 1 : POOL_MAX,
             afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: SqliteConnection) => void) {
-                conn.exec(PRAGMAS, (err) => done(err, conn));
+                conn.exec(SQLITE_CONNECTION_PRAGMAS, (err) => done(err, conn));
             }
         }
     };

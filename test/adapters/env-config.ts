@@ -13,9 +13,9 @@ import { tempDir } from '../helpers/temp-dir';
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-/** Blobs in the data dir's SQLite blob file (where the embedded default keeps small blobs). */
-async function smallBlobCount(dataDir: string): Promise<number> {
-    const store = createSqliteBlobStore({ filename: Path.join(dataDir, 'blobs.sqlite') });
+/** Blobs in one of the data dir's SQLite files: inbox-capture.sqlite (small blobs committed with SQLite records) or blobs.sqlite (the others). */
+async function smallBlobCount(dataDir: string, file = 'blobs.sqlite'): Promise<number> {
+    const store = createSqliteBlobStore({ filename: Path.join(dataDir, file) });
     try {
         return (await blobKeys(store)).length;
     }
@@ -96,7 +96,8 @@ describe('env-config', () => {
         it('says where data goes without secrets', () => {
             const text = describeStores(readEnvConfig({ DATABASE_URL: 'postgres://u:hunter2@db/x', S3_BUCKET: 'mail' }, '/srv'));
             expect(text).to.equal('records in Postgres (DATABASE_URL), files in S3 bucket mail');
-            expect(describeStores(readEnvConfig({}, '/srv'))).to.equal('records in /srv/data/inbox-capture.sqlite, small files in /srv/data/blobs.sqlite, large ones in /srv/data/blobs');
+            expect(describeStores(readEnvConfig({}, '/srv'))).to.equal('records in /srv/data/inbox-capture.sqlite, small files in /srv/data/inbox-capture.sqlite with the records, large ones in /srv/data/blobs');
+            expect(describeStores(readEnvConfig({ DATABASE_URL: 'postgres://db/x' }, '/srv'))).to.equal('records in Postgres (DATABASE_URL), small files in /srv/data/blobs.sqlite, large ones in /srv/data/blobs');
         });
     });
 
@@ -120,7 +121,9 @@ describe('env-config', () => {
 
                 await Fs.access(Path.join(dir, 'nested', 'data', 'inbox-capture.sqlite'));
                 await Fs.access(Path.join(dir, 'nested', 'data', 'signing-secret'));
-                expect(await smallBlobCount(Path.join(dir, 'nested', 'data'))).to.be.above(0);
+                // The small blobs were committed with the records, in their file: no blobs.sqlite.
+                expect(await smallBlobCount(Path.join(dir, 'nested', 'data'), 'inbox-capture.sqlite')).to.be.above(0);
+                await expect(Fs.access(Path.join(dir, 'nested', 'data', 'blobs.sqlite'))).to.reject();
             }
             finally {
                 await Fs.rm(dir, { recursive: true, force: true });

@@ -61,9 +61,10 @@ export async function runNode(args: string[], options: RunOptions): Promise<RunR
     return { code, stdout, stderr };
 }
 
-/** Starts `node args` with stdin closed, collecting stdout and stderr as text. */
-export function spawnNode(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Spawned {
-    const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `node args` (under `prefix`, e.g. strace and its options) with stdin closed, collecting stdout and stderr as text. */
+export function spawnNode(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; prefix?: string[] }): Spawned {
+    const [command, ...commandArgs] = [...options.prefix ?? [], process.execPath, ...args];
+    const child = spawn(command!, commandArgs, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {

@@ -11,7 +11,7 @@ import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../../lib/embedded-stores';
 import { openSqliteKnex, sqliteKnexConfig } from '../../lib/sqlite/knex';
 import { readBlob } from '../helpers/blob-contents';
-import { run, spawnNode, waitForOutput } from '../helpers/child-process';
+import { run, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -153,6 +153,44 @@ function parseStrace(text: string): Syscall[] {
 }
 
 const SYNCS = new Set(['fsync', 'fdatasync']);
+
+/** `node args` under `strace -f -y` (writes, syncs, renames and socket sends to `log`). */
+function spawnTraced(log: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
+    return spawnNode(args, {
+        cwd: ROOT,
+        env,
+        prefix: [
+            'strace', '-f', '-qq', '-y', '-s', String(PAGE_DUMP_BYTES), '-o', log,
+            '-e', 'trace=write,writev,sendto,sendmsg,pwrite64,pwritev,pwritev2,fsync,fdatasync,rename,renameat,renameat2'
+        ]
+    });
+}
+
+/** Bytes strace shows of each write (`-s`): a whole SQLite page, so a row's text can be found in the WAL writes. */
+const PAGE_DUMP_BYTES = 8192;
+
+/**
+ * Checks the system calls before the acknowledgement of message(n): the records' WAL
+ * was written and then fsynced, and that one commit (the WAL writes since the fsync
+ * before it) holds the raw message's own header line, which only its blob row
+ * carries: the blob is a row of the transaction of its record, durable before the ack.
+ * Nothing else is made durable for it: no blobs.sqlite, no blob file.
+ */
+function expectOneCommitBefore(beforeAck: Syscall[], dataDir: string, n: number): void {
+    const lastIndex = (test: (c: Syscall) => boolean) => beforeAck.reduce((found, c, i) => (test(c) ? i : found), -1);
+    const recordWal = `${Path.join(dataDir, SQLITE_FILENAME)}-wal`;
+    const lastWalWrite = lastIndex((c) => c.name.startsWith('pwrite') && c.path === recordWal);
+    expect(lastWalWrite, 'a write to the record WAL').to.be.above(-1);
+    const commitSync = lastIndex((c) => SYNCS.has(c.name) && c.path === recordWal);
+    expect(commitSync, 'fsync of the record WAL after its last write, before the ack').to.be.above(lastWalWrite);
+
+    const previousSync = beforeAck.slice(0, commitSync).reduce((found, c, i) => (SYNCS.has(c.name) ? i : found), -1);
+    const committed = beforeAck.slice(previousSync + 1, commitSync).filter((c) => c.name.startsWith('pwrite') && c.path === recordWal);
+    expect(committed.some((c) => c.line.includes(`Message-ID: <durable-${n}@durable.test>`)), 'the raw message in the commit before the ack').to.be.true();
+
+    expect(beforeAck.some((c) => c.path.startsWith(Path.join(dataDir, BLOBS_SQLITE_FILENAME))), 'nothing written to blobs.sqlite').to.be.false();
+    expect(beforeAck.some((c) => c.name.startsWith('rename') && c.target?.startsWith(Path.join(dataDir, BLOBS_DIRNAME))), 'no blob file').to.be.false();
+}
 
 describe('SQLite durability', () => {
     let dir: string;
@@ -300,34 +338,43 @@ describe('SQLite durability', () => {
             }
         });
 
-        it('fsyncs the blob database\'s WAL after its last write, before the record commit and the ack (embedded default, under strace)', { skip: !strace }, async () => {
+        it('commits the small blobs and the record in one WAL write and one fsync, before the ack (embedded default, under strace)', { skip: !strace }, async () => {
             const dataDir = Path.join(dir, 'traced-default');
             const log = Path.join(dir, 'strace-default.log');
             await ingestThenDie(dataDir, message(200));
             await ingestThenDie(dataDir, message(201), [
-                'strace', '-f', '-qq', '-y', '-o', log,
+                'strace', '-f', '-qq', '-y', '-s', String(PAGE_DUMP_BYTES), '-o', log,
                 '-e', 'trace=write,pwrite64,pwritev,pwritev2,fsync,fdatasync,rename,renameat,renameat2'
             ]);
             const calls = parseStrace(await Fs.readFile(log, 'utf8'));
 
             const ack = calls.findIndex((c) => c.name === 'write' && c.line.includes('"stored durable-201@durable.test\\n"'));
             expect(ack, 'the acknowledgement').to.be.above(-1);
-            const beforeAck = calls.slice(0, ack);
-            const lastIndex = (test: (c: Syscall) => boolean) => beforeAck.reduce((found, c, i) => (test(c) ? i : found), -1);
+            expectOneCommitBefore(calls.slice(0, ack), dataDir, 201);
+        });
 
-            const recordWal = `${Path.join(dataDir, SQLITE_FILENAME)}-wal`;
-            const lastRecordWrite = lastIndex((c) => c.name.startsWith('pwrite') && c.path === recordWal);
-            expect(lastRecordWrite, 'a write to the record WAL').to.be.above(-1);
-            expect(lastIndex((c) => SYNCS.has(c.name) && c.path === recordWal), 'fsync of the record WAL').to.be.above(lastRecordWrite);
+        it('sends the SMTP 250 only after the commit that holds the message and its blobs is fsynced (embedded default, under strace)', { skip: !strace }, async () => {
+            const dataDir = Path.join(dir, 'traced-smtp');
+            const log = Path.join(dir, 'strace-smtp.log');
+            await ingestThenDie(dataDir, message(300));
+            const service = spawnTraced(log, [CHILD, 'smtp'], { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', UV_USE_IO_URING: '0' });
+            try {
+                const port = Number((await waitForOutput(service, /^listening (\d+)$/m, { timeoutMs: 60_000 }))![1]);
+                const transport = Nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+                const info = await transport.sendMail({ envelope: { from: 'durable@durable.test', to: ['durable@durable.test'] }, raw: message(301) });
+                transport.close();
+                expect(info.response).to.startWith('250 ');
+            }
+            finally {
+                service.child.kill('SIGKILL');
+                await service.exited;
+            }
 
-            // Both small blobs are rows of blobs.sqlite: written to its WAL and synced before the record's commit.
-            const blobWal = `${Path.join(dataDir, BLOBS_SQLITE_FILENAME)}-wal`;
-            const lastBlobWrite = lastIndex((c) => c.name.startsWith('pwrite') && c.path === blobWal);
-            expect(lastBlobWrite, 'a write to the blob WAL').to.be.above(-1);
-            const blobSync = lastIndex((c) => SYNCS.has(c.name) && c.path === blobWal);
-            expect(blobSync, 'fsync of the blob WAL after its last write').to.be.above(lastBlobWrite);
-            expect(blobSync, 'blobs durable before the record commit').to.be.below(lastRecordWrite);
-            expect(beforeAck.some((c) => c.name.startsWith('rename') && c.target?.startsWith(Path.join(dataDir, BLOBS_DIRNAME))), 'no blob file').to.be.false();
+            const calls = parseStrace(await Fs.readFile(log, 'utf8'));
+            // The 250 that ends DATA (not the 250s of EHLO, MAIL and RCPT).
+            const acks = calls.map((c, i) => ({ c, i })).filter(({ c }) => /^(write|writev|sendto|sendmsg)$/.test(c.name) && c.line.includes('"250 OK: message stored'));
+            expect(acks.length, 'the 250 answer to DATA').to.equal(1);
+            expectOneCommitBefore(calls.slice(0, acks[0]!.i), dataDir, 301);
         });
     });
 });

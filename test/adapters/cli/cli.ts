@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Sqlite3 from 'sqlite3';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../../../lib/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores, SQLITE_FILENAME } from '../../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
 import { hashApiKey } from '../../../lib/keys';
 import { readAll } from '../../helpers/streams';
@@ -38,6 +38,19 @@ async function withCapture<T>(fn: (capture: InboxCapture) => Promise<T>): Promis
     }
     finally {
         await capture.close();
+    }
+}
+
+/** Runs one statement on the SQLite file `filename`, on a connection of its own. */
+async function sqlite(filename: string, sql: string, params: unknown[] = []): Promise<void> {
+    const db = await new Promise<Sqlite3.Database>((resolve, reject) => {
+        const opened = new Sqlite3.Database(filename, (err) => (err ? reject(err) : resolve(opened)));
+    });
+    try {
+        await new Promise<void>((resolve, reject) => db.run(sql, params, (err) => (err ? reject(err) : resolve())));
+    }
+    finally {
+        await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
     }
 }
 
@@ -219,8 +232,11 @@ describe('cli', () => {
         });
 
         it('exits 75 (EX_TEMPFAIL) when the message cannot be stored, so the MTA retries', async () => {
-            // A file where the blob directory belongs and a directory where the blob database
-            // belongs: every blob write fails, small (SQLite) or large (files).
+            // A file where the blob directory belongs, a directory where the blob database
+            // belongs, and a records database whose blobs table refuses rows: every blob
+            // write fails, small (committed with the records, or put) or large (files).
+            expect((await cli(['migrate'])).code).to.equal(0);
+            await sqlite(Path.join(dataDir, SQLITE_FILENAME), `CREATE TRIGGER refuse_blobs BEFORE INSERT ON blobs BEGIN SELECT RAISE(ABORT, 'disk says no'); END`);
             await Fs.writeFile(Path.join(dataDir, BLOBS_DIRNAME), 'in the way');
             await Fs.rm(Path.join(dataDir, BLOBS_SQLITE_FILENAME), { force: true });
             await Fs.mkdir(Path.join(dataDir, BLOBS_SQLITE_FILENAME));
@@ -253,12 +269,11 @@ describe('cli', () => {
             for (const file of files.filter((f) => f.isFile())) {
                 await Fs.utimes(Path.join(file.parentPath, file.name), hourAgo, hourAgo);
             }
-            // Small blobs are rows of the blob database: aged there.
-            const db = await new Promise<Sqlite3.Database>((resolve, reject) => {
-                const opened = new Sqlite3.Database(Path.join(dataDir, BLOBS_SQLITE_FILENAME), (err) => (err ? reject(err) : resolve(opened)));
-            });
-            await new Promise<void>((resolve, reject) => db.run('UPDATE blobs SET modified_at = ?', [hourAgo.getTime()], (err) => (err ? reject(err) : resolve())));
-            await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
+            // Small blobs are rows: committed with their records (the ingest) or in the blob
+            // database (the put): aged in both.
+            for (const file of [SQLITE_FILENAME, BLOBS_SQLITE_FILENAME]) {
+                await sqlite(Path.join(dataDir, file), 'UPDATE blobs SET modified_at = ?', [hourAgo.getTime()]);
+            }
 
             const result = await cli(['gc']);
             expect(result.code).to.equal(0);

@@ -315,6 +315,10 @@ describe('smtp listener', () => {
                     ...store,
                     put() {
                         return Promise.reject(new Error('disk on fire at /secret/path'));
+                    },
+                    // Small blobs are staged for the records' commit rather than put.
+                    stage() {
+                        throw new Error('disk on fire at /secret/path');
                     }
                 })
             });

@@ -209,10 +209,11 @@ describe('TieredBlobStore', () => {
                 expect((await p.server.inject({ method: 'DELETE', url: '/v1/emails/old%40x', headers: p.auth })).statusCode).to.equal(200);
                 expect(await listed(blobStore)).to.equal([]);
                 expect((await p.server.inject(location)).statusCode).to.equal(404);
-                // New small blobs go to the SQLite file beside the old files.
+                // New small blobs that are put go to the SQLite file beside the old files.
                 await blobStore.put('new/raw.eml', Buffer.from('new'), 'message/rfc822');
                 expect((await Fs.stat(Path.join(dataDir, BLOBS_SQLITE_FILENAME))).isFile()).to.be.true();
                 expect(await fileExists(dataDir, 'new/raw.eml')).to.be.false();
+                expect((await readBlob(blobStore, 'new/raw.eml'))!.toString()).to.equal('new');
             }
             finally {
                 await p.cleanup();

@@ -32,10 +32,18 @@ interface CountedStore {
 }
 
 async function counted(knex: Knex): Promise<CountedStore> {
-    const store = createKnexRecordStore({ knex, destroyKnexOnClose: true });
-    await store.migrate();
     let commits = 0;
     const queryErrors: CountedStore['queryErrors'] = [];
+    // Saves on a SQLite file run on the store's own prepared connection, not through Knex.
+    const store = createKnexRecordStore({
+        knex,
+        destroyKnexOnClose: true,
+        observeBatchWriter: {
+            commit: () => void commits++,
+            error: (err) => void queryErrors.push({ code: (err as { code?: string }).code, message: (err as Error).message })
+        }
+    });
+    await store.migrate();
     knex.on('query', (q: { sql: string }) => {
         if (/^COMMIT\b/i.test(q.sql)) {
             commits++;

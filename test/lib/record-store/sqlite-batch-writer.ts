@@ -1,0 +1,124 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Knex } from 'knex';
+import type { StagedBlob } from '../../../lib/blob-store/blob-store';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import type { RecordStore } from '../../../lib/record-store/record-store';
+import { openSqliteKnex } from '../../../lib/sqlite/knex';
+import { draft } from '../../helpers/email-draft';
+import { tempDir } from '../../helpers/temp-dir';
+
+const { expect } = Code;
+const { describe, it, before, after } = exports.lab = Lab.script();
+
+interface Opened {
+    knex: Knex;
+    store: RecordStore;
+    commits: number[];
+    errors: unknown[];
+}
+
+async function open(dir: string, file: string): Promise<Opened> {
+    const knex = openSqliteKnex(join(dir, file));
+    const commits: number[] = [];
+    const errors: unknown[] = [];
+    const store = createKnexRecordStore({ knex, destroyKnexOnClose: true, observeBatchWriter: { commit: (n) => commits.push(n), error: (err) => errors.push(err) } });
+    await store.migrate();
+    return { knex, store, commits, errors };
+}
+
+function staged(store: RecordStore, key: string, content: string): StagedBlob {
+    return { target: store.stagedBlobTarget!, key, content: Buffer.from(content), contentType: 'text/plain' };
+}
+
+describe('sqlite-batch-writer', () => {
+    let dir: string;
+
+    before(async () => {
+        dir = await tempDir('batch-writer');
+    });
+
+    after(async () => {
+        await rm(dir, { recursive: true, force: true });
+    });
+
+    describe('openSqliteBatchWriter() through saveEmails()', () => {
+
+        it('commits the records, their blob links and 100 staged blobs in one transaction, and closes cleanly', async () => {
+            const { knex, store, commits, errors } = await open(dir, 'many.sqlite');
+            try {
+                const drafts = Array.from({ length: 100 }, (_, i) => draft(`many-${i}`, i, { sourceId: 'shared@x' }));
+                const blobs = drafts.map((d) => staged(store, d.rawKey, `raw of ${d.inbox}`));
+                const { saved } = await store.saveEmails(drafts, { blobs });
+                expect(commits).to.equal([1]);
+                expect(errors).to.equal([]);
+                expect(saved).to.have.length(100);
+
+                const rows = await knex('blobs').select('key', 'content', 'size', 'content_type') as { key: string; content: Buffer; size: number; content_type: string }[];
+                expect(rows).to.have.length(100);
+                const first = rows.find((r) => r.key === drafts[0]!.rawKey)!;
+                expect(first.content.toString()).to.equal('raw of many-0');
+                expect(first.size).to.equal(Buffer.byteLength('raw of many-0'));
+                expect(first.content_type).to.equal('text/plain');
+                expect((await store.referencedBlobKeys(drafts.map((d) => d.rawKey))).size).to.equal(100);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('replaces a stored copy: its row and links go, the new one takes its id', async () => {
+            const { knex, store } = await open(dir, 'replace.sqlite');
+            try {
+                const first = draft('again', 1, { sourceId: 'again@x', rawKey: 'k1/raw.eml' });
+                const second = draft('again', 2, { sourceId: 'again@x', rawKey: 'k2/raw.eml' });
+                const [one] = (await store.saveEmails([first])).saved;
+                const result = await store.saveEmails([second]);
+                expect(result.saved[0]!.messageId).to.equal(one!.messageId);
+                expect(result.replaced.map((r) => r.rawKey)).to.equal(['k1/raw.eml']);
+                expect(await knex('email_blobs').pluck('blob_key')).to.equal(['k2/raw.eml']);
+                expect(await knex('emails').count({ n: '*' })).to.equal([{ n: 1 }]);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('writes nothing of a batch whose delivery fails, and the others of the batch still commit', async () => {
+            const { knex, store, errors } = await open(dir, 'isolate.sqlite');
+            try {
+                await knex.raw(`CREATE TRIGGER refuse_bad BEFORE INSERT ON emails WHEN NEW.inbox = 'bad' BEGIN SELECT RAISE(ABORT, 'bad inbox'); END`);
+                const good = draft('good', 1);
+                const bad = draft('bad', 2);
+                // Called in one tick: one batch, which fails on the batch writer and is isolated.
+                const [ok, failed] = await Promise.allSettled([
+                    store.saveEmails([good], { blobs: [staged(store, good.rawKey, 'good')] }),
+                    store.saveEmails([bad], { blobs: [staged(store, bad.rawKey, 'bad')] })
+                ]);
+                expect(ok.status).to.equal('fulfilled');
+                expect(failed.status).to.equal('rejected');
+                expect(errors).to.have.length(1);
+                expect(await knex('blobs').pluck('key')).to.equal([good.rawKey]);
+                expect(await knex('emails').pluck('inbox')).to.equal(['good']);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('refuses blobs staged for another database', async () => {
+            const { store } = await open(dir, 'target.sqlite');
+            try {
+                const d = draft('elsewhere', 1);
+                const blob: StagedBlob = { target: join(dir, 'other.sqlite'), key: d.rawKey, content: Buffer.from('x'), contentType: 'text/plain' };
+                await expect(store.saveEmails([d], { blobs: [blob] })).to.reject(/does not write/);
+                expect(await store.getEmail(d.sourceId)).to.be.null();
+            }
+            finally {
+                await store.close();
+            }
+        });
+    });
+});
