@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import { sha256Hex } from '../ids';
 import type { StagedBlob } from '../blob-store/blob-store';
-import type { EmailDraft } from '../types';
+import type { EmailDraft, EmailRecord } from '../types';
 import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
@@ -84,6 +84,22 @@ export async function storeDeliveries(trx: Knex.Transaction, deliveries: EmailDr
 export async function removeRows(trx: Knex.Transaction, seqs: (number | string)[]): Promise<number> {
     await trx('email_blobs').whereIn('email_seq', seqs).delete();
     return trx('emails').whereIn('seq', seqs).delete();
+}
+
+/** The blob keys of stored records: each raw message and attachment. */
+export function blobKeysOfRecords(records: EmailRecord[]): string[] {
+    return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
+}
+
+/**
+ * Deletes the small blobs of replaced copies kept in this database's blobs table
+ * (SQLite), in the transaction that replaces them, so no kill can orphan them.
+ */
+export async function removeStagedBlobsOf(trx: Knex.Transaction, replaced: EmailRecord[]): Promise<void> {
+    const keys = blobKeysOfRecords(replaced);
+    for (let i = 0; i < keys.length; i += IN_LIST_CHUNK) {
+        await trx(BLOBS_TABLE).whereIn('key', keys.slice(i, i + IN_LIST_CHUNK)).delete();
+    }
 }
 
 /**

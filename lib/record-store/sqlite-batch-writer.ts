@@ -14,6 +14,7 @@ import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
+import { blobKeysOfRecords } from './save-statements';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
@@ -32,6 +33,7 @@ const SQL = {
     holder: 'SELECT seq FROM emails WHERE message_id_hash = ?',
     removeLinks: 'DELETE FROM email_blobs WHERE email_seq IN (SELECT value FROM json_each(?))',
     removeEmails: 'DELETE FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
+    removeBlobs: `DELETE FROM ${BLOBS_TABLE} WHERE key IN (SELECT value FROM json_each(?))`,
     insertEmails: `INSERT INTO emails (${INSERT_COLUMNS.join(', ')})
         SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
     // By the id digest, so the insert needs no RETURNING read back into JS.
@@ -168,6 +170,8 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
                 const seqs = JSON.stringify(plan.removed.map(Number));
                 await all(s.removeLinks, [seqs]);
                 await all(s.removeEmails, [seqs]);
+                // The replaced copies' small blobs go in the same commit: a kill after it leaves no orphan.
+                await all(s.removeBlobs, [JSON.stringify(plan.results.flatMap((r) => blobKeysOfRecords(r.replaced)))]);
             }
 
             if (plan.inserts.length > 0) {

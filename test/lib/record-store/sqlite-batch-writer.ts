@@ -86,6 +86,43 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
+        it('deletes the replaced copy\'s staged blobs in the commit that replaces it (a kill after it leaves no orphan)', async () => {
+            const { knex, store, commits } = await open(dir, 'replace-blobs.sqlite');
+            try {
+                const first = draft('swap', 1, { sourceId: 'swap@x', rawKey: 's1/raw.eml' });
+                const second = draft('swap', 2, { sourceId: 'swap@x', rawKey: 's2/raw.eml' });
+                await store.saveEmails([first], { blobs: [staged(store, 's1/raw.eml', 'one'), staged(store, 'other/raw.eml', 'kept')] });
+                await store.saveEmails([second], { blobs: [staged(store, 's2/raw.eml', 'two')] });
+                expect(commits).to.equal([1, 1]);
+                expect((await knex('blobs').pluck('key')).sort()).to.equal(['other/raw.eml', 's2/raw.eml']);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('deletes the replaced copy\'s staged blobs on the isolating path too (a batch with a failing delivery)', async () => {
+            const { knex, store, errors } = await open(dir, 'replace-isolated.sqlite');
+            try {
+                await knex.raw(`CREATE TRIGGER refuse_bad BEFORE INSERT ON emails WHEN NEW.inbox = 'bad' BEGIN SELECT RAISE(ABORT, 'bad inbox'); END`);
+                const first = draft('swap', 1, { sourceId: 'swap@x', rawKey: 'i1/raw.eml' });
+                await store.saveEmails([first], { blobs: [staged(store, 'i1/raw.eml', 'one')] });
+                const second = draft('swap', 2, { sourceId: 'swap@x', rawKey: 'i2/raw.eml' });
+                const bad = draft('bad', 3);
+                const [ok, failed] = await Promise.allSettled([
+                    store.saveEmails([second], { blobs: [staged(store, 'i2/raw.eml', 'two')] }),
+                    store.saveEmails([bad], { blobs: [staged(store, bad.rawKey, 'bad')] })
+                ]);
+                expect(ok.status).to.equal('fulfilled');
+                expect(failed.status).to.equal('rejected');
+                expect(errors).to.have.length(1);
+                expect(await knex('blobs').pluck('key')).to.equal(['i2/raw.eml']);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
         it('writes nothing of a batch whose delivery fails, and the others of the batch still commit', async () => {
             const { knex, store, errors } = await open(dir, 'isolate.sqlite');
             try {
