@@ -108,8 +108,10 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
         throw new InboxCaptureError('RECORD_STORE_UNAVAILABLE', 'storing the email records failed', { cause: err });
     }
 
-    // Committed: from here on nothing may fail the ingest.
-    const replacedKeys = blobKeysOf(result.replaced);
+    // Committed: from here on nothing may fail the ingest. Blobs the save removed with
+    // the replaced copies are not deleted again (that would be an empty write transaction).
+    const removed = new Set(result.removedBlobKeys);
+    const replacedKeys = blobKeysOf(result.replaced).filter((key) => !removed.has(key));
     if (replacedKeys.length > 0) {
         try {
             await within(blobStore.delete(replacedKeys), blobTimeoutMs, 'removing the blobs of replaced emails');

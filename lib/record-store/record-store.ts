@@ -7,6 +7,11 @@ export interface SaveResult {
     saved: EmailRecord[];
     /** Earlier copies replaced by this delivery: their blobs are now garbage. */
     replaced: EmailRecord[];
+    /**
+     * Keys of `replaced`'s blobs that the save already deleted in its own transaction
+     * (staged blobs kept in the records' database): the caller deletes only the rest.
+     */
+    removedBlobKeys?: string[];
 }
 
 /** What else a save commits. */
