@@ -25,7 +25,7 @@ function draft(sourceId: string, inbox: string, extra: Partial<EmailDraft> = {})
 }
 
 function stored(seq: number, messageId: string, sourceId: string, inbox: string): StoredRow {
-    const record: EmailRecord = { messageId, ...draft(sourceId, inbox) };
+    const record: EmailRecord = { messageId, ...draft(sourceId, inbox), links: [], codes: [] };
     return { seq, record, messageHash: sha256Hex(messageId), sourceHash: sha256Hex(sourceId) };
 }
 
