@@ -28,6 +28,45 @@ export const PARAGRAPH_BLOCKS = new Set(['blockquote', 'h1', 'h2', 'h3', 'h4', '
 /** Cells of a row: separated, not glued together. */
 export const CELLS = new Set(['td', 'th']);
 
+/** A piece of markup opened by a `<`: a declaration (comment, doctype, CDATA, processing instruction) or a tag. */
+export type Markup =
+    | { tag: false; end: number }
+    | {
+        tag: true;
+        /** Lower-cased tag name. */
+        name: string;
+        closing: boolean;
+        /** Where the attributes start (right after the name). */
+        attributesStart: number;
+        /** Index of the `>` that ends the tag, or the end of the document. */
+        tagEnd: number;
+        end: number;
+    };
+
+/** The markup opened by the `<` at `lt` and where it ends, or null when that `<` is text (as in `a < b`). */
+export function readMarkup(html: string, lt: number): Markup | null {
+    const next = html.charCodeAt(lt + 1);
+    if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
+        const comment = html.startsWith('<!--', lt);
+        const close = comment ? html.indexOf('-->', lt + 4) : html.indexOf('>', lt + 2);
+        return { tag: false, end: close === -1 ? html.length : close + (comment ? 3 : 1) };
+    }
+
+    const closing = next === 0x2f /* / */;
+    const nameStart = closing ? lt + 2 : lt + 1;
+    if (!isLetter(html.charCodeAt(nameStart))) {
+        return null;
+    }
+
+    let nameEnd = nameStart;
+    while (nameEnd < html.length && isNameChar(html.charCodeAt(nameEnd))) {
+        nameEnd++;
+    }
+
+    const tagEnd = findTagEnd(html, nameEnd);
+    return { tag: true, name: html.slice(nameStart, nameEnd).toLowerCase(), closing, attributesStart: nameEnd, tagEnd, end: tagEnd + 1 };
+}
+
 /** Index of the `>` that ends the tag whose attributes start at `from` (quotes respected), or the end. */
 export function findTagEnd(html: string, from: number): number {
     let quote = 0;
@@ -108,12 +147,10 @@ function decodeReference(match: RegExpExecArray): string {
     return String.fromCodePoint(code);
 }
 
-/** Whether `c` (a UTF-16 unit) is an ASCII letter. */
-export function isLetter(c: number): boolean {
+function isLetter(c: number): boolean {
     return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
 }
 
-/** Whether `c` may continue a tag name. */
-export function isNameChar(c: number): boolean {
+function isNameChar(c: number): boolean {
     return isLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x3a || c === 0x5f;
 }

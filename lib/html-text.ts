@@ -9,7 +9,7 @@
  * It keeps what a reader of the text needs: words, line structure, link targets.
  */
 
-import { CELLS, decodeEntities, findTagEnd, isLetter, isNameChar, LINE_BLOCKS, PARAGRAPH_BLOCKS, skipElementContent } from './html-scan';
+import { CELLS, decodeEntities, LINE_BLOCKS, PARAGRAPH_BLOCKS, readMarkup, skipElementContent } from './html-scan';
 
 /** Longest attribute text searched for `href`, UTF-16 units: real links fit, hostile tags cost nothing. */
 const MAX_ATTRIBUTES_LENGTH = 16 * 1024;
@@ -115,11 +115,8 @@ export function htmlToPlainText(html: string): string {
             break;
         }
 
-        const next = html.charCodeAt(lt + 1);
-        const closing = next === 0x2f /* / */;
-        const nameStart = closing ? lt + 2 : lt + 1;
-        const markup = next === 0x21 /* ! */ || next === 0x3f /* ? */ || isLetter(html.charCodeAt(nameStart));
-        if (!markup) {
+        const markup = readMarkup(html, lt);
+        if (markup === null) {
             search = lt + 1;
             continue;
         }
@@ -128,23 +125,13 @@ export function htmlToPlainText(html: string): string {
             out.text(html.slice(pos, lt), preDepth > 0);
         }
 
-        if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
-            // Comment, doctype, CDATA, processing instruction: markup, not text.
-            const comment = html.startsWith('<!--', lt);
-            const close = comment ? html.indexOf('-->', lt + 4) : html.indexOf('>', lt + 2);
-            pos = search = close === -1 ? length : close + (comment ? 3 : 1);
+        // Comment, doctype, CDATA, processing instruction: markup, not text.
+        pos = search = markup.end;
+        if (!markup.tag) {
             continue;
         }
 
-        let nameEnd = nameStart;
-        while (nameEnd < length && isNameChar(html.charCodeAt(nameEnd))) {
-            nameEnd++;
-        }
-
-        const name = html.slice(nameStart, nameEnd).toLowerCase();
-        const tagEnd = findTagEnd(html, nameEnd);
-        pos = search = tagEnd + 1;
-
+        const { name, closing, attributesStart, tagEnd } = markup;
         if (closing) {
             if (name === 'a' && link !== null) {
                 const text = (out.captured ?? '').trim();
@@ -172,7 +159,7 @@ export function htmlToPlainText(html: string): string {
             continue;
         }
         else if (name === 'a') {
-            link = linkTarget(html.slice(nameEnd, Math.min(tagEnd, nameEnd + MAX_ATTRIBUTES_LENGTH)));
+            link = linkTarget(html.slice(attributesStart, Math.min(tagEnd, attributesStart + MAX_ATTRIBUTES_LENGTH)));
             if (link !== null) {
                 out.capture();
             }

@@ -4,7 +4,7 @@
  */
 
 import { bareUrls } from './bare-urls';
-import { CELLS, decodeEntities, findTagEnd, isLetter, isNameChar, LINE_BLOCKS, PARAGRAPH_BLOCKS, skipElementContent } from './html-scan';
+import { CELLS, decodeEntities, LINE_BLOCKS, PARAGRAPH_BLOCKS, readMarkup, skipElementContent } from './html-scan';
 import type { Link } from './types';
 
 /** Most links kept per email, after deduplication. */
@@ -63,7 +63,6 @@ interface OpenAnchor {
  * comments, scripts and styles is not shown; line breaks and blocks separate words.
  */
 function* anchors(html: string): Generator<Link> {
-    const length = html.length;
     let open: OpenAnchor | null = null;
     const finish = (anchor: OpenAnchor): Link => ({ href: anchor.href, text: anchor.text.replace(WHITESPACE_RUN, ' ').trim() });
 
@@ -71,7 +70,7 @@ function* anchors(html: string): Generator<Link> {
     // a `<` that opens no markup (as in `a < b`) stays part of the text around it.
     let pos = 0;
     let search = 0;
-    while (pos < length) {
+    while (pos < html.length) {
         const lt = html.indexOf('<', search);
         if (lt === -1) {
             if (open) {
@@ -81,11 +80,8 @@ function* anchors(html: string): Generator<Link> {
             break;
         }
 
-        const next = html.charCodeAt(lt + 1);
-        const closing = next === 0x2f /* / */;
-        const nameStart = closing ? lt + 2 : lt + 1;
-        const declaration = next === 0x21 /* ! */ || next === 0x3f /* ? */;
-        if (!declaration && !isLetter(html.charCodeAt(nameStart))) {
+        const markup = readMarkup(html, lt);
+        if (markup === null) {
             search = lt + 1;
             continue;
         }
@@ -94,23 +90,13 @@ function* anchors(html: string): Generator<Link> {
             open.text += decodeEntities(html.slice(pos, lt));
         }
 
-        if (declaration) {
-            // Comment, doctype, CDATA, processing instruction: markup, not text.
-            const comment = html.startsWith('<!--', lt);
-            const close = comment ? html.indexOf('-->', lt + 4) : html.indexOf('>', lt + 2);
-            pos = search = close === -1 ? length : close + (comment ? 3 : 1);
+        // Comments and the like show nothing.
+        pos = search = markup.end;
+        if (!markup.tag) {
             continue;
         }
 
-        let nameEnd = nameStart;
-        while (nameEnd < length && isNameChar(html.charCodeAt(nameEnd))) {
-            nameEnd++;
-        }
-
-        const name = html.slice(nameStart, nameEnd).toLowerCase();
-        const tagEnd = findTagEnd(html, nameEnd);
-        pos = search = tagEnd + 1;
-
+        const { name, closing, attributesStart, tagEnd } = markup;
         if (name === 'a') {
             // A new anchor closes the open one, as in a browser: anchors do not nest.
             if (open) {
@@ -119,7 +105,7 @@ function* anchors(html: string): Generator<Link> {
             }
 
             if (!closing) {
-                const href = attributeValue(html, nameEnd, tagEnd, 'href');
+                const href = attributeValue(html, attributesStart, tagEnd, 'href');
                 const target = href === null ? '' : decodeEntities(href).trim();
                 open = LINK_SCHEME.test(target) ? { href: target, text: '' } : null;
             }

@@ -53,7 +53,9 @@ async function insertOldRows(knex: Knex, inbox: string): Promise<string[]> {
     for (let i = 0; i < OLD_ROWS; i++) {
         const record: EmailRecord = { messageId: '', ...draft(inbox, i, oldEmail(i).fields), links: [], codes: [] };
         record.messageId = record.sourceId;
-        const { links: _links, codes: _codes, ...row } = toInsertRow({ record, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
+        const row = toInsertRow({ record, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
+        delete row.links;
+        delete row.codes;
         await knex('emails').insert(row);
         ids.push(record.messageId);
     }
