@@ -5,6 +5,7 @@ import { InboxCaptureError, isInboxCaptureError } from './errors';
 import { generateMessageId, newBlobPrefix } from './ids';
 import type { Notifier } from './notifier';
 import { parseMessage, type ParsedMessage } from './parse';
+import { linksAndCodesOf } from './links-and-codes';
 import { readBounded } from './read-bounded';
 import { defaultInboxFromAddress, isValidInbox, type InboxFromAddress } from './recipients';
 import type { RecordStore, SaveResult } from './record-store/record-store';
@@ -167,6 +168,8 @@ async function writeCopies(
     const sender = parsed.from ?? bareAddress(options.mailFrom ?? '');
     const body = parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
     const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
+    // Once per message, shared by its copies: they have the same subject and bodies.
+    const { links, codes } = linksAndCodesOf({ subject: parsed.subject, body, htmlBody: parsed.html });
 
     const drafts: EmailDraft[] = [];
     for (const [inbox, recipient] of targets) {
@@ -193,7 +196,9 @@ async function writeCopies(
             receivedAt,
             rawKey,
             rawSize: bytes.length,
-            attachments
+            attachments,
+            links,
+            codes
         });
     }
 

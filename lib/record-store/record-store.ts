@@ -29,7 +29,7 @@ export interface SaveOptions {
  * `null`/`false`, throw only when broken, and never leak driver objects.
  */
 export interface RecordStore {
-    /** Creates or upgrades the schema; safe to call on every start. */
+    /** Creates or upgrades the schema and fills in what an upgrade adds to stored emails; safe to call on every start. */
     migrate(): Promise<void>;
 
     /**

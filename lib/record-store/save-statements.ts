@@ -23,7 +23,7 @@ export const IN_LIST_CHUNK = 500;
  */
 const LOOKUP_CHUNK = 100;
 /**
- * Rows per multi-row INSERT into emails (17 values each): under every bound-parameter
+ * Rows per multi-row INSERT into emails (19 values each): under every bound-parameter
  * limit, and under the 500 terms SQLite allows a compound SELECT (knex writes a
  * multi-row insert on SQLite as SELECT ... UNION ALL SELECT ...).
  */
