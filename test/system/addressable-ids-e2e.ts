@@ -9,6 +9,7 @@ import { HEADERS_EXPECTED, HEADERS_MESSAGE } from '../helpers/headers-message';
 import { freePort } from '../helpers/net';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
+import { isolatedEnv, postgresS3Env } from '../helpers/standalone-env';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -74,18 +75,6 @@ interface EmailJson {
     attachments: { filename: string; url: string }[];
 }
 
-/** The environment of the service and CLI: only the variables given, nothing inherited that could redirect the stores. */
-function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-        if (!/^(AWS_|S3_|DATABASE_URL$|INBOX_CAPTURE_|HOST$|PORT$|SMTP_PORT$|PG)/.test(name)) {
-            env[name] = value;
-        }
-    }
-
-    return { ...env, ...vars };
-}
-
 /** `curl -s` without --path-as-is: status, Location and body of one request. */
 async function curl(url: string, headers: string[] = []): Promise<{ status: number; location: string; body: string }> {
     const marker = '\n--curl-status--';
@@ -126,21 +115,8 @@ describe('every stored messageId is addressable (standalone service, real SMTP, 
     });
 
     const backends: Backend[] = [
-        { name: 'SQLite + files', env: (dataDir) => serviceEnv({ INBOX_CAPTURE_DATA_DIR: dataDir }) },
-        {
-            name: 'Postgres + S3',
-            env: (dataDir) => serviceEnv({
-                INBOX_CAPTURE_DATA_DIR: dataDir,
-                DATABASE_URL: postgres!.connectionString,
-                S3_BUCKET: s3!.bucket,
-                S3_ENDPOINT: s3!.endpoint,
-                S3_FORCE_PATH_STYLE: 'true',
-                S3_REGION: 'us-east-1',
-                AWS_ACCESS_KEY_ID: 'S3RVER',
-                AWS_SECRET_ACCESS_KEY: 'S3RVER',
-                AWS_EC2_METADATA_DISABLED: 'true'
-            })
-        }
+        { name: 'SQLite + files', env: (dataDir) => isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir }) },
+        { name: 'Postgres + S3', env: (dataDir) => postgresS3Env(postgres!.connectionString, s3!, { INBOX_CAPTURE_DATA_DIR: dataDir }) }
     ];
 
     for (const backend of backends) {
