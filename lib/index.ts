@@ -10,6 +10,7 @@ export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type Ing
 // Records and queries.
 export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQuery, RecordPage, StoredAttachment } from './types';
 export { encodeCursor, decodeCursor } from './cursor';
+export type { HeaderField } from './header-fields';
 
 // Links and codes of an email (EXTENSIONS §1), as ingest works them out.
 export { extractLinks } from './links';

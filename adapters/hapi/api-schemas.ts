@@ -59,6 +59,14 @@ export const deletedInboxSchema = Joi.object({
     deleted: Joi.number().integer().min(0).required().description('How many emails were deleted.')
 }).label('DeletedInbox');
 
+/** GET /v1/emails/{messageId}/headers answer (EXTENSIONS §2). */
+export const headersSchema = Joi.object({
+    headers: Joi.array().items(Joi.object({
+        name: Joi.string().required().description('The field name as written in the message.').example('Subject'),
+        value: Joi.string().allow('').required().description('Unfolded, RFC 2047 encoded-words decoded, trimmed; `""` for an empty field.').example('Welcome')
+    }).label('HeaderField')).label('HeaderFields').required().description('Every header field of the top-level message, in message order, duplicates kept; MIME part headers are not listed.')
+}).label('Headers');
+
 /** GET /health answer. */
 export const healthSchema = Joi.object({
     status: Joi.string().valid('ok').required(),
