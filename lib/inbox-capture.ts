@@ -7,7 +7,7 @@ import { generateApiKey, hashApiKey } from './keys';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
-import type { ApiKeyInfo, EmailRecord, ListQuery, RecordPage } from './types';
+import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -44,6 +44,8 @@ export interface InboxCapture {
     /** One page, waiting for matching mail when there is none yet. */
     waitForEmails(query: ListQuery, options: WaitOptions): Promise<RecordPage>;
     getEmail(messageId: string): Promise<EmailRecord | null>;
+    /** One page of the inboxes that hold mail, most recently received first, then by name. */
+    listInboxes(query: InboxQuery): Promise<InboxPage>;
     /** Deletes the record, then its blobs; false when it does not exist. */
     deleteEmail(messageId: string): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
@@ -136,6 +138,10 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
 
         getEmail(messageId) {
             return recordStore.getEmail(messageId);
+        },
+
+        listInboxes(query) {
+            return recordStore.listInboxes(query);
         },
 
         async deleteEmail(messageId) {

@@ -10,6 +10,8 @@ export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type Ing
 // Records and queries.
 export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, ListQuery, RecordPage, StoredAttachment } from './types';
 export { encodeCursor, decodeCursor } from './cursor';
+export type { InboxPage, InboxPosition, InboxQuery, InboxSummary } from './types';
+export { encodeInboxCursor, decodeInboxCursor } from './inbox-cursor';
 
 // Errors.
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';
