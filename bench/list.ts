@@ -14,7 +14,8 @@ import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
 import { BENCH_POSTGRES } from './postgres-options';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { BIG_INBOX, SEED_EPOCH_MS, SEED_SHAPE, seedRecords, verifySeed } from './seed-records';
-import { fmt, summarize, type Summary } from './stats';
+import { planOf, time } from './query-timing';
+import { fmt, type Summary } from './stats';
 import { tempDir } from '../test/helpers/temp-dir';
 
 /** Stored emails (the issue: 1,000,000, a tenth of them in one inbox). */
@@ -25,9 +26,8 @@ const DEEP_PAGE = 1000;
 const PAGE_SIZE = 50;
 /** Timed calls per query at most ... */
 const ITERATIONS = 300;
-/** ... and at most this long, ms, but never fewer than MIN_ITERATIONS calls. */
+/** ... and at most this long, ms (never fewer than query-timing.ts's minimum of calls). */
 const QUERY_MS = 5000;
-const MIN_ITERATIONS = 20;
 /** First-page p99 the issue asks of SQLite at 1,000,000 emails, ms. */
 const FIRST_PAGE_P99_TARGET_MS = 10;
 /** Page 1,000 may take at most this many times page 1. */
@@ -46,37 +46,6 @@ interface Measured {
     store: Summary;
     http?: Summary;
     plan: string;
-}
-
-async function time(calls: () => Promise<unknown>, iterations: number, ms: number): Promise<Summary> {
-    for (let i = 0; i < Math.min(10, iterations); i++) {
-        await calls();
-    }
-
-    const samples: number[] = [];
-    const deadline = Date.now() + ms;
-    for (let i = 0; i < iterations && (i < MIN_ITERATIONS || Date.now() < deadline); i++) {
-        const start = process.hrtime.bigint();
-        await calls();
-        samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-    }
-
-    return summarize(samples);
-}
-
-/** The query plan of the SQL the store ran last (captured from Knex's query event), one line. */
-async function planOf(knex: Knex, pg: boolean, sql: { sql: string; bindings: unknown[] }): Promise<string> {
-    const text = sql.sql.replace(/\$\d+/g, '?');
-    if (pg) {
-        const result = await knex.raw(`EXPLAIN ${text}`, sql.bindings as Knex.RawBinding[]) as { rows: Array<{ 'QUERY PLAN': string }> };
-        return result.rows
-            .map((r) => r['QUERY PLAN'].replace(/\s+\(cost=.*\)$/, '').replace(/^\s*->\s*/, '').trim())
-            .filter((l) => !/^(Filter|Index Cond|Recheck Cond|Sort Key|Presorted Key|Rows Removed)/.test(l))
-            .join(' → ');
-    }
-
-    const rows = await knex.raw(`EXPLAIN QUERY PLAN ${text}`, sql.bindings as Knex.RawBinding[]) as Array<{ detail: string }>;
-    return rows.map((r) => r.detail).join('; ');
 }
 
 async function measureBackend(backend: Backend, rows: number, smoke: boolean, notes: string[]): Promise<Measured[]> {
