@@ -1,19 +1,9 @@
-import * as Hapi from '@hapi/hapi';
-import type { Knex } from 'knex';
-import * as Fs from 'node:fs/promises';
-import * as Path from 'node:path';
-import { plugin } from '../adapters/hapi';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { encodeInboxCursor } from '../lib/inbox-cursor';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { InboxPosition, InboxQuery } from '../lib/types';
-import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
-import { tempDir } from '../test/helpers/temp-dir';
-import { BENCH_POSTGRES } from './postgres-options';
 import { planOf, time } from './query-timing';
+import { seededBackends, startBenchServer, type SeededBackend } from './seeded-backends';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { seedRecords } from './seed-records';
 import { fmt, type Summary } from './stats';
@@ -31,13 +21,6 @@ const QUERY_MS = 5000;
 /** First-page p99 the issue asks of both backends, ms. */
 const FIRST_PAGE_P99_TARGET_MS = 20;
 
-interface Backend {
-    name: 'SQLite' | 'Postgres';
-    /** A fresh Knex on the seeded data (the production configuration, cold pool). */
-    open(): Knex;
-    cleanup(): Promise<void>;
-}
-
 interface Measured {
     label: string;
     store: Summary;
@@ -46,7 +29,7 @@ interface Measured {
 }
 
 // Seeds through the triggers (as any write would), then checks the summary against the emails.
-async function seed(backend: Backend, rows: number, inboxes: number, notes: string[]): Promise<void> {
+async function seed(backend: SeededBackend, rows: number, inboxes: number, notes: string[]): Promise<void> {
     const knex = backend.open();
     try {
         const store = createKnexRecordStore({ knex });
@@ -69,7 +52,7 @@ async function seed(backend: Backend, rows: number, inboxes: number, notes: stri
     }
 }
 
-async function measureBackend(backend: Backend, rows: number, inboxes: number, smoke: boolean, notes: string[]): Promise<Measured[]> {
+async function measureBackend(backend: SeededBackend, rows: number, inboxes: number, smoke: boolean, notes: string[]): Promise<Measured[]> {
     const pg = backend.name === 'Postgres';
     await seed(backend, rows, inboxes, notes);
 
@@ -83,11 +66,7 @@ async function measureBackend(backend: Backend, rows: number, inboxes: number, s
         }
     });
 
-    const blobDir = await tempDir('bench-inboxes-blobs');
-    const server = Hapi.server();
-    await server.register({ plugin, options: { recordStore: store, blobStore: createFsBlobStore({ root: blobDir, signingSecret: 'bench signing secret, not secret' }), docs: false } });
-    await server.initialize();
-    const apiKey = await server.plugins['inbox-capture'].capture.createKey(`bench-${Date.now()}`);
+    const server = await startBenchServer(store);
 
     const iterations = smoke ? 5 : ITERATIONS;
     const ms = smoke ? 200 : QUERY_MS;
@@ -116,12 +95,7 @@ async function measureBackend(backend: Backend, rows: number, inboxes: number, s
             let http: Summary | undefined;
             if (c.http !== undefined) {
                 const path = `/v1/inboxes?limit=${PAGE_SIZE}${c.http}`;
-                http = await time(async () => {
-                    const res = await server.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${apiKey}` } });
-                    if (res.statusCode !== 200) {
-                        throw new Error(`GET ${path} answered ${res.statusCode}: ${res.payload}`);
-                    }
-                }, iterations, ms);
+                http = await time(() => server.get(path), iterations, ms);
             }
 
             measured.push({ label: c.label, store: storeTime, http, plan });
@@ -131,7 +105,6 @@ async function measureBackend(backend: Backend, rows: number, inboxes: number, s
     finally {
         await server.stop();
         await knex.destroy();
-        await Fs.rm(blobDir, { recursive: true, force: true });
     }
 
     return measured;
@@ -141,27 +114,11 @@ async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     const rows = smoke ? 3000 : Number(args.values.rows ?? ROWS);
     const inboxes = smoke ? 300 : Number(args.values.inboxes ?? INBOXES);
-    const only = (args.values.backends as string | undefined)?.split(',') ?? ['sqlite', 'postgres'];
+    const only = (args.values.backends as string | undefined)?.split(',');
     const tables: Table[] = [];
     const checks: TargetCheck[] = [];
     const notes: string[] = [];
-    const backends: Array<() => Promise<Backend>> = [];
-    if (only.includes('sqlite')) {
-        backends.push(async () => {
-            const dir = await tempDir('bench-inboxes');
-            const file = Path.join(dir, 'inbox-capture.sqlite');
-            return { name: 'SQLite', open: () => openSqliteKnex(file), cleanup: () => Fs.rm(dir, { recursive: true, force: true }) };
-        });
-    }
-
-    if (only.includes('postgres')) {
-        backends.push(async () => {
-            const server: PostgresServer = await startPostgres(BENCH_POSTGRES);
-            const url = await server.createDatabase();
-            return { name: 'Postgres', open: () => openPostgresKnex(url), cleanup: () => server.stop() };
-        });
-    }
-
+    const backends = seededBackends(only);
     for (const make of backends) {
         const backend = await make();
         try {

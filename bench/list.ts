@@ -1,22 +1,12 @@
-import * as Hapi from '@hapi/hapi';
-import type { Knex } from 'knex';
-import * as Fs from 'node:fs/promises';
-import * as Path from 'node:path';
-import { plugin } from '../adapters/hapi';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { encodeCursor } from '../lib/cursor';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { ListQuery } from '../lib/types';
-import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
-import { BENCH_POSTGRES } from './postgres-options';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { BIG_INBOX, SEED_EPOCH_MS, SEED_SHAPE, seedRecords, verifySeed } from './seed-records';
 import { planOf, time } from './query-timing';
+import { seededBackends, startBenchServer, type SeededBackend } from './seeded-backends';
 import { fmt, type Summary } from './stats';
-import { tempDir } from '../test/helpers/temp-dir';
 
 /** Stored emails (the issue: 1,000,000, a tenth of them in one inbox). */
 const ROWS = 1_000_000;
@@ -33,13 +23,6 @@ const FIRST_PAGE_P99_TARGET_MS = 10;
 /** Page 1,000 may take at most this many times page 1. */
 const DEEP_PAGE_FACTOR = 1.5;
 
-interface Backend {
-    name: 'SQLite' | 'Postgres';
-    /** A fresh Knex on the seeded data (the production configuration, cold pool). */
-    open(): Knex;
-    cleanup(): Promise<void>;
-}
-
 interface Measured {
     label: string;
     path: string;
@@ -48,7 +31,7 @@ interface Measured {
     plan: string;
 }
 
-async function measureBackend(backend: Backend, rows: number, smoke: boolean, notes: string[]): Promise<Measured[]> {
+async function measureBackend(backend: SeededBackend, rows: number, smoke: boolean, notes: string[]): Promise<Measured[]> {
     const pg = backend.name === 'Postgres';
     {
         const knex = backend.open();
@@ -76,11 +59,7 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
         }
     });
 
-    const blobDir = await tempDir('bench-list-blobs');
-    const server = Hapi.server();
-    await server.register({ plugin, options: { recordStore: store, blobStore: createFsBlobStore({ root: blobDir, signingSecret: 'bench signing secret, not secret' }), docs: false } });
-    await server.initialize();
-    const apiKey = await server.plugins['inbox-capture'].capture.createKey(`bench-${Date.now()}`);
+    const server = await startBenchServer(store);
 
     const iterations = smoke ? 5 : ITERATIONS;
     const ms = smoke ? 200 : QUERY_MS;
@@ -120,12 +99,7 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
             const path = `/v1/emails?inbox=${BIG_INBOX}&limit=${PAGE_SIZE}${c.http}`;
             let http: Summary | undefined;
             if (c.label === 'first page' || c.label.startsWith('page ')) {
-                http = await time(async () => {
-                    const res = await server.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${apiKey}` } });
-                    if (res.statusCode !== 200) {
-                        throw new Error(`GET ${path} answered ${res.statusCode}: ${res.payload}`);
-                    }
-                }, iterations, ms);
+                http = await time(() => server.get(path), iterations, ms);
             }
 
             measured.push({ label: c.label, path, store: storeTime, http, plan });
@@ -135,7 +109,6 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
     finally {
         await server.stop();
         await knex.destroy();
-        await Fs.rm(blobDir, { recursive: true, force: true });
     }
 
     return measured;
@@ -144,27 +117,11 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
 async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     const rows = smoke ? 3000 : Number(args.values.rows ?? ROWS);
-    const only = (args.values.backends as string | undefined)?.split(',') ?? ['sqlite', 'postgres'];
+    const only = (args.values.backends as string | undefined)?.split(',');
     const tables: Table[] = [];
     const checks: TargetCheck[] = [];
     const notes: string[] = [];
-    const backends: Array<() => Promise<Backend>> = [];
-    if (only.includes('sqlite')) {
-        backends.push(async () => {
-            const dir = await tempDir('bench-list');
-            const file = Path.join(dir, 'inbox-capture.sqlite');
-            return { name: 'SQLite', open: () => openSqliteKnex(file), cleanup: () => Fs.rm(dir, { recursive: true, force: true }) };
-        });
-    }
-
-    if (only.includes('postgres')) {
-        backends.push(async () => {
-            const server: PostgresServer = await startPostgres(BENCH_POSTGRES);
-            const url = await server.createDatabase();
-            return { name: 'Postgres', open: () => openPostgresKnex(url), cleanup: () => server.stop() };
-        });
-    }
-
+    const backends = seededBackends(only);
     for (const make of backends) {
         const backend = await make();
         try {

@@ -7,6 +7,7 @@ import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/chil
 import { freePort } from '../helpers/net';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
+import { isolatedEnv, s3Env } from '../helpers/service-env';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -24,18 +25,6 @@ interface InboxPageJson {
     nextCursor?: string;
 }
 
-/** The service's environment: only the variables given, none inherited that could redirect its stores. */
-function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-        if (!/^(AWS_|S3_|DATABASE_URL$|INBOX_CAPTURE_|HOST$|PORT$|SMTP_PORT$|PG)/.test(name)) {
-            env[name] = value;
-        }
-    }
-
-    return { ...env, ...vars };
-}
-
 /**
  * GET /v1/inboxes against `node examples/standalone.js`: mail in by SMTP, inboxes listed,
  * paged and filtered over real HTTP, deletes followed; the process exits 0 on SIGTERM.
@@ -44,7 +33,7 @@ async function session(vars: Record<string, string>): Promise<void> {
     const dataDir = await tempDir('inboxes-e2e');
     const port = await freePort();
     const smtpPort = await freePort();
-    const env = cleanEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, ...vars });
+    const env = isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, ...vars });
     let service: Spawned | undefined;
     const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
     try {
@@ -132,17 +121,7 @@ describe('GET /v1/inboxes end to end (standalone service)', () => {
         });
 
         it('lists, pages, filters and follows deletes', async () => {
-            await session({
-                DATABASE_URL: await postgres.createDatabase(),
-                S3_BUCKET: s3.bucket,
-                S3_ENDPOINT: s3.endpoint,
-                S3_FORCE_PATH_STYLE: 'true',
-                S3_REGION: 'us-east-1',
-                // s3rver accepts any signature; the SDK's default chain reads these.
-                AWS_ACCESS_KEY_ID: 'S3RVER',
-                AWS_SECRET_ACCESS_KEY: 'S3RVER',
-                AWS_EC2_METADATA_DISABLED: 'true'
-            });
+            await session({ DATABASE_URL: await postgres.createDatabase(), ...s3Env(s3) });
         });
     });
 });

@@ -9,6 +9,7 @@ import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from 
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { tempDir } from '../helpers/temp-dir';
 import { startS3, type S3Fixture } from '../helpers/s3';
+import { isolatedEnv, s3Env } from '../helpers/service-env';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -57,27 +58,7 @@ interface Instance extends Spawned {
 
 /** The environment of one instance or CLI run: shared Postgres and S3, nothing inherited that could redirect them. */
 function sharedEnv(databaseUrl: string, s3: S3Fixture, vars: Record<string, string> = {}): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-        if (!/^(AWS_|S3_|DATABASE_URL$|INBOX_CAPTURE_|HOST$|PORT$|SMTP_PORT$|PG)/.test(name)) {
-            env[name] = value;
-        }
-    }
-
-    return {
-        ...env,
-        DATABASE_URL: databaseUrl,
-        S3_BUCKET: s3.bucket,
-        S3_ENDPOINT: s3.endpoint,
-        S3_FORCE_PATH_STYLE: 'true',
-        S3_REGION: 'us-east-1',
-        // s3rver accepts any signature; the SDK's default chain reads these.
-        AWS_ACCESS_KEY_ID: 'S3RVER',
-        AWS_SECRET_ACCESS_KEY: 'S3RVER',
-        // Never ask an instance metadata service for anything.
-        AWS_EC2_METADATA_DISABLED: 'true',
-        ...vars
-    };
+    return isolatedEnv({ DATABASE_URL: databaseUrl, ...s3Env(s3), ...vars });
 }
 
 /** Spawns `node examples/standalone.js` on free ports; resolves once it listens. */

@@ -51,6 +51,13 @@ BEGIN
     DELETE FROM ${INBOXES_TABLE} WHERE name IN (SELECT inbox COLLATE "C" FROM old_emails) AND email_count <= 0;
     RETURN NULL;
 END $$`,
+    // TRUNCATE fires no delete trigger; SQLite has no TRUNCATE (its DELETE without WHERE fires the row trigger).
+    `CREATE FUNCTION inbox_capture_inboxes_on_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM ${INBOXES_TABLE};
+    RETURN NULL;
+END $$`,
+    `CREATE TRIGGER inboxes_on_truncate AFTER TRUNCATE ON emails FOR EACH STATEMENT EXECUTE PROCEDURE inbox_capture_inboxes_on_truncate()`,
     `CREATE TRIGGER inboxes_on_insert AFTER INSERT ON emails REFERENCING NEW TABLE AS new_emails
     FOR EACH STATEMENT EXECUTE PROCEDURE inbox_capture_inboxes_on_insert()`,
     `CREATE TRIGGER inboxes_on_delete AFTER DELETE ON emails REFERENCING OLD TABLE AS old_emails
@@ -86,11 +93,12 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Drops the triggers, their functions and the summary. */
 export async function down(knex: Knex): Promise<void> {
-    await knex.raw('DROP TRIGGER IF EXISTS inboxes_on_insert' + (isPostgres(knex) ? ' ON emails' : ''));
-    await knex.raw('DROP TRIGGER IF EXISTS inboxes_on_delete' + (isPostgres(knex) ? ' ON emails' : ''));
-    if (isPostgres(knex)) {
-        await knex.raw('DROP FUNCTION IF EXISTS inbox_capture_inboxes_on_insert()');
-        await knex.raw('DROP FUNCTION IF EXISTS inbox_capture_inboxes_on_delete()');
+    const pg = isPostgres(knex);
+    for (const event of pg ? ['insert', 'delete', 'truncate'] : ['insert', 'delete']) {
+        await knex.raw(`DROP TRIGGER IF EXISTS inboxes_on_${event}${pg ? ' ON emails' : ''}`);
+        if (pg) {
+            await knex.raw(`DROP FUNCTION IF EXISTS inbox_capture_inboxes_on_${event}()`);
+        }
     }
 
     await knex.schema.dropTableIfExists(INBOXES_TABLE);

@@ -102,6 +102,16 @@ describe('migration 20261124200000_inbox_summary', () => {
                 expect((await store.listInboxes({ limit: 1, prefix: 'fill-' })).inboxes).to.equal([{ name: 'fill-b', count: 2, lastReceivedAt: BASE_TIME + 12 }]);
             });
 
+            it('empties with the emails, whether deleted by hand without a condition or (Postgres) truncated', async () => {
+                await store.saveEmails([draft('empty-a', 1), draft('empty-b', 2)]);
+                expect((await store.listInboxes({ limit: 10 })).inboxes.length).to.be.above(1);
+                await knex('email_blobs').delete();
+                await (backend.name === 'postgres' ? knex.raw('TRUNCATE emails CASCADE') : knex('emails').delete());
+                expect(await store.listInboxes({ limit: 10 })).to.equal({ inboxes: [], hasMore: false });
+                await store.saveEmails([draft('empty-a', 3)]);
+                expect((await store.listInboxes({ limit: 10 })).inboxes).to.equal([{ name: 'empty-a', count: 1, lastReceivedAt: BASE_TIME + 3 }]);
+            });
+
             it('stays exact through every path that writes or deletes, in any mix', async () => {
                 const inboxes = ['mix-a', 'mix-b', 'mix-c', 'mix-d'];
                 let n = 0;
