@@ -9,7 +9,7 @@ import { generateApiKey, hashApiKey } from './keys';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
-import type { ApiKeyInfo, EmailRecord, ListQuery, RecordPage } from './types';
+import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -48,6 +48,8 @@ export interface InboxCapture {
     getEmail(messageId: string): Promise<EmailRecord | null>;
     /** The header fields of the email's top-level message, read from its raw blob (EXTENSIONS §2), or null when the email does not exist. */
     getHeaders(messageId: string): Promise<HeaderField[] | null>;
+    /** One page of the inboxes that hold mail, most recently received first, then by name. */
+    listInboxes(query: InboxQuery): Promise<InboxPage>;
     /** Deletes the record, then its blobs; false when it does not exist. */
     deleteEmail(messageId: string): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
@@ -155,6 +157,10 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             }
 
             return parseHeaderFields(await readHeaderSection(raw));
+        },
+
+        listInboxes(query) {
+            return recordStore.listInboxes(query);
         },
 
         async deleteEmail(messageId) {

@@ -15,6 +15,8 @@ export type { HeaderField } from './header-fields';
 // Links and codes of an email (EXTENSIONS §1), as ingest works them out.
 export { extractLinks } from './links';
 export { extractCodes } from './codes';
+export type { InboxPage, InboxPosition, InboxQuery, InboxSummary } from './types';
+export { encodeInboxCursor, decodeInboxCursor } from './inbox-cursor';
 
 // Errors.
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';

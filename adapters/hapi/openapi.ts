@@ -2,7 +2,7 @@ import type { Request, ServerRoute } from '@hapi/hapi';
 import type { RegisterOptions } from 'hapi-swagger';
 import { getSwaggerJSON } from 'hapi-swagger/lib/builder';
 import swaggerDefaults from 'hapi-swagger/lib/defaults';
-import { API_TAG, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_SERVICE } from './route-context';
+import { API_TAG, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_INBOXES, GROUP_SERVICE } from './route-context';
 
 /** Path of the OpenAPI document (docs/design.md). */
 export const OPENAPI_PATH = '/openapi.json';
@@ -35,6 +35,7 @@ export function openapiSettings(version: string): Record<string, unknown> {
         },
         tags: [
             { name: GROUP_EMAILS, description: 'List, read and delete captured email' },
+            { name: GROUP_INBOXES, description: 'The inboxes that hold mail' },
             { name: GROUP_DOWNLOADS, description: 'Raw messages and attachments' },
             { name: GROUP_SERVICE, description: 'Health, version and documentation' }
         ]

@@ -9,7 +9,7 @@ import { HEADERS_EXPECTED, HEADERS_MESSAGE } from '../helpers/headers-message';
 import { freePort } from '../helpers/net';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
-import { isolatedEnv, postgresS3Env } from '../helpers/standalone-env';
+import { isolatedEnv, postgresS3Env } from '../helpers/service-env';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;

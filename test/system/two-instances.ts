@@ -7,9 +7,9 @@ import { openPostgresKnex } from '../../lib/record-store/postgres-knex';
 import { freePort } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
-import { postgresS3Env } from '../helpers/standalone-env';
 import { tempDir } from '../helpers/temp-dir';
 import { startS3, type S3Fixture } from '../helpers/s3';
+import { postgresS3Env } from '../helpers/service-env';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

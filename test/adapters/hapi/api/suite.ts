@@ -4,6 +4,7 @@ import { crossProcessSuite } from './cross-process-suite';
 import { downloadsSuite } from './downloads-suite';
 import { emailsSuite } from './emails-suite';
 import { headersSuite } from './headers-suite';
+import { inboxesSuite } from './inboxes-suite';
 import type { SuiteLab } from './lab-types';
 import { listSuite } from './list-suite';
 import { longPollSuite } from './long-poll-suite';
@@ -29,6 +30,7 @@ export function hapiApiSuite(lab: SuiteLab, factory: StoreFactory): void {
         listSuite(lab, factory);
         emailsSuite(lab, factory);
         headersSuite(lab, factory);
+        inboxesSuite(lab, factory);
         downloadsSuite(lab, factory);
         longPollSuite(lab, factory);
         crossProcessSuite(lab, factory);

@@ -93,6 +93,7 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails/{messageId}/attachments/{filename}',
                 'GET /v1/emails/{messageId}/headers',
                 'GET /v1/emails/{messageId}/raw',
+                'GET /v1/inboxes',
                 'GET /version'
             ]);
         });
@@ -101,6 +102,7 @@ describe('Hapi plugin public endpoints', () => {
             const names = doc.paths['/v1/emails'].get.parameters!.map((x) => `${x.in}:${x.name}${x.required ? '!' : ''}`);
             expect(names).to.equal(['query:inbox!', 'query:limit', 'query:cursor', 'query:wait', 'query:timeout', 'query:sender', 'query:subject', 'query:receivedAfter', 'query:receivedBefore', 'query:hasAttachments']);
             expect(doc.paths['/v1/emails'].delete.parameters!.map((x) => x.name)).to.equal(['inbox']);
+            expect(doc.paths['/v1/inboxes'].get.parameters!.map((x) => `${x.in}:${x.name}${x.required ? '!' : ''}`)).to.equal(['query:limit', 'query:cursor', 'query:prefix']);
             expect(doc.paths['/v1/emails/{messageId}/attachments/{filename}'].get.parameters!.map((x) => `${x.in}:${x.name}!${x.required}`)).to.equal(['path:messageId!true', 'path:filename!true']);
         });
 
@@ -110,6 +112,7 @@ describe('Hapi plugin public endpoints', () => {
                 'DELETE /v1/emails': { 400: ['MISSING_INBOX', 'INVALID_INBOX', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'] },
                 'GET /v1/emails/{messageId}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'DELETE /v1/emails/{messageId}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
+                'GET /v1/inboxes': { 400: ['INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'] },
                 'GET /v1/emails/{messageId}/raw': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'GET /v1/emails/{messageId}/headers': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'GET /v1/emails/{messageId}/attachments/{filename}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] }
