@@ -7,6 +7,7 @@ import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/chil
 import { freePort } from '../helpers/net';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
+import { isolatedEnv, postgresS3Env } from '../helpers/service-env';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -52,18 +53,6 @@ interface EmailJson {
     messageId: string;
     links: { href: string; text: string }[];
     codes: string[];
-}
-
-/** The process environment without anything that could redirect the service's stores. */
-function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-        if (!/^(AWS_|S3_|DATABASE_URL$|INBOX_CAPTURE_|HOST$|PORT$|SMTP_PORT$|PG)/.test(name)) {
-            env[name] = value;
-        }
-    }
-
-    return { ...env, ...vars };
 }
 
 /**
@@ -120,7 +109,7 @@ describe('links and codes end to end (standalone service, real SMTP)', () => {
     it('answers the sign-up mail\'s links and codes in the list and by id, on SQLite', async () => {
         const dataDir = await tempDir('links-e2e');
         dirs.push(dataDir);
-        const { listed, one } = await signUpRoundTrip(cleanEnv({ INBOX_CAPTURE_DATA_DIR: dataDir }));
+        const { listed, one } = await signUpRoundTrip(isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir }));
         expect({ links: listed.links, codes: listed.codes }).to.equal(EXPECTED);
         expect({ links: one.links, codes: one.codes }).to.equal(EXPECTED);
     });
@@ -128,17 +117,7 @@ describe('links and codes end to end (standalone service, real SMTP)', () => {
     it('answers the sign-up mail\'s links and codes in the list and by id, on Postgres + S3', async () => {
         const dataDir = await tempDir('links-e2e-pg');
         dirs.push(dataDir);
-        const { listed, one } = await signUpRoundTrip(cleanEnv({
-            INBOX_CAPTURE_DATA_DIR: dataDir,
-            DATABASE_URL: await postgres.createDatabase(),
-            S3_BUCKET: s3.bucket,
-            S3_ENDPOINT: s3.endpoint,
-            S3_FORCE_PATH_STYLE: 'true',
-            S3_REGION: 'us-east-1',
-            AWS_ACCESS_KEY_ID: 'S3RVER',
-            AWS_SECRET_ACCESS_KEY: 'S3RVER',
-            AWS_EC2_METADATA_DISABLED: 'true'
-        }));
+        const { listed, one } = await signUpRoundTrip(postgresS3Env(await postgres.createDatabase(), s3, { INBOX_CAPTURE_DATA_DIR: dataDir }));
         expect({ links: listed.links, codes: listed.codes }).to.equal(EXPECTED);
         expect({ links: one.links, codes: one.codes }).to.equal(EXPECTED);
     });
