@@ -22,7 +22,7 @@ export interface ClientBackend {
 /** How to start one backend. */
 export interface ClientBackendKind {
     name: string;
-    start(plugin?: ProvisionOptions['plugin']): Promise<ClientBackend>;
+    start(options?: Pick<ProvisionOptions, 'plugin' | 'server'>): Promise<ClientBackend>;
 }
 
 function baseUrlOf(p: ProvisionedServer): string {
@@ -32,8 +32,8 @@ function baseUrlOf(p: ProvisionedServer): string {
 /** SQLite + files: download links are served by the API's own host. */
 export const SQLITE_FS: ClientBackendKind = {
     name: 'sqlite+fs',
-    async start(plugin) {
-        const p = await provisionServer({ stores: sqliteFsStores(), listen: true, plugin });
+    async start(options = {}) {
+        const p = await provisionServer({ stores: sqliteFsStores(), listen: true, ...options });
         return { p, baseUrl: baseUrlOf(p), linkHostRequests: null, cleanup: () => p.cleanup() };
     }
 };
@@ -44,7 +44,7 @@ export const SQLITE_FS: ClientBackendKind = {
  */
 export const POSTGRES_S3: ClientBackendKind = {
     name: 'postgres+s3',
-    async start(plugin) {
+    async start(options = {}) {
         const postgres = await startPostgres();
         const s3 = await startS3();
         const proxy = await startRecordingProxy(s3.endpoint);
@@ -63,7 +63,7 @@ export const POSTGRES_S3: ClientBackendKind = {
 
         let p: ProvisionedServer;
         try {
-            p = await provisionServer({ recordStore, blobStore, listen: true, plugin });
+            p = await provisionServer({ recordStore, blobStore, listen: true, ...options });
         }
         catch (err) {
             await recordStore.close();
