@@ -7,6 +7,9 @@ export const MAX_LONG_POLL_SECONDS = 28;
 /** `waitForEmail()`'s default total wait, ms. */
 export const DEFAULT_WAIT_MS = 60_000;
 
+/** The longest `timeoutMs`, ms (about 24.8 days): timers fire at once beyond a signed 32-bit delay. */
+export const MAX_WAIT_MS = 2 ** 31 - 1;
+
 /**
  * The newest email matching `options`, chaining server long-polls of at most
  * `longPollSeconds` each until one answers with an email; rejects with
@@ -18,8 +21,8 @@ export async function waitForEmail(
     longPollSeconds: number
 ): Promise<Email> {
     const { timeoutMs = DEFAULT_WAIT_MS, signal, inbox, sender, subject, hasAttachments, receivedAfter } = options;
-    if (!(timeoutMs >= 0)) {
-        throw new TypeError('waitForEmail: timeoutMs must be a number of milliseconds');
+    if (!(timeoutMs >= 0 && timeoutMs <= MAX_WAIT_MS)) {
+        throw new TypeError(`waitForEmail: timeoutMs must be a number of milliseconds from 0 to ${MAX_WAIT_MS}`);
     }
 
     if (signal?.aborted) {

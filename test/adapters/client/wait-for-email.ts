@@ -142,8 +142,10 @@ function suite(kind: ClientBackendKind): void {
             expect(calls).to.equal([]);
         });
 
-        it('refuses a timeoutMs that is not a number', async () => {
-            await expect(clientWith().waitForEmail({ inbox: 'x', timeoutMs: Number.NaN })).to.reject(TypeError, /timeoutMs/);
+        it('refuses a timeoutMs that is not a number of milliseconds a timer can wait', async () => {
+            for (const timeoutMs of [Number.NaN, -1, Infinity, 2 ** 31]) {
+                await expect(clientWith().waitForEmail({ inbox: 'x', timeoutMs }), String(timeoutMs)).to.reject(TypeError, /timeoutMs/);
+            }
         });
     });
 }
