@@ -16,8 +16,8 @@ export interface StandaloneService {
     stop(): Promise<void>;
 }
 
-/** The service's environment: only the variables it is given (none inherited from the caller's shell). */
-function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+/** The service's and the CLI's environment: only the variables under test (none of its own inherited from the caller's shell). */
+export function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of ['DATABASE_URL', 'S3_BUCKET', 'S3_ENDPOINT', 'INBOX_CAPTURE_SIGNING_SECRET', 'HOST', 'PORT', 'SMTP_PORT', 'INBOX_CAPTURE_DATA_DIR']) {
         delete env[name];

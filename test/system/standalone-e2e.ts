@@ -6,6 +6,7 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { freePort } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
+import { serviceEnv } from '../helpers/standalone-service';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -25,16 +26,6 @@ interface Service {
     exited: Promise<number | null>;
     /** Kills the process if a test left it running, removes the data dir. */
     cleanup(): Promise<void>;
-}
-
-/** Environment of the service and the CLI: only the variables under test. */
-function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ['DATABASE_URL', 'S3_BUCKET', 'S3_ENDPOINT', 'INBOX_CAPTURE_SIGNING_SECRET', 'HOST', 'PORT', 'SMTP_PORT', 'INBOX_CAPTURE_DATA_DIR']) {
-        delete env[name];
-    }
-
-    return { ...env, ...vars };
 }
 
 /** Spawns `node examples/standalone.js` on free ports and a temp data dir; resolves once it listens. */
