@@ -1,14 +1,5 @@
 import type { Browser } from 'playwright-core';
 
-// @sparticuz/chromium unpacks the libraries it bundles only where it believes it runs on
-// AWS Lambda; machines without libnss3 need them, so it is told so before it loads.
-process.env.AWS_EXECUTION_ENV ??= 'AWS_Lambda_nodejs20.x';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const chromiumModule = require('@sparticuz/chromium') as { default?: ChromiumPackage } & ChromiumPackage;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { chromium } = require('playwright-core') as typeof import('playwright-core');
-
 interface ChromiumPackage {
     executablePath(): Promise<string>;
 }
@@ -19,6 +10,25 @@ interface ChromiumPackage {
  * The caller closes it.
  */
 export async function launchBrowser(): Promise<Browser> {
-    const Chromium = chromiumModule.default ?? chromiumModule;
-    return chromium.launch({ executablePath: await Chromium.executablePath(), args: [], headless: true });
+    // @sparticuz/chromium unpacks the libraries it bundles (machines without libnss3 need
+    // them) only where it believes it runs on AWS Lambda, checked when it loads and when
+    // it unpacks. Only then: the AWS SDK of the other tests in this process reads the variable too.
+    const own = process.env.AWS_EXECUTION_ENV === undefined;
+    if (own) {
+        process.env.AWS_EXECUTION_ENV = 'AWS_Lambda_nodejs20.x';
+    }
+
+    try {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const loaded = require('@sparticuz/chromium') as { default?: ChromiumPackage } & ChromiumPackage;
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { chromium } = require('playwright-core') as typeof import('playwright-core');
+        const executablePath = await (loaded.default ?? loaded).executablePath();
+        return await chromium.launch({ executablePath, args: [], headless: true });
+    }
+    finally {
+        if (own) {
+            delete process.env.AWS_EXECUTION_ENV;
+        }
+    }
 }
