@@ -74,7 +74,9 @@ async function main(): Promise<void> {
     const resultsFile = values.results ?? (!smoke && !only ? Path.join(ROOT, 'bench', 'RESULTS.md') : undefined);
     const machine = describeMachine();
     const startedAt = new Date();
-    console.log(`# inbox-capture benchmarks${smoke ? ' (smoke run)' : ''}\n${machine}\ncode: ${gitDescription()}\n`);
+    // Read once, before any benchmark: the code measured is the build made before the run, whatever is edited during it.
+    const code = gitDescription();
+    console.log(`# inbox-capture benchmarks${smoke ? ' (smoke run)' : ''}\n${machine}\ncode: ${code}\n`);
 
     const outDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'ic-bench-run-'));
     const results: BenchResult[] = [];
@@ -119,7 +121,7 @@ async function main(): Promise<void> {
             `Latest \`npm run bench\`, ${startedAt.toISOString()} (${((Date.now() - startedAt.getTime()) / 60_000).toFixed(0)} min).`,
             '',
             `- ${machine}`,
-            `- code: ${gitDescription()}`,
+            `- code: ${code}`,
             '- Every figure below comes from this one run; ratios compare servers measured in it, alternating.',
             '',
             summary,

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { sha256Hex } from '../lib/ids';
+import { linksAndCodesOf } from '../lib/links-and-codes';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { toInsertRow } from '../lib/record-store/rows';
 import type { EmailRecord } from '../lib/types';
@@ -22,7 +23,7 @@ export const OTHER_INBOXES = 1000;
 export const SEED_EPOCH_MS = Date.UTC(2024, 0, 1);
 /**
  * Rows per INSERT statement. Knex writes a multi-row SQLite insert as a compound
- * SELECT, which SQLite caps at 500 terms; Postgres takes 1,000 rows × 18 columns
+ * SELECT, which SQLite caps at 500 terms; Postgres takes 1,000 rows × 20 columns
  * well under its 65,535 bound parameters.
  */
 const ROWS_PER_INSERT = { sqlite: 400, pg: 1000 };
@@ -53,19 +54,23 @@ export function seedRecord(i: number): EmailRecord {
     const prefix = i.toString(16).padStart(24, '0');
     const hasAttachment = j % SEED_SHAPE.attachmentEvery === 0;
     const word = j % 20 === 0 ? SEED_SHAPE.rareSubjectWord : 'update';
+    const subject = `Your ${word} number ${i} from Bench Corp`;
+    const body = `Hello,\n\nthis is seeded message ${i}. Nothing to see here, only rows to page through.\n\nBench Corp\n`;
+    const htmlBody = j % 2 === 0 ? `<p>Hello,</p><p>this is seeded message ${i}.</p>` : '';
     return {
         messageId,
         sourceId: messageId,
         inbox,
         sender: `user${j % SEED_SHAPE.senders}@sender${j % 7}.example`,
         recipient: `${inbox}@bench.test`,
-        subject: `Your ${word} number ${i} from Bench Corp`,
-        body: `Hello,\n\nthis is seeded message ${i}. Nothing to see here, only rows to page through.\n\nBench Corp\n`,
-        htmlBody: j % 2 === 0 ? `<p>Hello,</p><p>this is seeded message ${i}.</p>` : '',
+        subject,
+        body,
+        htmlBody,
         receivedAt: SEED_EPOCH_MS + Math.floor(i / SEED_SHAPE.rowsPerSecond) * 1000,
         rawKey: `${prefix}/raw.eml`,
         rawSize: 1500,
-        attachments: hasAttachment ? [{ filename: '0-report.pdf', contentType: 'application/pdf', size: 52_000, blobKey: `${prefix}/att/0` }] : []
+        attachments: hasAttachment ? [{ filename: '0-report.pdf', contentType: 'application/pdf', size: 52_000, blobKey: `${prefix}/att/0` }] : [],
+        ...linksAndCodesOf({ subject, body, htmlBody })
     };
 }
 

@@ -8,8 +8,12 @@ export { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from 
 export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type IngestOptions } from './ingest';
 
 // Records and queries.
-export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, ListQuery, RecordPage, StoredAttachment } from './types';
+export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQuery, RecordPage, StoredAttachment } from './types';
 export { encodeCursor, decodeCursor } from './cursor';
+
+// Links and codes of an email (EXTENSIONS §1), as ingest works them out.
+export { extractLinks } from './links';
+export { extractCodes } from './codes';
 
 // Errors.
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';

@@ -5,6 +5,7 @@ import { InboxCaptureError, isInboxCaptureError } from './errors';
 import { generateMessageId, newBlobPrefix } from './ids';
 import type { Notifier } from './notifier';
 import { parseMessage, type ParsedMessage } from './parse';
+import { linksAndCodesOf } from './links-and-codes';
 import { readBounded } from './read-bounded';
 import { defaultInboxFromAddress, isValidInbox, type InboxFromAddress } from './recipients';
 import type { RecordStore, SaveResult } from './record-store/record-store';
@@ -108,8 +109,10 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
         throw new InboxCaptureError('RECORD_STORE_UNAVAILABLE', 'storing the email records failed', { cause: err });
     }
 
-    // Committed: from here on nothing may fail the ingest.
-    const replacedKeys = blobKeysOf(result.replaced);
+    // Committed: from here on nothing may fail the ingest. Blobs the save removed with
+    // the replaced copies are not deleted again (that would be an empty write transaction).
+    const removed = new Set(result.removedBlobKeys);
+    const replacedKeys = blobKeysOf(result.replaced).filter((key) => !removed.has(key));
     if (replacedKeys.length > 0) {
         try {
             await within(blobStore.delete(replacedKeys), blobTimeoutMs, 'removing the blobs of replaced emails');
@@ -165,6 +168,8 @@ async function writeCopies(
     const sender = parsed.from ?? bareAddress(options.mailFrom ?? '');
     const body = parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
     const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
+    // Once per message, shared by its copies: they have the same subject and bodies.
+    const { links, codes } = linksAndCodesOf({ subject: parsed.subject, body, htmlBody: parsed.html });
 
     const drafts: EmailDraft[] = [];
     for (const [inbox, recipient] of targets) {
@@ -191,7 +196,9 @@ async function writeCopies(
             receivedAt,
             rawKey,
             rawSize: bytes.length,
-            attachments
+            attachments,
+            links,
+            codes
         });
     }
 

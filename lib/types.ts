@@ -9,6 +9,14 @@ export interface StoredAttachment {
     blobKey: string;
 }
 
+/** A link of an email (EXTENSIONS §1): an anchor of the HTML body or a bare URL of the text body. */
+export interface Link {
+    /** The href, entities decoded and trimmed, otherwise as written. */
+    href: string;
+    /** The anchor's visible text, whitespace collapsed (`""` when none); a bare URL's text is the URL. */
+    text: string;
+}
+
 /** One stored copy of a message in one inbox. */
 export interface EmailRecord {
     /** Unique across the store: the bare Message-ID, or derived from it and the inbox (docs/design.md). */
@@ -27,10 +35,17 @@ export interface EmailRecord {
     /** Size of the raw .eml in bytes. */
     rawSize: number;
     attachments: StoredAttachment[];
+    /** Links of the HTML, then the text body, at most 100 (links.ts). */
+    links: Link[];
+    /** Candidate one-time codes of the subject, then the body, at most 10 (codes.ts). */
+    codes: string[];
 }
 
-/** A copy before the record store gave it its `messageId`. */
-export type EmailDraft = Omit<EmailRecord, 'messageId'>;
+/**
+ * A copy before the record store gave it its `messageId`. `links` and `codes`, when
+ * absent, are worked out from the subject and bodies by the store.
+ */
+export type EmailDraft = Omit<EmailRecord, 'messageId' | 'links' | 'codes'> & Partial<Pick<EmailRecord, 'links' | 'codes'>>;
 
 /** Position after which a page starts (keyset pagination). */
 export interface CursorPosition {

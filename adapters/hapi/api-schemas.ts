@@ -13,6 +13,14 @@ export const attachmentSchema = Joi.object({
         .example('/v1/emails/abc%40example.com/attachments/0-report.pdf')
 }).label('Attachment');
 
+/** A link of an email (EXTENSIONS §1). */
+export const linkSchema = Joi.object({
+    href: Joi.string().required().description('The href as written (entities decoded, trimmed): http(s) or mailto.')
+        .example('https://example.com/verify?token=abc'),
+    text: Joi.string().allow('').required().description('The anchor\'s visible text, whitespace collapsed; a bare URL of the text body is its own text.')
+        .example('Confirm your address')
+}).label('Link');
+
 /** The API's email object: every field always present (docs/design.md). */
 export const emailSchema = Joi.object({
     messageId: Joi.string().required().description('Message-ID without angle brackets (or derived from it and the inbox).').example('abc@example.com'),
@@ -25,7 +33,12 @@ export const emailSchema = Joi.object({
     attachments: Joi.array().items(attachmentSchema).required(),
     receivedAt: Joi.number().integer().required().description('Unix milliseconds.'),
     rawUrl: Joi.string().required().description('Relative URL of the raw .eml (a 302 to a pre-signed link).')
-        .example('/v1/emails/abc%40example.com/raw')
+        .example('/v1/emails/abc%40example.com/raw'),
+    links: Joi.array().items(linkSchema).max(100).required()
+        .description('Links of the HTML body, then bare URLs of the text body; deduplicated by href, at most 100 (docs/api.md).'),
+    codes: Joi.array().items(Joi.string().pattern(/^[0-9]{4,8}$/)).max(10).required()
+        .description('Candidate one-time codes (4 to 8 digits standing alone) of the subject, then the body; at most 10 (docs/api.md).')
+        .example(['482913'])
 }).label('Email');
 
 /** The list page envelope (docs/design.md). */

@@ -25,6 +25,16 @@ export interface EmailView {
     receivedAt: number;
     /** Relative URL of the raw .eml, the plugin's route prefix included. */
     rawUrl: string;
+    /** Links of the HTML, then the text body (EXTENSIONS §1). */
+    links: LinkView[];
+    /** Candidate one-time codes of the subject, then the body (EXTENSIONS §1). */
+    codes: string[];
+}
+
+/** A link of an email as the API shows it. */
+export interface LinkView {
+    href: string;
+    text: string;
 }
 
 /** The list page envelope: `nextCursor` is present exactly when `hasMore` is true. */

@@ -32,7 +32,9 @@ export function toEmailView(record: EmailRecord, pathPrefix = ''): EmailView {
             url: attachmentUrl(record.messageId, a.filename, pathPrefix)
         })),
         receivedAt: record.receivedAt,
-        rawUrl: rawUrl(record.messageId, pathPrefix)
+        rawUrl: rawUrl(record.messageId, pathPrefix),
+        links: record.links.map((l) => ({ href: l.href, text: l.text })),
+        codes: [...record.codes]
     };
 }
 

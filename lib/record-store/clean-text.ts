@@ -1,5 +1,6 @@
 /** Text as both backends can store it and read back unchanged. */
 
+import { completeDraft } from '../links-and-codes';
 import type { EmailDraft } from '../types';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -15,8 +16,12 @@ export function cleanText(value: string): string {
     return noNul.replace(LONE_SURROGATE, '\uFFFD');
 }
 
-/** A draft with every text field cleaned; blob keys are ours (hex from newBlobPrefix), never from mail, so kept as given. */
-export function cleanDraft(draft: EmailDraft): EmailDraft {
+/**
+ * A draft with every text field cleaned, links and codes included (worked out when
+ * absent); blob keys are ours (hex from newBlobPrefix), never from mail, so kept as given.
+ */
+export function cleanDraft(given: EmailDraft): EmailDraft {
+    const draft = completeDraft(given);
     return {
         sourceId: cleanText(draft.sourceId),
         inbox: cleanText(draft.inbox),
@@ -33,7 +38,9 @@ export function cleanDraft(draft: EmailDraft): EmailDraft {
             contentType: cleanText(a.contentType),
             size: a.size,
             blobKey: a.blobKey
-        }))
+        })),
+        links: draft.links.map((l) => ({ href: cleanText(l.href), text: cleanText(l.text) })),
+        codes: draft.codes
     };
 }
 

@@ -10,6 +10,7 @@ import { sqliteWriteTurns } from '../sqlite/write-turns';
 import type { ApiKeyInfo, RecordPage } from '../types';
 import { cleanDraft, cleanText, containsPattern } from './clean-text';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
+import { backfillLinksAndCodes } from './backfill-links-codes';
 import { migrate } from './migration-source';
 import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import { watchNotifications } from './pg-listen';
@@ -128,8 +129,10 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const store: RecordStore = {
         stagedBlobTarget: sqliteFile,
 
-        migrate() {
-            return migrate(knex);
+        async migrate() {
+            await migrate(knex);
+            // Emails stored by an earlier version get their links and codes before the store serves.
+            await backfillLinksAndCodes(knex, { transaction: write });
         },
 
         async saveEmails(drafts, saveOptions) {

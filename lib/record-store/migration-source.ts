@@ -5,6 +5,7 @@ import { sha256Hex } from '../ids';
 import * as initial from './migrations/20261121000000_initial';
 import * as searchTrigrams from './migrations/20261121120000_search_trigrams';
 import * as smallBlobs from './migrations/20261124000000_small_blobs';
+import * as linksCodes from './migrations/20261125000000_links_codes';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -21,7 +22,8 @@ const MIGRATE_RETRY_MS = 500;
 const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261121000000_initial': initial,
     '20261121120000_search_trigrams': searchTrigrams,
-    '20261124000000_small_blobs': smallBlobs
+    '20261124000000_small_blobs': smallBlobs,
+    '20261125000000_links_codes': linksCodes
 };
 
 /**

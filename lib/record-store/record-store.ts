@@ -7,6 +7,11 @@ export interface SaveResult {
     saved: EmailRecord[];
     /** Earlier copies replaced by this delivery: their blobs are now garbage. */
     replaced: EmailRecord[];
+    /**
+     * Keys of `replaced`'s blobs that the save already deleted in its own transaction
+     * (staged blobs kept in the records' database): the caller deletes only the rest.
+     */
+    removedBlobKeys?: string[];
 }
 
 /** What else a save commits. */
@@ -24,7 +29,7 @@ export interface SaveOptions {
  * `null`/`false`, throw only when broken, and never leak driver objects.
  */
 export interface RecordStore {
-    /** Creates or upgrades the schema; safe to call on every start. */
+    /** Creates or upgrades the schema and fills in what an upgrade adds to stored emails; safe to call on every start. */
     migrate(): Promise<void>;
 
     /**

@@ -1,6 +1,7 @@
 /** The rows of `emails` and `api_keys` as the drivers return them, and the records they map to. */
 
-import type { ApiKeyInfo, EmailRecord, StoredAttachment } from '../types';
+import { linksAndCodesOf } from '../links-and-codes';
+import type { ApiKeyInfo, EmailRecord, Link, StoredAttachment } from '../types';
 
 /** A row of `emails` with the columns EMAIL_COLUMNS selects. */
 export interface EmailRow {
@@ -17,6 +18,10 @@ export interface EmailRow {
     raw_key: string;
     raw_size: number | string;
     attachments: string;
+    /** JSON text of Link[]; NULL in rows stored before the column existed and not yet back-filled. */
+    links: string | null;
+    /** JSON text of string[]; NULL like `links`. */
+    codes: string | null;
 }
 
 /** A row of `api_keys` with the columns KEY_COLUMNS selects. */
@@ -29,14 +34,17 @@ export interface KeyRow {
 /** The columns of `emails` a record is read from. */
 export const EMAIL_COLUMNS = [
     'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
-    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments'
+    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes'
 ];
 
 /** The columns of `api_keys` a key's info is read from. */
 export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
 
-/** The record an `emails` row holds. */
+/** The record an `emails` row holds; links and codes the back-fill has not reached yet are worked out here. */
 export function toRecord(row: EmailRow): EmailRecord {
+    const derived = row.links === null || row.codes === null
+        ? linksAndCodesOf({ subject: row.subject, body: row.body, htmlBody: row.html_body })
+        : { links: parseLinks(row.links), codes: parseCodes(row.codes) };
     return {
         messageId: row.message_id,
         sourceId: row.source_id,
@@ -49,8 +57,29 @@ export function toRecord(row: EmailRow): EmailRecord {
         receivedAt: toNumber(row.received_at),
         rawKey: row.raw_key,
         rawSize: toNumber(row.raw_size),
-        attachments: parseAttachments(row.attachments)
+        attachments: parseAttachments(row.attachments),
+        links: derived.links,
+        codes: derived.codes
     };
+}
+
+// Only the two known fields are kept, as for attachments.
+function parseLinks(json: string): Link[] {
+    const parsed: unknown = JSON.parse(json);
+    if (!Array.isArray(parsed)) {
+        throw new Error('Stored links are not a JSON array');
+    }
+
+    return parsed.map((l: Link) => ({ href: l.href, text: l.text }));
+}
+
+function parseCodes(json: string): string[] {
+    const parsed: unknown = JSON.parse(json);
+    if (!Array.isArray(parsed)) {
+        throw new Error('Stored codes are not a JSON array');
+    }
+
+    return parsed as string[];
 }
 
 // Only the four known fields are kept, whatever else the stored JSON holds.
@@ -87,7 +116,9 @@ export function toInsertRow({ record, sourceHash, messageHash }: { record: Email
         raw_key: record.rawKey,
         raw_size: record.rawSize,
         has_attachments: record.attachments.length > 0,
-        attachments: JSON.stringify(record.attachments)
+        attachments: JSON.stringify(record.attachments),
+        links: JSON.stringify(record.links),
+        codes: JSON.stringify(record.codes)
     };
 }
 

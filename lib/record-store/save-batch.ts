@@ -14,7 +14,7 @@ import type { Outcome } from '../group-commit';
 import type { EmailDraft } from '../types';
 import { isOwnFailure } from './db-errors';
 import type { SaveResult } from './record-store';
-import { lockDeliveries, notifyInboxes, removeStagedBlobsOf, storeDeliveries, writeStagedBlobs } from './save-statements';
+import { lockDeliveries, notifyInboxes, removeStagedBlobsOf, storeDeliveries, withRemovedBlobKeys, writeStagedBlobs } from './save-statements';
 import type { SqliteBatchWriter } from './sqlite-batch-writer';
 
 /** One delivery of a batch: its drafts and the blobs staged to commit with them. */
@@ -75,11 +75,7 @@ async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isol
                 const [value] = await trx.transaction(async (savepoint) => {
                     const values = await storeDeliveries(savepoint, [drafts]);
                     await writeStagedBlobs(savepoint, blobs);
-                    if (!pg) {
-                        await removeStagedBlobsOf(savepoint, values.flatMap((v) => v.replaced));
-                    }
-
-                    return values;
+                    return pg ? values : withRemovedBlobKeys(values, await removeStagedBlobsOf(savepoint, values.flatMap((v) => v.replaced)));
                 });
                 outcomes.push({ ok: true, value: value! });
             }
@@ -93,15 +89,15 @@ async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isol
         }
     }
     else {
-        const values = await storeDeliveries(trx, batch.map((d) => d.drafts));
-        for (const value of values) {
-            outcomes.push({ ok: true, value });
-        }
-
+        let values = await storeDeliveries(trx, batch.map((d) => d.drafts));
         await writeStagedBlobs(trx, batch.flatMap((d) => d.blobs));
         if (!pg) {
             // The replaced copies' small blobs go in the same commit (SQLite keeps them in this database).
-            await removeStagedBlobsOf(trx, values.flatMap((v) => v.replaced));
+            values = withRemovedBlobKeys(values, await removeStagedBlobsOf(trx, values.flatMap((v) => v.replaced)));
+        }
+
+        for (const value of values) {
+            outcomes.push({ ok: true, value });
         }
     }
 

@@ -5,6 +5,7 @@
  */
 
 import { deriveMessageId, sha256Hex } from '../ids';
+import { completeDraft } from '../links-and-codes';
 import type { EmailDraft, EmailRecord } from '../types';
 import type { SaveResult } from './record-store';
 
@@ -115,7 +116,7 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
                 messageId = chosen.messageId;
             }
 
-            const record: EmailRecord = { messageId, ...draft };
+            const record: EmailRecord = { messageId, ...completeDraft(draft) };
             const insert: PendingInsert = { record, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
             inserts.push(insert);
             copies.set(key, { record, insert });
@@ -183,5 +184,5 @@ function chooseId(draft: EmailDraft, single: boolean, held: ReadonlyMap<string, 
 
 // A replaced record goes to another caller than the one it was saved for: its own copy.
 function copyRecord(record: EmailRecord): EmailRecord {
-    return { ...record, attachments: record.attachments.map((a) => ({ ...a })) };
+    return { ...record, attachments: record.attachments.map((a) => ({ ...a })), links: record.links.map((l) => ({ ...l })), codes: [...record.codes] };
 }

@@ -23,7 +23,7 @@ export const IN_LIST_CHUNK = 500;
  */
 const LOOKUP_CHUNK = 100;
 /**
- * Rows per multi-row INSERT into emails (17 values each): under every bound-parameter
+ * Rows per multi-row INSERT into emails (19 values each): under every bound-parameter
  * limit, and under the 500 terms SQLite allows a compound SELECT (knex writes a
  * multi-row insert on SQLite as SELECT ... UNION ALL SELECT ...).
  */
@@ -91,15 +91,34 @@ export function blobKeysOfRecords(records: EmailRecord[]): string[] {
     return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
 }
 
+/** Each result with the keys of its replaced copies' blobs that `removed` holds (when it has any). */
+export function withRemovedBlobKeys(results: SaveResult[], removed: ReadonlySet<string>): SaveResult[] {
+    if (removed.size === 0) {
+        return results;
+    }
+
+    return results.map((result) => {
+        const removedBlobKeys = blobKeysOfRecords(result.replaced).filter((key) => removed.has(key));
+        return removedBlobKeys.length > 0 ? { ...result, removedBlobKeys } : result;
+    });
+}
+
 /**
  * Deletes the small blobs of replaced copies kept in this database's blobs table
  * (SQLite), in the transaction that replaces them, so no kill can orphan them.
+ * Answers the keys it found (and deleted).
  */
-export async function removeStagedBlobsOf(trx: Knex.Transaction, replaced: EmailRecord[]): Promise<void> {
+export async function removeStagedBlobsOf(trx: Knex.Transaction, replaced: EmailRecord[]): Promise<Set<string>> {
     const keys = blobKeysOfRecords(replaced);
+    const removed = new Set<string>();
     for (let i = 0; i < keys.length; i += IN_LIST_CHUNK) {
-        await trx(BLOBS_TABLE).whereIn('key', keys.slice(i, i + IN_LIST_CHUNK)).delete();
+        const chunk = keys.slice(i, i + IN_LIST_CHUNK);
+        // Raw: Knex's delete() answers a count on SQLite, whatever returning() asks for.
+        const rows: { key: string }[] = await trx.raw(`DELETE FROM ${BLOBS_TABLE} WHERE key IN (${chunk.map(() => '?').join(', ')}) RETURNING key`, chunk);
+        rows.forEach(({ key }) => removed.add(key));
     }
+
+    return removed;
 }
 
 /**

@@ -14,12 +14,13 @@ import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
-import { blobKeysOfRecords } from './save-statements';
+import { blobKeysOfRecords, withRemovedBlobKeys } from './save-statements';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
     'message_id', 'message_id_hash', 'source_id', 'source_id_hash', 'inbox', 'sender', 'recipient', 'subject',
-    'sender_folded', 'subject_folded', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'has_attachments', 'attachments'
+    'sender_folded', 'subject_folded', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'has_attachments', 'attachments',
+    'links', 'codes'
 ];
 
 // Lists travel as one JSON parameter (json_each), so each statement is prepared once
@@ -33,7 +34,7 @@ const SQL = {
     holder: 'SELECT seq FROM emails WHERE message_id_hash = ?',
     removeLinks: 'DELETE FROM email_blobs WHERE email_seq IN (SELECT value FROM json_each(?))',
     removeEmails: 'DELETE FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
-    removeBlobs: `DELETE FROM ${BLOBS_TABLE} WHERE key IN (SELECT value FROM json_each(?))`,
+    removeBlobs: `DELETE FROM ${BLOBS_TABLE} WHERE key IN (SELECT value FROM json_each(?)) RETURNING key`,
     insertEmails: `INSERT INTO emails (${INSERT_COLUMNS.join(', ')})
         SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
     // By the id digest, so the insert needs no RETURNING read back into JS.
@@ -165,13 +166,15 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
 
         const { plan } = outcome;
         // Removed copies first (a replacement may take the same id), then the rows, then their links.
+        const removedKeys = new Set<string>();
         const records = (async () => {
             if (plan.removed.length > 0) {
                 const seqs = JSON.stringify(plan.removed.map(Number));
                 await all(s.removeLinks, [seqs]);
                 await all(s.removeEmails, [seqs]);
                 // The replaced copies' small blobs go in the same commit: a kill after it leaves no orphan.
-                await all(s.removeBlobs, [JSON.stringify(plan.results.flatMap((r) => blobKeysOfRecords(r.replaced)))]);
+                const removed = await all<{ key: string }>(s.removeBlobs, [JSON.stringify(plan.results.flatMap((r) => blobKeysOfRecords(r.replaced)))]);
+                removed.forEach(({ key }) => removedKeys.add(key));
             }
 
             if (plan.inserts.length > 0) {
@@ -198,7 +201,7 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             throw failed.reason;
         }
 
-        return plan.results;
+        return withRemovedBlobKeys(plan.results, removedKeys);
     }
 }
 

@@ -22,7 +22,7 @@ const BASE_TIME = 1_700_000_000_000;
 
 /** Every key an EmailRecord has: nothing more may leak out of a store. */
 const RECORD_KEYS = [
-    'attachments', 'body', 'htmlBody', 'inbox', 'messageId', 'rawKey', 'rawSize',
+    'attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSize',
     'receivedAt', 'recipient', 'sender', 'sourceId', 'subject'
 ];
 
@@ -52,6 +52,8 @@ function draft(inbox: string, overrides: Partial<EmailDraft> = {}): EmailDraft {
         rawKey: `raw-${tag}-${n}`,
         rawSize: 1000 + n,
         attachments: [],
+        links: [],
+        codes: [],
         ...overrides
     };
 }
@@ -164,6 +166,29 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 const page = await store().listEmails({ inbox: d.inbox, limit: 10 });
                 expect(page.records).to.equal([saved]);
                 expect(Object.keys(page.records[0]!).sort()).to.equal(RECORD_KEYS);
+            });
+
+            it('stores the links and codes given and returns them from get and list (EXTENSIONS §1)', async () => {
+                const links = [{ href: 'https://x.test/a?b=1&c=2', text: 'Öffnen 👋' }, { href: 'mailto:a@x.test', text: '' }];
+                const d = draft(newInbox(), { links, codes: ['482913', '0042'] });
+                const saved = await saveOne(store(), d);
+                expect(saved).to.include({ links, codes: ['482913', '0042'] });
+                expect(await store().getEmail(saved.messageId)).to.equal(saved);
+                expect((await store().listEmails({ inbox: d.inbox, limit: 10 })).records).to.equal([saved]);
+            });
+
+            it('works out the links and codes of a draft saved without them', async () => {
+                const d = draft(newInbox(), {
+                    subject: 'Your code 739201',
+                    body: 'Or open https://x.test/t.',
+                    htmlBody: '<a href="https://x.test/v">Verify</a>'
+                });
+                delete d.links;
+                delete d.codes;
+                const saved = await saveOne(store(), d);
+                const expected = { links: [{ href: 'https://x.test/v', text: 'Verify' }, { href: 'https://x.test/t', text: 'https://x.test/t' }], codes: ['739201'] };
+                expect(saved).to.include(expected);
+                expect(await store().getEmail(saved.messageId)).to.include(expected);
             });
 
             it('gives every copy of a multi-inbox delivery the derived id', async () => {

@@ -73,6 +73,41 @@ describe('embedded-stores', () => {
             }
         });
 
+        it('deletes a replaced copy\'s blobs once: the small ones in the replacing commit, only the files afterwards', async () => {
+            const dataDir = await Fs.mkdtemp(Path.join(dir, 'replaced-once-'));
+            const stores = await openEmbeddedStores({ dataDir, signingSecret: TEST_SIGNING_SECRET });
+            const deleted: string[][] = [];
+            // The real store, its deletes seen: after the commit, only keys it still holds may be asked for.
+            const blobStore = { ...stores.blobStore, delete: (keys: string[]) => {
+                deleted.push(keys);
+                return stores.blobStore.delete(keys);
+            } };
+            try {
+                await stores.recordStore.migrate();
+                const context = { recordStore: stores.recordStore, blobStore, recipients: ['again@x'] };
+                const large = Buffer.alloc(DEFAULT_TIER_THRESHOLD_BYTES + 1, 7);
+                const raw = Buffer.from(buildMail({ messageId: 'again@x', attachments: [{ filename: 'small.txt', contentType: 'text/plain', content: 'small' }, { filename: 'large.bin', contentType: 'application/octet-stream', content: large }] }));
+                const [first] = await ingestRawEmail(raw, context);
+                const [second] = await ingestRawEmail(raw, context);
+
+                // The small attachment's row went with the replaced record; the raw message and the large attachment are files.
+                expect(deleted).to.equal([[first!.rawKey, first!.attachments[1]!.blobKey]]);
+                expect(await blobKeys(stores.blobStore)).to.equal(keysOf(second!).sort());
+
+                // All small: nothing is left to delete after the commit.
+                const small = Buffer.from(buildMail({ messageId: 'small@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] }));
+                deleted.length = 0;
+                await ingestRawEmail(small, context);
+                const [latest] = await ingestRawEmail(small, context);
+                expect(deleted).to.equal([]);
+                expect(await rowKeys(Path.join(dataDir, SQLITE_FILENAME))).to.equal([...keysOf(latest!), second!.attachments[0]!.blobKey].sort());
+            }
+            finally {
+                await stores.recordStore.close();
+                await stores.blobStore.close?.();
+            }
+        });
+
         it('writes no blob when the records are not committed (staged blobs roll back with them)', async () => {
             const dataDir = await Fs.mkdtemp(Path.join(dir, 'rolled-back-'));
             const stores = await openEmbeddedStores({ dataDir, signingSecret: TEST_SIGNING_SECRET });

@@ -22,7 +22,9 @@ function record(n: number): EmailRecord {
         receivedAt: n,
         rawKey: `k${n}/raw.eml`,
         rawSize: 1,
-        attachments: [{ filename: '0-a.txt', contentType: 'text/plain', size: 1, blobKey: `k${n}/att/0` }]
+        attachments: [{ filename: '0-a.txt', contentType: 'text/plain', size: 1, blobKey: `k${n}/att/0` }],
+        links: [],
+        codes: []
     };
 }
 

@@ -20,6 +20,8 @@ describe('index', () => {
             'defaultInboxFromAddress',
             'deriveMessageId',
             'encodeCursor',
+            'extractCodes',
+            'extractLinks',
             'generateApiKey',
             'generateMessageId',
             'hashApiKey',

@@ -122,7 +122,9 @@ describe('ingest', () => {
                 attachments: [],
                 receivedAt: 1_750_000_000_000,
                 rawKey: copies[0].rawKey,
-                rawSize: raw.length
+                rawSize: raw.length,
+                links: [],
+                codes: []
             }]);
 
             const stored = await p.recordStore.getEmail('plain-1@example.com');
@@ -267,6 +269,51 @@ describe('ingest', () => {
             // No id to recognise it by: the second delivery is a second email, not a replacement.
             expect(second.messageId).to.not.equal(first.messageId);
             expect(await p.records('inbox')).to.have.length(2);
+        });
+
+        it('works out links and codes once from the parsed fields and stores them on every copy (EXTENSIONS §1)', async (flags: Flags) => {
+            const p = await provision(flags);
+            const raw = crlf([
+                'From: Example <noreply@example.com>',
+                'To: a@example.com, b@example.com',
+                'Subject: Your code is 482913',
+                'Message-ID: <signup-links@example.com>',
+                'MIME-Version: 1.0',
+                'Content-Type: multipart/alternative; boundary="b"',
+                '',
+                '--b',
+                'Content-Type: text/plain; charset=utf-8',
+                '',
+                'Confirm: https://example.com/confirm?t=abc',
+                'Help: https://example.com/help.',
+                '--b',
+                'Content-Type: text/html; charset=utf-8',
+                '',
+                '<p><a href="https://example.com/confirm?t=abc&amp;src=mail">Confirm <b>account</b></a></p>',
+                '--b--',
+                ''
+            ].join('\n'));
+            const copies = await p.ingest(raw);
+            const expected = {
+                links: [
+                    { href: 'https://example.com/confirm?t=abc&src=mail', text: 'Confirm account' },
+                    { href: 'https://example.com/confirm?t=abc', text: 'https://example.com/confirm?t=abc' },
+                    { href: 'https://example.com/help', text: 'https://example.com/help' }
+                ],
+                codes: ['482913']
+            };
+            expect(copies).to.have.length(2);
+            for (const copy of copies) {
+                expect(copy).to.include(expected);
+                expect(await p.recordStore.getEmail(copy.messageId)).to.include(expected);
+            }
+        });
+
+        it('finds the code and link of a message with only HTML in the body derived from it', async (flags: Flags) => {
+            const p = await provision(flags);
+            const [root] = await p.ingest(await fixture('html-only.eml'));
+            expect(root.links).to.equal([{ href: 'https://example.com/verify?token=abc&x=1', text: 'this link' }]);
+            expect(root.codes).to.equal(['123456']);
         });
 
         it('stores one copy per inbox of the To and Cc addresses, with derived ids', async (flags: Flags) => {
@@ -616,7 +663,7 @@ describe('ingest', () => {
             const copies = await p.ingest(await fixture('recipients.eml'));
             expect(copies).to.have.length(6);
             for (const copy of copies) {
-                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'htmlBody', 'inbox', 'messageId', 'rawKey', 'rawSize', 'receivedAt', 'recipient', 'sender', 'sourceId', 'subject']);
+                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSize', 'receivedAt', 'recipient', 'sender', 'sourceId', 'subject']);
                 expect(await p.recordStore.getEmail(copy.messageId)).to.equal(copy);
             }
         });

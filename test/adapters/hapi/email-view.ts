@@ -21,6 +21,8 @@ function record(overrides: Partial<EmailRecord> = {}): EmailRecord {
         rawKey: '0123456789abcdef01234567/raw.eml',
         rawSize: 321,
         attachments: [],
+        links: [],
+        codes: [],
         ...overrides
     };
 }
@@ -73,8 +75,20 @@ describe('email-view', () => {
                 htmlBody: '',
                 attachments: [],
                 receivedAt: 1_750_000_000_000,
-                rawUrl: '/v1/emails/plain-1%40example.com/raw'
+                rawUrl: '/v1/emails/plain-1%40example.com/raw',
+                links: [],
+                codes: []
             });
+        });
+
+        it('gives the links and codes of the record, as copies (EXTENSIONS §1)', () => {
+            const links = [{ href: 'https://x.test/verify', text: 'Verify' }];
+            const codes = ['482913'];
+            const view = toEmailView(record({ links, codes }));
+            expect(view.links).to.equal(links);
+            expect(view.codes).to.equal(codes);
+            expect(view.links).to.not.shallow.equal(links);
+            expect(view.codes).to.not.shallow.equal(codes);
         });
 
         it('lists the attachments in order with their download URLs', () => {
@@ -88,7 +102,7 @@ describe('email-view', () => {
 
         it('keeps blob keys, source id and raw size inside', () => {
             const view = toEmailView(record({ attachments: ATTACHMENTS }));
-            expect(Object.keys(view).sort()).to.equal(['attachments', 'body', 'htmlBody', 'inbox', 'messageId', 'rawUrl', 'receivedAt', 'recipient', 'sender', 'subject']);
+            expect(Object.keys(view).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawUrl', 'receivedAt', 'recipient', 'sender', 'subject']);
             expect(Object.keys(view.attachments[0]).sort()).to.equal(['contentType', 'filename', 'size', 'url']);
             expect(JSON.stringify(view)).to.not.contain('raw.eml');
             expect(JSON.stringify(view)).to.not.contain('/att/');

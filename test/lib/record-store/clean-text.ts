@@ -52,7 +52,9 @@ describe('clean-text', () => {
                 receivedAt: 123,
                 rawKey: 'raw\u0000key',
                 rawSize: 45,
-                attachments: [{ filename: 'f\u0000.txt', contentType: 'text/\uD800plain', size: 6, blobKey: 'blob\u0000' }]
+                attachments: [{ filename: 'f\u0000.txt', contentType: 'text/\uD800plain', size: 6, blobKey: 'blob\u0000' }],
+                links: [{ href: 'https://x.test/\u0000a', text: 't\uDC00' }],
+                codes: ['1234']
             };
             expect(cleanDraft(dirty)).to.equal({
                 sourceId: '<m@x>',
@@ -65,9 +67,19 @@ describe('clean-text', () => {
                 receivedAt: 123,
                 rawKey: 'raw\u0000key',
                 rawSize: 45,
-                attachments: [{ filename: 'f.txt', contentType: 'text/\uFFFDplain', size: 6, blobKey: 'blob\u0000' }]
+                attachments: [{ filename: 'f.txt', contentType: 'text/\uFFFDplain', size: 6, blobKey: 'blob\u0000' }],
+                links: [{ href: 'https://x.test/a', text: 't\uFFFD' }],
+                codes: ['1234']
             });
             expect(dirty.sourceId).to.equal('<m\u0000@x>');
+        });
+
+        it('works out the links and codes of a draft without them (EXTENSIONS §1)', () => {
+            const draft: EmailDraft = {
+                sourceId: '<m@x>', inbox: 'i', sender: '', recipient: 'i@x', subject: 'Code 482913', body: 'https://x.test/go',
+                htmlBody: '', receivedAt: 1, rawKey: 'k', rawSize: 1, attachments: []
+            };
+            expect(cleanDraft(draft)).to.include({ links: [{ href: 'https://x.test/go', text: 'https://x.test/go' }], codes: ['482913'] });
         });
     });
 

@@ -20,6 +20,8 @@ function row(overrides: Partial<EmailRow> = {}): EmailRow {
         raw_key: 'k1',
         raw_size: 321,
         attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
+        links: '[{"href":"https://x.test/a","text":"A"}]',
+        codes: '["482913"]',
         ...overrides
     };
 }
@@ -41,7 +43,9 @@ describe('rows', () => {
                 receivedAt: 1700000000000,
                 rawKey: 'k1',
                 rawSize: 321,
-                attachments: [{ filename: 'a.pdf', contentType: 'application/pdf', size: 9, blobKey: 'k2' }]
+                attachments: [{ filename: 'a.pdf', contentType: 'application/pdf', size: 9, blobKey: 'k2' }],
+                links: [{ href: 'https://x.test/a', text: 'A' }],
+                codes: ['482913']
             });
         });
 
@@ -58,6 +62,23 @@ describe('rows', () => {
 
         it('reads an empty attachment list', () => {
             expect(toRecord(row({ attachments: '[]' })).attachments).to.equal([]);
+        });
+
+        it('works out links and codes of a row stored before they were (NULL columns, EXTENSIONS §1)', () => {
+            const old = row({ subject: 'Code 482913', body: 'Go to https://x.test/b.', html_body: '<A HREF=\'https://x.test/a?x=1&amp;y=2\'>Open <b>it</b></A>', links: null, codes: null });
+            expect(toRecord(old)).to.include({
+                links: [{ href: 'https://x.test/a?x=1&y=2', text: 'Open it' }, { href: 'https://x.test/b', text: 'https://x.test/b' }],
+                codes: ['482913']
+            });
+        });
+
+        it('keeps only href and text of stored links', () => {
+            expect(toRecord(row({ links: '[{"href":"https://x.test/","text":"t","extra":1}]' })).links).to.equal([{ href: 'https://x.test/', text: 't' }]);
+        });
+
+        it('throws when stored links or codes are not JSON arrays', () => {
+            expect(() => toRecord(row({ links: '{}' }))).to.throw('Stored links are not a JSON array');
+            expect(() => toRecord(row({ codes: '"1234"' }))).to.throw('Stored codes are not a JSON array');
         });
 
         it('throws when the stored attachments are not a JSON array', () => {
@@ -87,7 +108,9 @@ describe('rows', () => {
                 raw_key: 'k1',
                 raw_size: 321,
                 has_attachments: true,
-                attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]'
+                attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
+                links: '[{"href":"https://x.test/a","text":"A"}]',
+                codes: '["482913"]'
             });
         });
 
@@ -121,7 +144,7 @@ describe('rows', () => {
     describe('EMAIL_COLUMNS and KEY_COLUMNS', () => {
 
         it('select the columns the rows are read from, never the key hash', () => {
-            expect(EMAIL_COLUMNS).to.equal(['seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments']);
+            expect(EMAIL_COLUMNS).to.equal(['seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes']);
             expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at']);
         });
     });

@@ -20,12 +20,14 @@ function draft(sourceId: string, inbox: string, extra: Partial<EmailDraft> = {})
         rawKey: `raw-${inbox}`,
         rawSize: 10,
         attachments: [{ filename: 'a.txt', contentType: 'text/plain', size: 1, blobKey: `att-${inbox}` }],
+        links: [],
+        codes: [],
         ...extra
     };
 }
 
 function stored(seq: number, messageId: string, sourceId: string, inbox: string): StoredRow {
-    const record: EmailRecord = { messageId, ...draft(sourceId, inbox) };
+    const record: EmailRecord = { messageId, ...draft(sourceId, inbox), links: [], codes: [] } as EmailRecord;
     return { seq, record, messageHash: sha256Hex(messageId), sourceHash: sha256Hex(sourceId) };
 }
 

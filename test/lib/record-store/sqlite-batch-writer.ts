@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Knex } from 'knex';
 import type { StagedBlob } from '../../../lib/blob-store/blob-store';
 import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
-import type { RecordStore } from '../../../lib/record-store/record-store';
+import type { RecordStore, SaveResult } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { draft } from '../../helpers/email-draft';
 import { tempDir } from '../../helpers/temp-dir';
@@ -78,6 +78,8 @@ describe('sqlite-batch-writer', () => {
                 const result = await store.saveEmails([second]);
                 expect(result.saved[0]!.messageId).to.equal(one!.messageId);
                 expect(result.replaced.map((r) => r.rawKey)).to.equal(['k1/raw.eml']);
+                // Nothing of k1 was staged in this database: the caller still has it to delete.
+                expect(result.removedBlobKeys).to.not.exist();
                 expect(await knex('email_blobs').pluck('blob_key')).to.equal(['k2/raw.eml']);
                 expect(await knex('emails').count({ n: '*' })).to.equal([{ n: 1 }]);
             }
@@ -92,8 +94,10 @@ describe('sqlite-batch-writer', () => {
                 const first = draft('swap', 1, { sourceId: 'swap@x', rawKey: 's1/raw.eml' });
                 const second = draft('swap', 2, { sourceId: 'swap@x', rawKey: 's2/raw.eml' });
                 await store.saveEmails([first], { blobs: [staged(store, 's1/raw.eml', 'one'), staged(store, 'other/raw.eml', 'kept')] });
-                await store.saveEmails([second], { blobs: [staged(store, 's2/raw.eml', 'two')] });
+                const result = await store.saveEmails([second], { blobs: [staged(store, 's2/raw.eml', 'two')] });
                 expect(commits).to.equal([1, 1]);
+                // Said, so that the ingest does not delete them a second time.
+                expect(result.removedBlobKeys).to.equal(['s1/raw.eml']);
                 expect((await knex('blobs').pluck('key')).sort()).to.equal(['other/raw.eml', 's2/raw.eml']);
             }
             finally {
@@ -114,6 +118,7 @@ describe('sqlite-batch-writer', () => {
                     store.saveEmails([bad], { blobs: [staged(store, bad.rawKey, 'bad')] })
                 ]);
                 expect(ok.status).to.equal('fulfilled');
+                expect((ok as PromiseFulfilledResult<SaveResult>).value.removedBlobKeys).to.equal(['i1/raw.eml']);
                 expect(failed.status).to.equal('rejected');
                 expect(errors).to.have.length(1);
                 expect(await knex('blobs').pluck('key')).to.equal(['i2/raw.eml']);
@@ -139,6 +144,35 @@ describe('sqlite-batch-writer', () => {
                 expect(errors).to.have.length(1);
                 expect(await knex('blobs').pluck('key')).to.equal([good.rawKey]);
                 expect(await knex('emails').pluck('inbox')).to.equal(['good']);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('carries every text through its JSON parameters unchanged: quotes, backslashes, controls, astral characters; NUL and lone surrogates cleaned', async () => {
+            const { store } = await open(dir, 'texts.sqlite');
+            try {
+                const awkward = 'q"uote \\back\\slash \n\t\r\u0001 🎉 \u2028 é ->> 0';
+                const d = draft('texts', 1, {
+                    sourceId: `awk"ward\\${awkward.length}@x`,
+                    subject: `${awkward} lone\uD800high`,
+                    body: `nul\u0000 ${awkward} lone\uDC00low`,
+                    htmlBody: `<p title="${awkward}">x</p>`,
+                    sender: 'Zoë "Q" <z@x>',
+                    attachments: [{ filename: 'f\uD800"\\.txt', contentType: 'text/plain', size: 3, blobKey: 'att-key' }]
+                });
+                const [saved] = (await store.saveEmails([d])).saved;
+                const read = (await store.getEmail(saved!.messageId))!;
+                expect(read.messageId).to.equal(`awk"ward\\${awkward.length}@x`);
+                expect(read.subject).to.equal(`${awkward} lone\uFFFDhigh`);
+                expect(read.body).to.equal(`nul ${awkward} lone\uFFFDlow`);
+                expect(read.htmlBody).to.equal(`<p title="${awkward}">x</p>`);
+                expect(read.sender).to.equal('Zoë "Q" <z@x>');
+                expect(read.attachments).to.equal([{ filename: 'f\uFFFD"\\.txt', contentType: 'text/plain', size: 3, blobKey: 'att-key' }]);
+                // The list reads the same row through Knex: the same texts.
+                const page = await store.listEmails({ inbox: 'texts', limit: 10 });
+                expect(page.records).to.equal([read]);
             }
             finally {
                 await store.close();

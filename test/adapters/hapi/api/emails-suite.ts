@@ -34,8 +34,8 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
                 from: 'Sender Name <sender@example.com>',
                 to: 'Get.Test@example.com',
                 subject: 'Hello there',
-                text: 'plain body',
-                html: '<p>html body</p>',
+                text: 'plain body, code 482913: https://x.test/go.',
+                html: '<p>html body <a href="https://x.test/v?a=1&amp;b=2">Verify</a></p>',
                 messageId: 'get-one@example.com',
                 attachments: [{ filename: 'report.pdf', contentType: 'application/pdf', content: Buffer.from('%PDF-1.4 test') }]
             }), { receivedAt: 1_700_000_000_123 });
@@ -48,8 +48,8 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
                 sender: 'sender@example.com',
                 recipient: 'Get.Test@example.com',
                 subject: 'Hello there',
-                body: 'plain body',
-                htmlBody: '<p>html body</p>',
+                body: 'plain body, code 482913: https://x.test/go.',
+                htmlBody: '<p>html body <a href="https://x.test/v?a=1&amp;b=2">Verify</a></p>',
                 attachments: [{
                     filename: '0-report.pdf',
                     contentType: 'application/pdf',
@@ -57,7 +57,9 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
                     url: '/v1/emails/get-one%40example.com/attachments/0-report.pdf'
                 }],
                 receivedAt: 1_700_000_000_123,
-                rawUrl: '/v1/emails/get-one%40example.com/raw'
+                rawUrl: '/v1/emails/get-one%40example.com/raw',
+                links: [{ href: 'https://x.test/v?a=1&b=2', text: 'Verify' }, { href: 'https://x.test/go', text: 'https://x.test/go' }],
+                codes: ['482913']
             });
             expect(res.result).to.equal(stored);
         });
