@@ -17,7 +17,8 @@ type NotFound = paths['/v1/emails/{messageId}']['get']['responses'][404]['conten
 const attachment: components['schemas']['Attachment'] = { filename: '0-a.pdf', contentType: 'application/pdf', size: 3, url: '/v1/emails/x/attachments/0-a.pdf' };
 export const email: Email = {
     messageId: 'x@y', inbox: 'signup', sender: 'a@b', recipient: 'signup@b', subject: 's', body: 'b', htmlBody: '',
-    attachments: [attachment], receivedAt: 1, rawUrl: '/v1/emails/x%40y/raw'
+    attachments: [attachment], receivedAt: 1, rawUrl: '/v1/emails/x%40y/raw',
+    links: [{ href: 'https://x.test/verify', text: 'verify' }], codes: ['482913']
 };
 export const page: components['schemas']['EmailPage'] = { emails: [email], hasMore: true, nextCursor: '1#x@y' };
 export const same: Page = page;
