@@ -1,21 +1,12 @@
-import * as Hapi from '@hapi/hapi';
-import type { Knex } from 'knex';
-import * as Fs from 'node:fs/promises';
-import * as Path from 'node:path';
-import { plugin } from '../adapters/hapi';
-import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { encodeCursor } from '../lib/cursor';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { openSqliteKnex } from '../lib/sqlite/knex';
 import type { ListQuery } from '../lib/types';
-import { startPostgres, type PostgresServer } from '../test/helpers/postgres';
-import { BENCH_POSTGRES } from './postgres-options';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { BIG_INBOX, SEED_EPOCH_MS, SEED_SHAPE, seedRecords, verifySeed } from './seed-records';
-import { fmt, summarize, type Summary } from './stats';
-import { tempDir } from '../test/helpers/temp-dir';
+import { planOf, time } from './query-timing';
+import { seededBackends, startBenchServer, type SeededBackend } from './seeded-backends';
+import { fmt, type Summary } from './stats';
 
 /** Stored emails (the issue: 1,000,000, a tenth of them in one inbox). */
 const ROWS = 1_000_000;
@@ -25,20 +16,12 @@ const DEEP_PAGE = 1000;
 const PAGE_SIZE = 50;
 /** Timed calls per query at most ... */
 const ITERATIONS = 300;
-/** ... and at most this long, ms, but never fewer than MIN_ITERATIONS calls. */
+/** ... and at most this long, ms (never fewer than query-timing.ts's minimum of calls). */
 const QUERY_MS = 5000;
-const MIN_ITERATIONS = 20;
 /** First-page p99 the issue asks of SQLite at 1,000,000 emails, ms. */
 const FIRST_PAGE_P99_TARGET_MS = 10;
 /** Page 1,000 may take at most this many times page 1. */
 const DEEP_PAGE_FACTOR = 1.5;
-
-interface Backend {
-    name: 'SQLite' | 'Postgres';
-    /** A fresh Knex on the seeded data (the production configuration, cold pool). */
-    open(): Knex;
-    cleanup(): Promise<void>;
-}
 
 interface Measured {
     label: string;
@@ -48,38 +31,7 @@ interface Measured {
     plan: string;
 }
 
-async function time(calls: () => Promise<unknown>, iterations: number, ms: number): Promise<Summary> {
-    for (let i = 0; i < Math.min(10, iterations); i++) {
-        await calls();
-    }
-
-    const samples: number[] = [];
-    const deadline = Date.now() + ms;
-    for (let i = 0; i < iterations && (i < MIN_ITERATIONS || Date.now() < deadline); i++) {
-        const start = process.hrtime.bigint();
-        await calls();
-        samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-    }
-
-    return summarize(samples);
-}
-
-/** The query plan of the SQL the store ran last (captured from Knex's query event), one line. */
-async function planOf(knex: Knex, pg: boolean, sql: { sql: string; bindings: unknown[] }): Promise<string> {
-    const text = sql.sql.replace(/\$\d+/g, '?');
-    if (pg) {
-        const result = await knex.raw(`EXPLAIN ${text}`, sql.bindings as Knex.RawBinding[]) as { rows: Array<{ 'QUERY PLAN': string }> };
-        return result.rows
-            .map((r) => r['QUERY PLAN'].replace(/\s+\(cost=.*\)$/, '').replace(/^\s*->\s*/, '').trim())
-            .filter((l) => !/^(Filter|Index Cond|Recheck Cond|Sort Key|Presorted Key|Rows Removed)/.test(l))
-            .join(' → ');
-    }
-
-    const rows = await knex.raw(`EXPLAIN QUERY PLAN ${text}`, sql.bindings as Knex.RawBinding[]) as Array<{ detail: string }>;
-    return rows.map((r) => r.detail).join('; ');
-}
-
-async function measureBackend(backend: Backend, rows: number, smoke: boolean, notes: string[]): Promise<Measured[]> {
+async function measureBackend(backend: SeededBackend, rows: number, smoke: boolean, notes: string[]): Promise<Measured[]> {
     const pg = backend.name === 'Postgres';
     {
         const knex = backend.open();
@@ -107,11 +59,7 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
         }
     });
 
-    const blobDir = await tempDir('bench-list-blobs');
-    const server = Hapi.server();
-    await server.register({ plugin, options: { recordStore: store, blobStore: createFsBlobStore({ root: blobDir, signingSecret: 'bench signing secret, not secret' }), docs: false } });
-    await server.initialize();
-    const apiKey = await server.plugins['inbox-capture'].capture.createKey(`bench-${Date.now()}`);
+    const server = await startBenchServer(store);
 
     const iterations = smoke ? 5 : ITERATIONS;
     const ms = smoke ? 200 : QUERY_MS;
@@ -151,12 +99,7 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
             const path = `/v1/emails?inbox=${BIG_INBOX}&limit=${PAGE_SIZE}${c.http}`;
             let http: Summary | undefined;
             if (c.label === 'first page' || c.label.startsWith('page ')) {
-                http = await time(async () => {
-                    const res = await server.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${apiKey}` } });
-                    if (res.statusCode !== 200) {
-                        throw new Error(`GET ${path} answered ${res.statusCode}: ${res.payload}`);
-                    }
-                }, iterations, ms);
+                http = await time(() => server.get(path), iterations, ms);
             }
 
             measured.push({ label: c.label, path, store: storeTime, http, plan });
@@ -166,7 +109,6 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
     finally {
         await server.stop();
         await knex.destroy();
-        await Fs.rm(blobDir, { recursive: true, force: true });
     }
 
     return measured;
@@ -175,27 +117,11 @@ async function measureBackend(backend: Backend, rows: number, smoke: boolean, no
 async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     const rows = smoke ? 3000 : Number(args.values.rows ?? ROWS);
-    const only = (args.values.backends as string | undefined)?.split(',') ?? ['sqlite', 'postgres'];
+    const only = (args.values.backends as string | undefined)?.split(',');
     const tables: Table[] = [];
     const checks: TargetCheck[] = [];
     const notes: string[] = [];
-    const backends: Array<() => Promise<Backend>> = [];
-    if (only.includes('sqlite')) {
-        backends.push(async () => {
-            const dir = await tempDir('bench-list');
-            const file = Path.join(dir, 'inbox-capture.sqlite');
-            return { name: 'SQLite', open: () => openSqliteKnex(file), cleanup: () => Fs.rm(dir, { recursive: true, force: true }) };
-        });
-    }
-
-    if (only.includes('postgres')) {
-        backends.push(async () => {
-            const server: PostgresServer = await startPostgres(BENCH_POSTGRES);
-            const url = await server.createDatabase();
-            return { name: 'Postgres', open: () => openPostgresKnex(url), cleanup: () => server.stop() };
-        });
-    }
-
+    const backends = seededBackends(only);
     for (const make of backends) {
         const backend = await make();
         try {

@@ -46,9 +46,17 @@ export const SEED_SHAPE = {
     rowsPerSecond: 3
 };
 
-/** Row i of the seed (i from 0): its inbox and its record. */
-export function seedRecord(i: number): EmailRecord {
-    const inbox = i % 10 === 0 ? BIG_INBOX : `inbox-${String(i % OTHER_INBOXES).padStart(3, '0')}`;
+/** Name of seeded inbox k of a spread over `inboxes` (bench/inboxes.ts): `inbox-00000` ... */
+export function spreadInbox(k: number): string {
+    return `inbox-${String(k).padStart(5, '0')}`;
+}
+
+/**
+ * Row i of the seed (i from 0): its inbox and its record. With `inboxes`, row i goes to
+ * inbox i % inboxes (spreadInbox()) instead of the big inbox and its thousand neighbours.
+ */
+export function seedRecord(i: number, inboxes?: number): EmailRecord {
+    const inbox = inboxes !== undefined ? spreadInbox(i % inboxes) : i % 10 === 0 ? BIG_INBOX : `inbox-${String(i % OTHER_INBOXES).padStart(3, '0')}`;
     const j = Math.floor(i / 10);
     const messageId = `seed-${i}@bench.test`;
     const prefix = i.toString(16).padStart(24, '0');
@@ -80,10 +88,11 @@ function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
 }
 
 /**
- * Writes rows 0..count-1 (seq = i + 1) into a migrated, empty store's database.
- * `progress` hears how many rows are in.
+ * Writes rows 0..count-1 (seq = i + 1) into a migrated, empty store's database (the
+ * inboxes summary follows through its triggers). `progress` hears how many rows are in;
+ * `inboxes` spreads the rows as seedRecord() says.
  */
-export async function seedRecords(store: RecordStore, knex: Knex, count: number, progress?: (rows: number) => void): Promise<void> {
+export async function seedRecords(store: RecordStore, knex: Knex, count: number, progress?: (rows: number) => void, inboxes?: number): Promise<void> {
     await store.migrate();
     const existing = await knex('emails').count({ n: '*' }).first() as { n: number | string };
     if (Number(existing.n) !== 0) {
@@ -98,7 +107,7 @@ export async function seedRecords(store: RecordStore, knex: Knex, count: number,
                 const emails: Record<string, unknown>[] = [];
                 const blobs: Record<string, unknown>[] = [];
                 for (let i = start; i < end; i++) {
-                    const record = seedRecord(i);
+                    const record = seedRecord(i, inboxes);
                     emails.push(emailRow(i + 1, record));
                     for (const key of [record.rawKey, ...record.attachments.map((a) => a.blobKey)]) {
                         blobs.push({ email_seq: i + 1, blob_key: key });
@@ -121,6 +130,7 @@ export async function seedRecords(store: RecordStore, knex: Knex, count: number,
         // pay for the first reads of a million fresh rows.
         await knex.raw('VACUUM ANALYZE emails');
         await knex.raw('VACUUM ANALYZE email_blobs');
+        await knex.raw('VACUUM ANALYZE inboxes');
     }
 }
 

@@ -2,12 +2,14 @@ import type { Readable } from 'node:stream';
 import { retryWithBackoff } from './backoff';
 import type { BlobStore, DownloadLink } from './blob-store/blob-store';
 import { InboxCaptureError } from './errors';
+import { parseHeaderFields, type HeaderField } from './header-fields';
+import { readHeaderSection } from './header-section';
 import { blobKeysOf, ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
-import type { ApiKeyInfo, EmailRecord, ListQuery, RecordPage } from './types';
+import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -44,6 +46,10 @@ export interface InboxCapture {
     /** One page, waiting for matching mail when there is none yet. */
     waitForEmails(query: ListQuery, options: WaitOptions): Promise<RecordPage>;
     getEmail(messageId: string): Promise<EmailRecord | null>;
+    /** The header fields of the email's top-level message, read from its raw blob (EXTENSIONS §2), or null when the email does not exist. */
+    getHeaders(messageId: string): Promise<HeaderField[] | null>;
+    /** One page of the inboxes that hold mail, most recently received first, then by name. */
+    listInboxes(query: InboxQuery): Promise<InboxPage>;
     /** Deletes the record, then its blobs; false when it does not exist. */
     deleteEmail(messageId: string): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
@@ -136,6 +142,25 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
 
         getEmail(messageId) {
             return recordStore.getEmail(messageId);
+        },
+
+        async getHeaders(messageId) {
+            const record = await recordStore.getEmail(messageId);
+            if (!record) {
+                return null;
+            }
+
+            const raw = await blobStore.get(record.rawKey);
+            if (!raw) {
+                // Blobs are written before their record and deleted after it: this is a bug or a lost disk.
+                throw new InboxCaptureError('BLOB_STORE_FAILED', `the raw message of ${record.messageId} is missing`);
+            }
+
+            return parseHeaderFields(await readHeaderSection(raw));
+        },
+
+        listInboxes(query) {
+            return recordStore.listInboxes(query);
         },
 
         async deleteEmail(messageId) {

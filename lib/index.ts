@@ -10,10 +10,13 @@ export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type Ing
 // Records and queries.
 export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQuery, RecordPage, StoredAttachment } from './types';
 export { encodeCursor, decodeCursor } from './cursor';
+export type { HeaderField } from './header-fields';
 
 // Links and codes of an email (EXTENSIONS §1), as ingest works them out.
 export { extractLinks } from './links';
 export { extractCodes } from './codes';
+export type { InboxPage, InboxPosition, InboxQuery, InboxSummary } from './types';
+export { encodeInboxCursor, decodeInboxCursor } from './inbox-cursor';
 
 // Errors.
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';

@@ -81,3 +81,33 @@ export interface ApiKeyInfo {
     createdAt: number;
     revokedAt: number | null;
 }
+
+/** An inbox that holds mail, as GET /v1/inboxes lists it. */
+export interface InboxSummary {
+    name: string;
+    /** How many emails it holds. */
+    count: number;
+    /** receivedAt of its newest email, Unix ms. */
+    lastReceivedAt: number;
+}
+
+/** Position after which a page of inboxes starts (keyset pagination). */
+export interface InboxPosition {
+    lastReceivedAt: number;
+    name: string;
+}
+
+/** A validated inbox list request, as the record store receives it. */
+export interface InboxQuery {
+    /** 1..100 */
+    limit: number;
+    after?: InboxPosition;
+    /** Only inboxes whose name starts with this (characters of an inbox name). */
+    prefix?: string;
+}
+
+/** What a record store answers to an inbox list request: newest first, then name. */
+export interface InboxPage {
+    inboxes: InboxSummary[];
+    hasMore: boolean;
+}

@@ -48,6 +48,20 @@ export const emailPageSchema = Joi.object({
     nextCursor: Joi.string().description('Present exactly when `hasMore` is true.').example('1714564800000#abc@example.com')
 }).label('EmailPage');
 
+/** An inbox of GET /v1/inboxes (EXTENSIONS §3). */
+export const inboxViewSchema = Joi.object({
+    name: Joi.string().required().example('signup-test'),
+    count: Joi.number().integer().min(1).required().description('How many emails it holds.'),
+    lastReceivedAt: Joi.number().integer().required().description('Unix milliseconds of its newest email.')
+}).label('Inbox');
+
+/** The inbox list page envelope (EXTENSIONS §3). */
+export const inboxPageSchema = Joi.object({
+    inboxes: Joi.array().items(inboxViewSchema).required().description('Most recently received first, then by name.'),
+    hasMore: Joi.boolean().required(),
+    nextCursor: Joi.string().description('Present exactly when `hasMore` is true.').example('1714564800000#signup-test')
+}).label('InboxPage');
+
 /** DELETE /v1/emails/{messageId} answer. */
 export const deletedEmailSchema = Joi.object({
     deleted: Joi.boolean().valid(true).required(),
@@ -58,6 +72,14 @@ export const deletedEmailSchema = Joi.object({
 export const deletedInboxSchema = Joi.object({
     deleted: Joi.number().integer().min(0).required().description('How many emails were deleted.')
 }).label('DeletedInbox');
+
+/** GET /v1/emails/{messageId}/headers answer (EXTENSIONS §2). */
+export const headersSchema = Joi.object({
+    headers: Joi.array().items(Joi.object({
+        name: Joi.string().required().description('The field name as written in the message.').example('Subject'),
+        value: Joi.string().allow('').required().description('Unfolded, RFC 2047 encoded-words decoded, trimmed; `""` for an empty field.').example('Welcome')
+    }).label('HeaderField')).label('HeaderFields').required().description('Every header field of the top-level message, in message order, duplicates kept; MIME part headers are not listed.')
+}).label('Headers');
 
 /** GET /health answer. */
 export const healthSchema = Joi.object({

@@ -43,3 +43,18 @@ export interface EmailPage {
     nextCursor?: string;
     hasMore: boolean;
 }
+
+/** An inbox as GET /v1/inboxes lists it (EXTENSIONS §3). */
+export interface InboxView {
+    name: string;
+    count: number;
+    /** Unix milliseconds of its newest email. */
+    lastReceivedAt: number;
+}
+
+/** The inbox list envelope: `nextCursor` is present exactly when `hasMore` is true. */
+export interface InboxPageView {
+    inboxes: InboxView[];
+    hasMore: boolean;
+    nextCursor?: string;
+}

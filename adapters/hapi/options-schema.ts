@@ -73,7 +73,7 @@ const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', '
 /** The plugin's options: one schema, the only place their defaults live. */
 export const optionsSchema = Joi.object({
     capture: withMethods('capture', ['start', 'ingestRawEmail', 'listEmails', 'waitForEmails', 'getEmail', 'deleteEmail', 'deleteInbox', 'rawDownloadLink', 'attachmentDownloadLink', 'verifyKey', 'close']),
-    recordStore: withMethods('recordStore', ['migrate', 'saveEmails', 'getEmail', 'listEmails', 'inboxVersion', 'deleteEmail', 'deleteInboxBatch', 'findActiveKeyByHash', 'close']),
+    recordStore: withMethods('recordStore', ['migrate', 'saveEmails', 'getEmail', 'listEmails', 'listInboxes', 'inboxVersion', 'deleteEmail', 'deleteInboxBatch', 'findActiveKeyByHash', 'close']),
     blobStore: withMethods('blobStore', ['put', 'get', 'delete', 'listBlobs', 'createDownloadLink']),
     dataDir: Joi.string().min(1).default(DEFAULT_DATA_DIR),
     signingSecret: Joi.string().min(MIN_SIGNING_SECRET_LENGTH),

@@ -18,6 +18,7 @@ import type { RouteContext } from './route-context';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
+import { inboxRoutes } from './routes/inboxes';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
 
@@ -106,7 +107,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         const context: RouteContext = { capture, prefix, longPolls: new Set() };
         try {
             registerAuth(server, capture);
-            server.route([...emailRoutes(context), ...downloadRoutes(context), notFoundRoute()]);
+            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {
                 server.route(blobRoutes(capture.blobStore));
             }

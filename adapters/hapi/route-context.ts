@@ -15,6 +15,7 @@ export const API_TAG = 'inbox-capture';
 
 // The route groups of the OpenAPI document (Swagger UI sections), as hapi route tags.
 export const GROUP_EMAILS = 'emails';
+export const GROUP_INBOXES = 'inboxes';
 export const GROUP_DOWNLOADS = 'downloads';
 export const GROUP_SERVICE = 'service';
 

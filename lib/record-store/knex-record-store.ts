@@ -5,10 +5,12 @@ import { createConcurrencyLimit, type ConcurrencyLimit } from '../concurrency-li
 import { InboxCaptureError } from '../errors';
 import { createBatcher } from '../group-commit';
 import { sha256Hex } from '../ids';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../recipients';
 import type { SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
 import type { ApiKeyInfo, RecordPage } from '../types';
 import { cleanDraft, cleanText, containsPattern } from './clean-text';
+import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
 import { backfillLinksAndCodes } from './backfill-links-codes';
 import { migrate } from './migration-source';
@@ -211,6 +213,15 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                 records: rows.slice(0, query.limit).map(toRecord),
                 hasMore: rows.length > query.limit
             } satisfies RecordPage;
+        },
+
+        async listInboxes(query) {
+            assertPositiveInteger(query.limit, 'limit');
+            if (query.prefix !== undefined && query.prefix !== '' && !(query.prefix.length <= MAX_INBOX_LENGTH && INBOX_PATTERN.test(query.prefix))) {
+                throw new InboxCaptureError('INVALID_INPUT', 'prefix may hold only the characters of an inbox name (a-z 0-9 . _ -), at most 64');
+            }
+
+            return toInboxPage(await read<InboxRow>(inboxPageQuery(knex, query)), query.limit);
         },
 
         async inboxVersion(inbox) {

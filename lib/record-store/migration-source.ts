@@ -5,6 +5,8 @@ import { sha256Hex } from '../ids';
 import * as initial from './migrations/20261121000000_initial';
 import * as searchTrigrams from './migrations/20261121120000_search_trigrams';
 import * as smallBlobs from './migrations/20261124000000_small_blobs';
+import * as addressableIds from './migrations/20261124120000_addressable_ids';
+import * as inboxSummary from './migrations/20261124200000_inbox_summary';
 import * as linksCodes from './migrations/20261125000000_links_codes';
 
 /**
@@ -23,6 +25,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261121000000_initial': initial,
     '20261121120000_search_trigrams': searchTrigrams,
     '20261124000000_small_blobs': smallBlobs,
+    '20261124120000_addressable_ids': addressableIds,
+    '20261124200000_inbox_summary': inboxSummary,
     '20261125000000_links_codes': linksCodes
 };
 

@@ -1,5 +1,5 @@
 import type { StagedBlob } from '../blob-store/blob-store';
-import type { ApiKeyInfo, EmailDraft, EmailRecord, ListQuery, RecordPage } from '../types';
+import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
 
 /** Result of storing the copies of one delivery. */
 export interface SaveResult {
@@ -53,6 +53,13 @@ export interface RecordStore {
 
     /** One page, newest first (receivedAt desc, messageId desc), keyset paginated. */
     listEmails(query: ListQuery): Promise<RecordPage>;
+
+    /**
+     * One page of the inboxes that hold mail, most recently received first, then by name
+     * (bytewise); keyset paginated, read from a summary the store keeps exact on every
+     * write and delete (never a scan of the emails).
+     */
+    listInboxes(query: InboxQuery): Promise<InboxPage>;
 
     /**
      * A number that grows whenever a record is stored in the inbox (0 when none

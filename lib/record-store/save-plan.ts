@@ -4,7 +4,7 @@
  * can meet and passes them in, and is asked for any further id it must check.
  */
 
-import { deriveMessageId, sha256Hex } from '../ids';
+import { deriveMessageId, firstChoiceId as firstChoice, sha256Hex } from '../ids';
 import { completeDraft } from '../links-and-codes';
 import type { EmailDraft, EmailRecord } from '../types';
 import type { SaveResult } from './record-store';
@@ -153,9 +153,9 @@ function copyKey(inbox: string, sourceHash: string): string {
     return `${inbox}\n${sourceHash}`;
 }
 
-// docs/design.md: the bare Message-ID for a single-inbox delivery, otherwise deriveMessageId().
+// docs/design.md: the bare Message-ID for a single-inbox delivery when it is addressable, otherwise derived.
 function firstChoiceId(draft: EmailDraft, single: boolean): string {
-    return single ? draft.sourceId : deriveMessageId(draft.sourceId, draft.inbox);
+    return firstChoice(draft.sourceId, draft.inbox, single);
 }
 
 // The first choice when free; if even the derived id is held (some other message's

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as Code from '@hapi/code';
 import type * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../lib/errors';
-import { deriveMessageId, sha256Hex } from '../../lib/ids';
+import { deriveMessageId, MAX_ADDRESSABLE_ID_LENGTH, sha256Hex } from '../../lib/ids';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { CursorPosition, EmailDraft, EmailRecord, ListQuery } from '../../lib/types';
 
@@ -343,7 +343,8 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 const stem = unique('long') + 'x'.repeat(10_000);
                 const longA = stem.slice(0, 9_999) + 'a';
                 const longB = stem.slice(0, 9_999) + 'b';
-                const wide = unique('wide') + '😀'.repeat(5000);
+                // 12 characters each percent-encoded: below the addressable length (docs/design.md).
+                const wide = unique('wide') + '😀'.repeat(1000);
                 const receivedAt = BASE_TIME + 5;
                 const a = await saveOne(store(), draft(inbox, { sourceId: longA, receivedAt }));
                 const b = await saveOne(store(), draft(inbox, { sourceId: longB, receivedAt }));
@@ -363,6 +364,26 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 const third = await store().listEmails({ inbox, limit: 1, after: positionOf(a) });
                 expect(ids(third.records)).to.equal([wide]);
                 expect(third.hasMore).to.be.false();
+            });
+
+            it('stores a Message-ID over the addressable length under its digest id, and replaces that copy on re-delivery', async () => {
+                const inbox = newInbox();
+                const sourceId = unique('over') + 'y'.repeat(MAX_ADDRESSABLE_ID_LENGTH);
+                const first = await saveOne(store(), draft(inbox, { sourceId }));
+                expect(first.messageId).to.equal(`${sha256Hex(sourceId)}@inbox-capture`);
+                expect(first.sourceId).to.equal(sourceId);
+                const again = await saveOne(store(), draft(inbox, { sourceId, subject: 'again' }));
+                expect(again.messageId).to.equal(first.messageId);
+                expect((await store().getEmail(first.messageId))!.subject).to.equal('again');
+            });
+
+            it('stores the Message-IDs . and .. as <id>~<inbox>', async () => {
+                const inbox = newInbox();
+                for (const sourceId of ['.', '..']) {
+                    const saved = await saveOne(store(), draft(inbox, { sourceId }));
+                    expect(saved.messageId).to.equal(`${sourceId}~${inbox}`);
+                    expect(await store().getEmail(saved.messageId)).to.equal(saved);
+                }
             });
         });
 

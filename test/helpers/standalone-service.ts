@@ -1,6 +1,7 @@
 import * as Path from 'node:path';
 import { freePort } from './net';
 import { runNode, spawnNode, waitForOutput, type Spawned } from './child-process';
+import { isolatedEnv } from './service-env';
 import { removeDir, tempDir } from './temp-dir';
 
 const ROOT = Path.join(__dirname, '..', '..');
@@ -16,22 +17,12 @@ export interface StandaloneService {
     stop(): Promise<void>;
 }
 
-/** The service's and the CLI's environment: only the variables under test (none of its own inherited from the caller's shell). */
-export function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ['DATABASE_URL', 'S3_BUCKET', 'S3_ENDPOINT', 'INBOX_CAPTURE_SIGNING_SECRET', 'HOST', 'PORT', 'SMTP_PORT', 'INBOX_CAPTURE_DATA_DIR']) {
-        delete env[name];
-    }
-
-    return { ...env, ...vars };
-}
-
 /** Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would. */
 export async function startStandalone(): Promise<StandaloneService> {
     const dataDir = await tempDir('standalone');
     const port = await freePort();
     const smtpPort = await freePort();
-    const env = serviceEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
+    const env = isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
     const spawned = spawnNode([Path.join(ROOT, 'examples', 'standalone.js')], { cwd: ROOT, env });
     const stop = async () => {
         const { child } = spawned;

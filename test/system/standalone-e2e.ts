@@ -6,7 +6,7 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { freePort } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
-import { serviceEnv } from '../helpers/standalone-service';
+import { isolatedEnv } from '../helpers/service-env';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -35,7 +35,7 @@ async function startService(): Promise<Service> {
     const smtpPort = await freePort();
     const spawned = spawnNode([STANDALONE], {
         cwd: ROOT,
-        env: serviceEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir })
+        env: isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir })
     });
     const { child, exited } = spawned;
 
@@ -63,7 +63,7 @@ async function startService(): Promise<Service> {
 
 /** Runs the built CLI against the service's data dir. */
 function cli(service: Service, args: string[]): Promise<RunResult> {
-    return runNode([BIN, ...args], { cwd: ROOT, env: serviceEnv({ INBOX_CAPTURE_DATA_DIR: service.dataDir }) });
+    return runNode([BIN, ...args], { cwd: ROOT, env: isolatedEnv({ INBOX_CAPTURE_DATA_DIR: service.dataDir }) });
 }
 
 interface EmailJson {
@@ -221,7 +221,7 @@ describe('standalone example', () => {
     });
 
     it('refuses a bad PORT with a clear message and exit 1', async () => {
-        const { code, stderr } = await runNode([STANDALONE], { cwd: ROOT, env: serviceEnv({ PORT: 'http' }) });
+        const { code, stderr } = await runNode([STANDALONE], { cwd: ROOT, env: isolatedEnv({ PORT: 'http' }) });
         expect(code).to.equal(1);
         expect(stderr).to.contain('PORT must be a port number');
     });

@@ -9,6 +9,7 @@ import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from 
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { tempDir } from '../helpers/temp-dir';
 import { startS3, type S3Fixture } from '../helpers/s3';
+import { postgresS3Env } from '../helpers/service-env';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -53,31 +54,6 @@ interface Instance extends Spawned {
     name: string;
     base: string;
     smtpPort: number;
-}
-
-/** The environment of one instance or CLI run: shared Postgres and S3, nothing inherited that could redirect them. */
-function sharedEnv(databaseUrl: string, s3: S3Fixture, vars: Record<string, string> = {}): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-        if (!/^(AWS_|S3_|DATABASE_URL$|INBOX_CAPTURE_|HOST$|PORT$|SMTP_PORT$|PG)/.test(name)) {
-            env[name] = value;
-        }
-    }
-
-    return {
-        ...env,
-        DATABASE_URL: databaseUrl,
-        S3_BUCKET: s3.bucket,
-        S3_ENDPOINT: s3.endpoint,
-        S3_FORCE_PATH_STYLE: 'true',
-        S3_REGION: 'us-east-1',
-        // s3rver accepts any signature; the SDK's default chain reads these.
-        AWS_ACCESS_KEY_ID: 'S3RVER',
-        AWS_SECRET_ACCESS_KEY: 'S3RVER',
-        // Never ask an instance metadata service for anything.
-        AWS_EC2_METADATA_DISABLED: 'true',
-        ...vars
-    };
 }
 
 /** Spawns `node examples/standalone.js` on free ports; resolves once it listens. */
@@ -191,7 +167,7 @@ describe('two service instances on one Postgres and one S3 bucket', () => {
         dirs.push(dataDirA, dataDirB);
 
         // Deploy step: migrate once, before any instance starts.
-        const migrated = await cli(sharedEnv(databaseUrl, s3), ['migrate']);
+        const migrated = await cli(postgresS3Env(databaseUrl, s3), ['migrate']);
         expect(migrated.code, migrated.stderr).to.equal(0);
 
         const probeDir = await tempDir('two-probe');
@@ -199,8 +175,8 @@ describe('two service instances on one Postgres and one S3 bucket', () => {
         const probe = Path.join(probeDir, 'long-poll-probe.js');
         await Fs.writeFile(probe, PROBE_SCRIPT);
         const started = await Promise.allSettled([
-            startInstance('A', sharedEnv(databaseUrl, s3, { INBOX_CAPTURE_DATA_DIR: dataDirA })),
-            startInstance('B', sharedEnv(databaseUrl, s3, { INBOX_CAPTURE_DATA_DIR: dataDirB }), ['--require', probe])
+            startInstance('A', postgresS3Env(databaseUrl, s3, { INBOX_CAPTURE_DATA_DIR: dataDirA })),
+            startInstance('B', postgresS3Env(databaseUrl, s3, { INBOX_CAPTURE_DATA_DIR: dataDirB }), ['--require', probe])
         ]);
         for (const result of started) {
             if (result.status === 'fulfilled') {
@@ -227,7 +203,7 @@ describe('two service instances on one Postgres and one S3 bucket', () => {
         }
 
         // Keys live in Postgres: one created by the CLI works on every instance.
-        const created = await cli(sharedEnv(databaseUrl, s3), ['keys', 'create', 'two-instances']);
+        const created = await cli(postgresS3Env(databaseUrl, s3), ['keys', 'create', 'two-instances']);
         expect(created.code, created.stderr).to.equal(0);
         const auth = { authorization: `Bearer ${created.stdout.trim()}` };
 

@@ -1,7 +1,7 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
-import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, SERVER_ERRORS } from '../api-schemas';
+import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { toEmailPage, toEmailView } from '../email-view';
 import { apiError } from '../error-mapping';
@@ -66,6 +66,15 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         }
 
         return toEmailView(record, prefix);
+    };
+
+    const headers = async (request: Request) => {
+        const fields = await capture.getHeaders(request.params.messageId as string);
+        if (!fields) {
+            throw apiError(404, 'NOT_FOUND');
+        }
+
+        return { headers: fields };
     };
 
     const remove = async (request: Request) => {
@@ -169,6 +178,27 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 }
             },
             handler: remove
+        },
+        {
+            method: 'GET',
+            path: '/v1/emails/{messageId}/headers',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_EMAILS],
+                description: 'Get the header fields of one email',
+                notes: 'Every field of the top-level message in order, duplicates kept; values unfolded, RFC 2047-decoded and trimmed; `Message-ID` keeps its angle brackets.',
+                validate: params,
+                plugins: {
+                    'hapi-swagger': {
+                        security: BEARER_SECURITY,
+                        responses: {
+                            200: { description: 'The header fields', schema: headersSchema },
+                            ...errorResponses({ 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
+                        }
+                    }
+                }
+            },
+            handler: headers
         }
     ];
 }

@@ -7,6 +7,7 @@ import { MIGRATIONS_TABLE_NAME } from '../../../lib/record-store/migration-sourc
 import { openPostgresKnex } from '../../../lib/record-store/postgres-knex';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { recordStoreContract } from '../../contracts/record-store-contract';
+import { recordStoreInboxesContract } from '../../contracts/record-store-inboxes-contract';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
 import { startPostgres, type PostgresServer } from '../../helpers/postgres';
 
@@ -45,7 +46,8 @@ after(async () => {
     await server.stop();
 });
 
-recordStoreContract(lab, 'postgres', async () => {
+// A fresh, migrated store for each contract.
+const openFresh = async () => {
     const knex = openPostgresKnex(await server.createDatabase());
     const store = createKnexRecordStore({ knex, destroyKnexOnClose: true });
     await store.migrate();
@@ -53,7 +55,10 @@ recordStoreContract(lab, 'postgres', async () => {
         store,
         cleanup: () => store.close()
     };
-});
+};
+
+recordStoreContract(lab, 'postgres', openFresh);
+recordStoreInboxesContract(lab, 'postgres', openFresh);
 
 describe('Postgres record store', () => {
     // A migrated database of its own, as another process would open it.
@@ -70,7 +75,7 @@ describe('Postgres record store', () => {
             const stores = await Promise.all([1, 2, 3].map(() => openStore(url)));
             try {
                 const rows = await stores[0]!.knex(MIGRATIONS_TABLE_NAME).select('name') as { name: string }[];
-                expect(rows.map((r) => r.name)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams', '20261124000000_small_blobs', '20261125000000_links_codes']);
+                expect(rows.map((r) => r.name)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams', '20261124000000_small_blobs', '20261124120000_addressable_ids', '20261124200000_inbox_summary', '20261125000000_links_codes']);
                 expect(await stores[0]!.knex.schema.hasTable('knex_migrations')).to.be.false();
             }
             finally {

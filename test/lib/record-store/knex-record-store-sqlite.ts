@@ -9,6 +9,7 @@ import { MIGRATIONS_TABLE_NAME, migrationSource } from '../../../lib/record-stor
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { recordStoreContract } from '../../contracts/record-store-contract';
+import { recordStoreInboxesContract } from '../../contracts/record-store-inboxes-contract';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -25,7 +26,8 @@ async function openStore(dir: string, file = 'inbox-capture.sqlite') {
     return { knex, store };
 }
 
-recordStoreContract(lab, 'sqlite', async () => {
+// A fresh, migrated store for each contract.
+const openFresh = async () => {
     const dir = await tempDir('sqlite');
     const { store } = await openStore(dir);
     return {
@@ -35,7 +37,10 @@ recordStoreContract(lab, 'sqlite', async () => {
             await rm(dir, { recursive: true, force: true });
         }
     };
-});
+};
+
+recordStoreContract(lab, 'sqlite', openFresh);
+recordStoreInboxesContract(lab, 'sqlite', openFresh);
 
 describe('SQLite record store', () => {
     let dir: string;

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { sha256Hex } from '../../../lib/ids';
+import { MAX_ADDRESSABLE_ID_LENGTH, sha256Hex } from '../../../lib/ids';
 import { MAX_ID_DERIVATIONS, planSave, prepareDeliveries, type SavePlan, type StoredRow } from '../../../lib/record-store/save-plan';
 import type { EmailDraft, EmailRecord } from '../../../lib/types';
 
@@ -81,6 +81,24 @@ describe('save-plan', () => {
             expect(p.inserts[0]!.sourceHash).to.equal(sha256Hex('<m@x>'));
             expect(p.inserts[0]!.record).to.shallow.equal(p.results[0]!.saved[0]!);
             expect(p.inserts[0]!.record).to.equal({ messageId: '<m@x>', ...draft('<m@x>', 'one') });
+        });
+
+        it('gives a single-inbox delivery of an unaddressable Message-ID a derived id', () => {
+            const long = 'x'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1);
+            const { plan: p } = plan([[draft('.', 'one')], [draft('..', 'one')], [draft(long, 'one')], [draft('./x', 'one')]]);
+            expect(savedIds(p)).to.equal([['.~one'], ['..~one'], [`${sha256Hex(long)}@inbox-capture`], ['./x']]);
+        });
+
+        it('replaces a re-ingested message with an unaddressable Message-ID, keeping the derived id', () => {
+            const rows = [stored(3, '.~one', '.', 'one')];
+            const { plan: p } = plan([[draft('.', 'one')]], rows);
+            expect(savedIds(p)).to.equal([['.~one']]);
+            expect(p.removed).to.equal([3]);
+        });
+
+        it('derives again when the id derived from a dot segment is held', () => {
+            const { plan: p } = plan([[draft('.', 'one')]], [stored(5, '.~one', 'unrelated@x', 'two')]);
+            expect(savedIds(p)).to.equal([['.~one~one']]);
         });
 
         it('gives each copy of a delivery to several inboxes a derived id', () => {

@@ -3,6 +3,8 @@ import { authSuite } from './auth-suite';
 import { crossProcessSuite } from './cross-process-suite';
 import { downloadsSuite } from './downloads-suite';
 import { emailsSuite } from './emails-suite';
+import { headersSuite } from './headers-suite';
+import { inboxesSuite } from './inboxes-suite';
 import type { SuiteLab } from './lab-types';
 import { listSuite } from './list-suite';
 import { longPollSuite } from './long-poll-suite';
@@ -27,6 +29,8 @@ export function hapiApiSuite(lab: SuiteLab, factory: StoreFactory): void {
         authSuite(lab, factory);
         listSuite(lab, factory);
         emailsSuite(lab, factory);
+        headersSuite(lab, factory);
+        inboxesSuite(lab, factory);
         downloadsSuite(lab, factory);
         longPollSuite(lab, factory);
         crossProcessSuite(lab, factory);

@@ -98,7 +98,9 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails',
                 'GET /v1/emails/{messageId}',
                 'GET /v1/emails/{messageId}/attachments/{filename}',
+                'GET /v1/emails/{messageId}/headers',
                 'GET /v1/emails/{messageId}/raw',
+                'GET /v1/inboxes',
                 'GET /version'
             ]);
         });
@@ -107,6 +109,7 @@ describe('Hapi plugin public endpoints', () => {
             const names = doc.paths['/v1/emails'].get.parameters!.map((x) => `${x.in}:${x.name}${x.required ? '!' : ''}`);
             expect(names).to.equal(['query:inbox!', 'query:limit', 'query:cursor', 'query:wait', 'query:timeout', 'query:sender', 'query:subject', 'query:receivedAfter', 'query:receivedBefore', 'query:hasAttachments']);
             expect(doc.paths['/v1/emails'].delete.parameters!.map((x) => x.name)).to.equal(['inbox']);
+            expect(doc.paths['/v1/inboxes'].get.parameters!.map((x) => `${x.in}:${x.name}${x.required ? '!' : ''}`)).to.equal(['query:limit', 'query:cursor', 'query:prefix']);
             expect(doc.paths['/v1/emails/{messageId}/attachments/{filename}'].get.parameters!.map((x) => `${x.in}:${x.name}!${x.required}`)).to.equal(['path:messageId!true', 'path:filename!true']);
         });
 
@@ -116,7 +119,9 @@ describe('Hapi plugin public endpoints', () => {
                 'DELETE /v1/emails': { 400: ['MISSING_INBOX', 'INVALID_INBOX', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'] },
                 'GET /v1/emails/{messageId}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'DELETE /v1/emails/{messageId}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
+                'GET /v1/inboxes': { 400: ['INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'] },
                 'GET /v1/emails/{messageId}/raw': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
+                'GET /v1/emails/{messageId}/headers': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'GET /v1/emails/{messageId}/attachments/{filename}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] }
             };
             for (const [name, statuses] of Object.entries(expected)) {
@@ -131,6 +136,19 @@ describe('Hapi plugin public endpoints', () => {
                 expect(codes(operation, 503), name).to.equal(['SERVICE_UNAVAILABLE']);
                 expect(operation.responses[401].headers, name).to.include('WWW-Authenticate');
             }
+        });
+
+        it('answers the headers endpoint with the named schema Headers (EXTENSIONS §2)', () => {
+            const ok = raw.paths['/v1/emails/{messageId}/headers'].get.responses[200] as unknown as { content: Record<string, { schema: { $ref: string } }> };
+            expect(ok.content['application/json'].schema.$ref).to.equal('#/components/schemas/Headers');
+            const schemas = (raw.components as unknown as { schemas: Record<string, { required?: string[] }> }).schemas;
+            expect(schemas.Headers.required).to.equal(['headers']);
+            type Resolved = { properties: { headers: { type: string; items: { required: string[]; properties: Record<string, { type: string }> } } } };
+            const resolved = (doc.paths['/v1/emails/{messageId}/headers'].get.responses[200] as unknown as { content: Record<string, { schema: Resolved }> }).content['application/json'].schema;
+            expect(resolved.properties.headers.type).to.equal('array');
+            expect(resolved.properties.headers.items.required).to.equal(['name', 'value']);
+            expect(resolved.properties.headers.items.properties.value.type).to.equal('string');
+            expect(schemas.HeaderField.required).to.equal(['name', 'value']);
         });
 
         it('documents the redirects and the signed-link route', () => {
