@@ -2,6 +2,7 @@ import type { Request, ServerRoute } from '@hapi/hapi';
 import type { RegisterOptions } from 'hapi-swagger';
 import { getSwaggerJSON } from 'hapi-swagger/lib/builder';
 import swaggerDefaults from 'hapi-swagger/lib/defaults';
+import { nameComponents } from './openapi-components';
 import { API_TAG, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_INBOXES, GROUP_SERVICE } from './route-context';
 
 /** Path of the OpenAPI document (docs/design.md). */
@@ -48,7 +49,8 @@ export function openapiSettings(version: string): Record<string, unknown> {
 /**
  * GET /openapi.json (docs/design.md): the OpenAPI 3.0 document of the plugin's routes,
  * built by hapi-swagger from their joi schemas and `plugins['hapi-swagger']` notes.
- * Served by a route of our own, so the plugin's response shaping applies to it.
+ * Served by a route of our own, so the plugin's response shaping applies to it; its
+ * component schemas carry the API's names, for code generators (openapi-components.ts).
  */
 export function openapiRoute(version: string): ServerRoute {
     return {
@@ -65,6 +67,7 @@ export function openapiRoute(version: string): ServerRoute {
             // Paths already carry any route prefix, so the server is this origin's root:
             // relative, and never built from a Host header a client chose.
             document.servers = [{ url: '/' }];
+            nameComponents(document);
             return document;
         }
     };

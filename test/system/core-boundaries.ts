@@ -63,4 +63,25 @@ describe('core boundaries', () => {
 
         expect(offenders).to.equal([]);
     });
+
+    it('adapters/client/ imports only its own files: no package, no Node module, nothing of the server', async () => {
+        const client = Path.join(LIB, '..', 'adapters', 'client');
+        const offenders: string[] = [];
+        for (const file of await sources(client)) {
+            const code = (await Fs.readFile(file, 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+            for (const match of code.matchAll(/(?:from\s+|require\(\s*|import\(\s*)['"]([^'"]+)['"]/g)) {
+                const target = match[1];
+                if (!target.startsWith('./')) {
+                    offenders.push(`${Path.basename(file)} → ${target}`);
+                }
+            }
+
+            if (/\b(?:process|Buffer|__dirname|require)\b/.test(code)) {
+                offenders.push(`${Path.basename(file)} uses a Node global`);
+            }
+        }
+
+        expect(offenders).to.equal([]);
+        expect((await sources(client)).length).to.be.above(5);
+    });
 });

@@ -3,6 +3,7 @@ import * as Lab from '@hapi/lab';
 import { execFile } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { provisionServer } from '../helpers/provision-server';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -67,6 +68,52 @@ main().catch((err) => {
 });
 `;
 
+// The client from both module systems: its named exports, a real call, a typed error.
+const CLIENT_CHECK = `
+    const out = { names: Object.keys(client).sort() };
+    const api = new client.InboxCaptureClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY });
+    out.page = await api.listEmails({ inbox: api.newInbox({ domain: 'x.test' }).inbox });
+    try {
+        await api.getEmail('missing@x.test');
+    }
+    catch (err) {
+        out.error = { typed: err instanceof client.InboxCaptureApiError, status: err.status, code: err.code };
+    }
+
+    console.log(JSON.stringify(out));
+`;
+const CLIENT_CJS = `'use strict';\nconst client = require('inbox-capture/client');\n(async () => {${CLIENT_CHECK}})().catch((err) => { console.error(err); process.exit(1); });\n`;
+const CLIENT_ESM = `import * as client from 'inbox-capture/client';\n${CLIENT_CHECK}`;
+
+// A TypeScript consumer on Node's own resolution, one file per module system, no Node types.
+const CLIENT_TS_ESM = `import { InboxCaptureClient, InboxCaptureApiError, WaitTimeoutError, type Email } from 'inbox-capture/client';
+const api = new InboxCaptureClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: 'k' });
+export const wait: Promise<Email> = api.waitForEmail({ inbox: 'x', timeoutMs: 1000 });
+export const codes = (e: Email): string[] => e.codes;
+export const kinds = [InboxCaptureApiError, WaitTimeoutError];
+`;
+const CLIENT_TS_CJS = `import client = require('inbox-capture/client');
+const api = new client.InboxCaptureClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: 'k' });
+export const bytes: Promise<Uint8Array> = api.downloadRaw('id');
+`;
+const CLIENT_TS_BAD = `import { InboxCaptureClient } from 'inbox-capture/client';
+export const wrong: Promise<number> = new InboxCaptureClient({ baseUrl: 'http://x', apiKey: 'k' }).getEmail('id');
+`;
+
+/** Runs `node <file>` in `cwd`; resolves to its stdout, rejects with its stderr. */
+function runIn(cwd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+        execFile(process.execPath, args, { cwd, env, timeout: 60_000 }, (err, out, errOut) => {
+            if (err) {
+                reject(new Error(`${args.join(' ')} failed: ${err.message}\n${out}\n${errOut}`));
+                return;
+            }
+
+            resolve(out);
+        });
+    });
+}
+
 describe('package exports', () => {
 
     let app: string;
@@ -119,20 +166,61 @@ describe('package exports', () => {
 
     it('ships type declarations for every export', async () => {
         const pkg = JSON.parse(await Fs.readFile(Path.join(ROOT, 'package.json'), 'utf8'));
-        for (const [subpath, target] of Object.entries<{ types: string; default: string } | string>(pkg.exports)) {
-            if (typeof target === 'string') {
+        type Target = { types: string; default: string };
+        for (const [subpath, entry] of Object.entries<Target | { import: Target; require: Target } | string>(pkg.exports)) {
+            if (typeof entry === 'string') {
                 continue;
             }
 
-            await Fs.access(Path.join(ROOT, target.types)).catch(() => {
-                throw new Error(`${subpath}: missing ${target.types}`);
-            });
-            await Fs.access(Path.join(ROOT, target.default)).catch(() => {
-                throw new Error(`${subpath}: missing ${target.default}`);
-            });
+            // A dual subpath (the client) names a target per module system.
+            const targets = 'import' in entry ? [entry.import, entry.require] : [entry];
+            for (const target of targets) {
+                await Fs.access(Path.join(ROOT, target.types)).catch(() => {
+                    throw new Error(`${subpath}: missing ${target.types}`);
+                });
+                await Fs.access(Path.join(ROOT, target.default)).catch(() => {
+                    throw new Error(`${subpath}: missing ${target.default}`);
+                });
+            }
         }
 
         expect(pkg.files).to.equal(['dist']);
         expect(pkg.bin['inbox-capture']).to.equal('dist/adapters/cli/bin.js');
+    });
+
+    it('serves inbox-capture/client to require and to import, against a real server', async () => {
+        const p = await provisionServer({ listen: true });
+        try {
+            await Fs.writeFile(Path.join(app, 'client.cjs'), CLIENT_CJS);
+            await Fs.writeFile(Path.join(app, 'client.mjs'), CLIENT_ESM);
+            const env = { ...process.env, BASE_URL: `http://127.0.0.1:${p.server.info.port}`, API_KEY: p.apiKey };
+            const expected = {
+                names: ['InboxCaptureApiError', 'InboxCaptureClient', 'UNEXPECTED_RESPONSE', 'WaitTimeoutError'],
+                page: { emails: [], hasMore: false },
+                error: { typed: true, status: 404, code: 'NOT_FOUND' }
+            };
+            expect(JSON.parse(await runIn(app, ['client.cjs'], env))).to.equal(expected);
+            expect(JSON.parse(await runIn(app, ['client.mjs'], env))).to.equal(expected);
+        }
+        finally {
+            await p.cleanup();
+        }
+    });
+
+    it('types inbox-capture/client for TypeScript under Node16 resolution, ESM and CJS, without Node types', async () => {
+        const dir = Path.join(app, 'ts-consumer');
+        await Fs.mkdir(dir, { recursive: true });
+        await Fs.writeFile(Path.join(dir, 'esm.mts'), CLIENT_TS_ESM);
+        await Fs.writeFile(Path.join(dir, 'cjs.cts'), CLIENT_TS_CJS);
+        await Fs.writeFile(Path.join(dir, 'bad.mts'), CLIENT_TS_BAD);
+        const options = { module: 'node16', moduleResolution: 'node16', strict: true, noEmit: true, types: [], lib: ['ES2022', 'DOM'] };
+        const tsc = Path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+        await Fs.writeFile(Path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: ['esm.mts', 'cjs.cts'] }));
+        await runIn(dir, [tsc, '-p', 'tsconfig.json']);
+
+        // The types are real: a wrong program fails to compile.
+        await Fs.writeFile(Path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: ['bad.mts'] }));
+        const failed = await runIn(dir, [tsc, '-p', 'tsconfig.json']).then(() => null, (err: Error) => err.message);
+        expect(failed).to.match(/bad\.mts.*TS2322/);
     });
 });

@@ -6,6 +6,7 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { freePort } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
+import { isolatedEnv } from '../helpers/service-env';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -27,16 +28,6 @@ interface Service {
     cleanup(): Promise<void>;
 }
 
-/** Environment of the service and the CLI: only the variables under test. */
-function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ['DATABASE_URL', 'S3_BUCKET', 'S3_ENDPOINT', 'INBOX_CAPTURE_SIGNING_SECRET', 'HOST', 'PORT', 'SMTP_PORT', 'INBOX_CAPTURE_DATA_DIR']) {
-        delete env[name];
-    }
-
-    return { ...env, ...vars };
-}
-
 /** Spawns `node examples/standalone.js` on free ports and a temp data dir; resolves once it listens. */
 async function startService(): Promise<Service> {
     const dataDir = await tempDir('e2e');
@@ -44,7 +35,7 @@ async function startService(): Promise<Service> {
     const smtpPort = await freePort();
     const spawned = spawnNode([STANDALONE], {
         cwd: ROOT,
-        env: serviceEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir })
+        env: isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir })
     });
     const { child, exited } = spawned;
 
@@ -72,7 +63,7 @@ async function startService(): Promise<Service> {
 
 /** Runs the built CLI against the service's data dir. */
 function cli(service: Service, args: string[]): Promise<RunResult> {
-    return runNode([BIN, ...args], { cwd: ROOT, env: serviceEnv({ INBOX_CAPTURE_DATA_DIR: service.dataDir }) });
+    return runNode([BIN, ...args], { cwd: ROOT, env: isolatedEnv({ INBOX_CAPTURE_DATA_DIR: service.dataDir }) });
 }
 
 interface EmailJson {
@@ -230,7 +221,7 @@ describe('standalone example', () => {
     });
 
     it('refuses a bad PORT with a clear message and exit 1', async () => {
-        const { code, stderr } = await runNode([STANDALONE], { cwd: ROOT, env: serviceEnv({ PORT: 'http' }) });
+        const { code, stderr } = await runNode([STANDALONE], { cwd: ROOT, env: isolatedEnv({ PORT: 'http' }) });
         expect(code).to.equal(1);
         expect(stderr).to.contain('PORT must be a port number');
     });

@@ -10,10 +10,15 @@ const { describe, it, before, after } = exports.lab = Lab.script();
 
 const HOST_404 = { statusCode: 404, error: 'Not Found', message: 'Not Found' };
 
+interface ErrorSchema {
+    properties?: { error?: { enum?: string[] } };
+    allOf?: ErrorSchema[];
+}
+
 interface Operation {
     security?: Array<Record<string, string[]>>;
     parameters?: Array<{ name: string; in: string; required?: boolean }>;
-    responses: Record<string, { content?: Record<string, { schema: { properties?: { error?: { enum?: string[] } } } }>; headers?: Record<string, unknown> }>;
+    responses: Record<string, { content?: Record<string, { schema: ErrorSchema }>; headers?: Record<string, unknown> }>;
 }
 
 interface OpenApiDocument {
@@ -23,9 +28,11 @@ interface OpenApiDocument {
     components: { securitySchemes: Record<string, unknown> };
 }
 
-// The codes an operation documents for one status, from its (dereferenced) error schema.
+// The codes an operation documents for one status, from its (dereferenced) error schema:
+// the shared `Error` narrowed by the route's own enum (the last part of the allOf).
 function codes(operation: Operation, status: number): string[] | undefined {
-    return operation.responses[status]?.content?.['application/json']?.schema.properties?.error?.enum;
+    const schema = operation.responses[status]?.content?.['application/json']?.schema;
+    return schema?.allOf?.at(-1)?.properties?.error?.enum;
 }
 
 describe('Hapi plugin public endpoints', () => {

@@ -1,0 +1,128 @@
+import { fetchDownload } from './download';
+import { apiErrorFrom } from './errors';
+import { newInbox } from './new-inbox';
+import { queryString, timeParam, type QueryValue } from './query-string';
+import type {
+    Email, EmailPage, EmailsQuery, FetchFunction, Header, InboxCaptureClientOptions, InboxPage,
+    ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
+} from './types';
+import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
+
+const segment = encodeURIComponent;
+
+// The API's query names for the list filters; time bounds as the API reads them.
+function listParams(query: ListEmailsQuery): Record<string, QueryValue> {
+    return {
+        inbox: query.inbox,
+        limit: query.limit,
+        cursor: query.cursor,
+        wait: query.wait,
+        timeout: query.timeout,
+        sender: query.sender,
+        subject: query.subject,
+        receivedAfter: query.receivedAfter === undefined ? undefined : timeParam(query.receivedAfter),
+        receivedBefore: query.receivedBefore === undefined ? undefined : timeParam(query.receivedBefore),
+        hasAttachments: query.hasAttachments
+    };
+}
+
+/** A typed client of the inbox-capture HTTP API, for test code in Node ≥ 20 and browsers. */
+export class InboxCaptureClient {
+    readonly baseUrl: string;
+    readonly #headers: Record<string, string>;
+    readonly #fetch: FetchFunction;
+    readonly #longPollSeconds: number;
+
+    constructor(options: InboxCaptureClientOptions) {
+        const { baseUrl, apiKey, fetch: fetchFn, longPollSeconds = MAX_LONG_POLL_SECONDS } = options ?? {};
+        if (typeof baseUrl !== 'string' || !/^https?:\/\//i.test(baseUrl)) {
+            throw new TypeError('InboxCaptureClient: baseUrl must be an http(s) URL such as http://127.0.0.1:3000');
+        }
+
+        if (typeof apiKey !== 'string' || apiKey === '') {
+            throw new TypeError('InboxCaptureClient: apiKey is required (inbox-capture keys create <name>)');
+        }
+
+        if (!Number.isInteger(longPollSeconds) || longPollSeconds < 1 || longPollSeconds > MAX_LONG_POLL_SECONDS) {
+            throw new TypeError(`InboxCaptureClient: longPollSeconds must be an integer from 1 to ${MAX_LONG_POLL_SECONDS}`);
+        }
+
+        this.baseUrl = baseUrl.replace(/\/+$/, '');
+        this.#headers = { authorization: `Bearer ${apiKey}`, accept: 'application/json' };
+        // Called as a plain function: a browser's fetch throws when called as another object's method.
+        const given = fetchFn ?? ((input: string, init: RequestInit) => globalThis.fetch(input, init));
+        this.#fetch = (input, init) => given(input, init);
+        this.#longPollSeconds = longPollSeconds;
+    }
+
+    /** One page of an inbox's emails, newest first (with `wait: true`, a server long-poll). */
+    listEmails(query: ListEmailsQuery, options: RequestOptions = {}): Promise<EmailPage> {
+        return this.#json('GET', `/v1/emails${queryString(listParams(query))}`, options);
+    }
+
+    /** Every email matching `query`, newest first, fetching page after page as the loop asks. */
+    async *emails(query: EmailsQuery, options: RequestOptions = {}): AsyncGenerator<Email, void, undefined> {
+        let cursor: string | undefined;
+        do {
+            const page = await this.listEmails({ ...query, cursor }, options);
+            yield* page.emails;
+            cursor = page.hasMore ? page.nextCursor : undefined;
+        } while (cursor !== undefined);
+    }
+
+    /** One email by its `messageId`. */
+    getEmail(messageId: string, options: RequestOptions = {}): Promise<Email> {
+        return this.#json('GET', `/v1/emails/${segment(messageId)}`, options);
+    }
+
+    /** The header fields of the top-level message, in message order. */
+    async getHeaders(messageId: string, options: RequestOptions = {}): Promise<Header[]> {
+        const body = await this.#json<{ headers: Header[] }>('GET', `/v1/emails/${segment(messageId)}/headers`, options);
+        return body.headers;
+    }
+
+    /** Deletes one email with its raw message and attachments. */
+    async deleteEmail(messageId: string, options: RequestOptions = {}): Promise<void> {
+        await this.#json('DELETE', `/v1/emails/${segment(messageId)}`, options);
+    }
+
+    /** Deletes every email of an inbox; resolves to how many were deleted. */
+    async deleteInbox(inbox: string, options: RequestOptions = {}): Promise<number> {
+        const body = await this.#json<{ deleted: number }>('DELETE', `/v1/emails${queryString({ inbox })}`, options);
+        return body.deleted;
+    }
+
+    /** One page of the inboxes that hold mail, most recently received first. */
+    listInboxes(query: ListInboxesQuery = {}, options: RequestOptions = {}): Promise<InboxPage> {
+        return this.#json('GET', `/v1/inboxes${queryString({ limit: query.limit, cursor: query.cursor, prefix: query.prefix })}`, options);
+    }
+
+    /** The raw message (.eml) exactly as received. */
+    downloadRaw(messageId: string, options: RequestOptions = {}): Promise<Uint8Array> {
+        return fetchDownload(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/raw`, this.#headers, options.signal);
+    }
+
+    /** One attachment's bytes; `filename` is the attachment object's, index prefix included. */
+    downloadAttachment(messageId: string, filename: string, options: RequestOptions = {}): Promise<Uint8Array> {
+        return fetchDownload(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
+    }
+
+    /** The newest matching email, waiting for it over chained server long-polls (see WaitForEmailOptions). */
+    waitForEmail(options: WaitForEmailOptions): Promise<Email> {
+        return waitForEmail((query, request) => this.listEmails(query, request), options, this.#longPollSeconds);
+    }
+
+    /** A fresh inbox of its own for one test, and its address at `domain`. */
+    newInbox(options: { prefix?: string; domain: string }): NewInbox {
+        return newInbox(options);
+    }
+
+    async #json<T>(method: string, path: string, options: RequestOptions): Promise<T> {
+        const response = await this.#fetch(`${this.baseUrl}${path}`, { method, headers: this.#headers, signal: options.signal });
+        if (!response.ok) {
+            throw await apiErrorFrom(response);
+        }
+
+        return await response.json() as T;
+    }
+}

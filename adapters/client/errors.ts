@@ -1,0 +1,55 @@
+// The client's errors: typed, so a test can tell "the API said no" from "nothing came".
+
+/** The code of an error answer whose body is not the API's `{ "error": CODE }` (a proxy's page, say). */
+export const UNEXPECTED_RESPONSE = 'UNEXPECTED_RESPONSE';
+
+/** The API answered an error: `status` is the HTTP status, `code` the body's `error`. */
+export class InboxCaptureApiError extends Error {
+    readonly status: number;
+    readonly code: string;
+
+    constructor(status: number, code: string) {
+        super(`inbox-capture API answered ${status} ${code}`);
+        this.name = 'InboxCaptureApiError';
+        this.status = status;
+        this.code = code;
+    }
+}
+
+/** `waitForEmail()` saw no matching email within its `timeoutMs`. */
+export class WaitTimeoutError extends Error {
+    readonly timeoutMs: number;
+
+    constructor(timeoutMs: number) {
+        super(`no matching email within ${timeoutMs} ms`);
+        this.name = 'WaitTimeoutError';
+        this.timeoutMs = timeoutMs;
+    }
+}
+
+/** Reads an error answer into an InboxCaptureApiError (the body is consumed). */
+export async function apiErrorFrom(response: Response): Promise<InboxCaptureApiError> {
+    let code = UNEXPECTED_RESPONSE;
+    try {
+        const body = JSON.parse(await response.text()) as unknown;
+        if (body !== null && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string') {
+            code = (body as { error: string }).error;
+        }
+    }
+    catch {
+        // Not JSON: keep UNEXPECTED_RESPONSE.
+    }
+
+    return new InboxCaptureApiError(response.status, code);
+}
+
+/** What an aborted signal rejects with: its reason, else an `AbortError` (older runtimes give none). */
+export function abortReason(signal: AbortSignal): unknown {
+    if (signal.reason !== undefined) {
+        return signal.reason;
+    }
+
+    const error = new Error('This operation was aborted');
+    error.name = 'AbortError';
+    return error;
+}

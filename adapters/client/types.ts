@@ -1,0 +1,153 @@
+// The JSON shapes the HTTP API answers, written by hand for the client: it imports
+// nothing of the server (no Node modules reach a browser bundle).
+
+/** An attachment of an email (`filename` is `<index>-<name>`). */
+export interface Attachment {
+    filename: string;
+    contentType: string;
+    /** Decoded size in bytes. */
+    size: number;
+    /** Relative URL of the download (a 302 to a time-limited link). */
+    url: string;
+}
+
+/** A link found in the email (EXTENSIONS §1): from the HTML anchors, then bare URLs of the text body. */
+export interface Link {
+    href: string;
+    /** The anchor's visible text; the URL itself for a link from the text body. */
+    text: string;
+}
+
+/** The API's email object: every field always present. */
+export interface Email {
+    messageId: string;
+    inbox: string;
+    sender: string;
+    recipient: string;
+    subject: string;
+    body: string;
+    htmlBody: string;
+    attachments: Attachment[];
+    /** Unix milliseconds, the server's clock at ingest. */
+    receivedAt: number;
+    /** Relative URL of the raw .eml (a 302 to a time-limited link). */
+    rawUrl: string;
+    /** At most 100, in document order. */
+    links: Link[];
+    /** Candidate one-time codes (4 to 8 digits), at most 10, in order of appearance. */
+    codes: string[];
+}
+
+/** One page of `GET /v1/emails`: `nextCursor` is present exactly when `hasMore` is true. */
+export interface EmailPage {
+    emails: Email[];
+    hasMore: boolean;
+    nextCursor?: string;
+}
+
+/** One header field of the top-level message, unfolded and decoded. */
+export interface Header {
+    name: string;
+    value: string;
+}
+
+/** An inbox holding at least one email. */
+export interface Inbox {
+    name: string;
+    count: number;
+    /** Unix milliseconds of its newest email. */
+    lastReceivedAt: number;
+}
+
+/** One page of `GET /v1/inboxes`, most recently received first. */
+export interface InboxPage {
+    inboxes: Inbox[];
+    hasMore: boolean;
+    nextCursor?: string;
+}
+
+/** A time bound: Unix milliseconds, a Date, or an ISO 8601 date or date-time. */
+export type TimeBound = number | Date | string;
+
+/** The filters of `GET /v1/emails` besides paging and waiting. */
+export interface EmailFilter {
+    /** Inbox name: the local part of the address, characters `a-z 0-9 . _ -`. */
+    inbox: string;
+    /** Case-insensitive substring of the sender address. */
+    sender?: string;
+    /** Case-insensitive substring of the subject. */
+    subject?: string;
+    /** Inclusive lower bound on `receivedAt`. */
+    receivedAfter?: TimeBound;
+    /** Exclusive upper bound on `receivedAt`. */
+    receivedBefore?: TimeBound;
+    hasAttachments?: boolean;
+}
+
+/** The query of `listEmails()`: one page, optionally a server long-poll. */
+export interface ListEmailsQuery extends EmailFilter {
+    /** 1 to 100 (server default 50). */
+    limit?: number;
+    /** `nextCursor` of the previous page. */
+    cursor?: string;
+    /** Wait on the server until an email matches or `timeout` seconds pass. */
+    wait?: boolean;
+    /** Seconds of a long-poll, 1 to 28 (server default 28). */
+    timeout?: number;
+}
+
+/** The query of `emails()`: every page is fetched in turn. */
+export interface EmailsQuery extends EmailFilter {
+    /** Page size of each request, 1 to 100 (server default 50). */
+    limit?: number;
+}
+
+/** The query of `listInboxes()`. */
+export interface ListInboxesQuery {
+    /** 1 to 100 (server default 50). */
+    limit?: number;
+    cursor?: string;
+    /** Only inboxes whose name starts with it (`a-z 0-9 . _ -`, at most 64). */
+    prefix?: string;
+}
+
+/** What `waitForEmail()` waits for. */
+export interface WaitForEmailOptions {
+    inbox: string;
+    sender?: string;
+    subject?: string;
+    hasAttachments?: boolean;
+    /** Inclusive lower bound on `receivedAt` (the server's clock). */
+    receivedAfter?: TimeBound;
+    /** Total wait in milliseconds, over as many server long-polls as it takes (default 60000). */
+    timeoutMs?: number;
+    /** Cancels the wait at once. */
+    signal?: AbortSignal;
+}
+
+/** Per-call options of every request method. */
+export interface RequestOptions {
+    /** Cancels the request. */
+    signal?: AbortSignal;
+}
+
+/** The fetch the client calls: the global one unless the options give another. */
+export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+
+/** Options of `new InboxCaptureClient()`. */
+export interface InboxCaptureClientOptions {
+    /** Where the `/v1` paths start: the server's origin, plus the plugin's route prefix if it has one. */
+    baseUrl: string;
+    /** An API key from `inbox-capture keys create <name>`. */
+    apiKey: string;
+    /** Another fetch (a wrapper that logs, a polyfill); default `globalThis.fetch`. */
+    fetch?: FetchFunction;
+    /** Seconds of each server long-poll of `waitForEmail()`, 1 to 28 (default 28). */
+    longPollSeconds?: number;
+}
+
+/** What `newInbox()` makes: a fresh inbox and the address that delivers to it. */
+export interface NewInbox {
+    inbox: string;
+    address: string;
+}

@@ -1,0 +1,50 @@
+import * as Path from 'node:path';
+import { freePort } from './net';
+import { runNode, spawnNode, waitForOutput, type Spawned } from './child-process';
+import { isolatedEnv } from './service-env';
+import { removeDir, tempDir } from './temp-dir';
+
+const ROOT = Path.join(__dirname, '..', '..');
+
+/** `node examples/standalone.js` on free loopback ports and a temp data dir, with an API key. */
+export interface StandaloneService {
+    spawned: Spawned;
+    /** `http://127.0.0.1:<port>` */
+    baseUrl: string;
+    smtpPort: number;
+    apiKey: string;
+    /** Kills the process if it still runs, removes the data dir. */
+    stop(): Promise<void>;
+}
+
+/** Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would. */
+export async function startStandalone(): Promise<StandaloneService> {
+    const dataDir = await tempDir('standalone');
+    const port = await freePort();
+    const smtpPort = await freePort();
+    const env = isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
+    const spawned = spawnNode([Path.join(ROOT, 'examples', 'standalone.js')], { cwd: ROOT, env });
+    const stop = async () => {
+        const { child } = spawned;
+        if (child.exitCode === null && child.signalCode === null) {
+            child.kill('SIGKILL');
+            await spawned.exited;
+        }
+
+        await removeDir(dataDir);
+    };
+
+    try {
+        await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs: 30_000 });
+        const created = await runNode([Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js'), 'keys', 'create', 'examples'], { cwd: ROOT, env });
+        if (created.code !== 0) {
+            throw new Error(`keys create failed: ${created.stderr}`);
+        }
+
+        return { spawned, baseUrl: `http://127.0.0.1:${port}`, smtpPort, apiKey: created.stdout.trim(), stop };
+    }
+    catch (err) {
+        await stop();
+        throw err;
+    }
+}
