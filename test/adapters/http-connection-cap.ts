@@ -3,25 +3,11 @@ import * as Lab from '@hapi/lab';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import * as Net from 'node:net';
+import { openConnection } from '../helpers/net';
 import { capHttpConnections, defaultMaxHttpConnections, FALLBACK_MAX_HTTP_CONNECTIONS, readOpenFileLimit } from '../../adapters/http-connection-cap';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
-
-/** Connects to `port` and resolves once the connection is open, or closed by the server without a byte. */
-function connect(port: number): Promise<{ socket: Net.Socket; answered: Promise<string | null> }> {
-    return new Promise((resolve, reject) => {
-        const socket = Net.connect(port, '127.0.0.1');
-        let data = '';
-        socket.setEncoding('utf8').on('data', (chunk: string) => {
-            data += chunk;
-        });
-        socket.on('error', () => undefined);
-        const answered = new Promise<string | null>((done) => socket.once('close', () => done(data === '' ? null : data)));
-        socket.once('connect', () => resolve({ socket, answered }));
-        socket.once('error', reject);
-    });
-}
 
 describe('http-connection-cap', () => {
 
@@ -65,28 +51,28 @@ describe('http-connection-cap', () => {
             await once(server, 'listening');
             const { port } = server.address() as Net.AddressInfo;
             try {
-                const first = await connect(port);
-                const second = await connect(port);
-                const third = await connect(port);
-                const fourth = await connect(port);
-                expect(await third.answered).to.be.null();
-                expect(await fourth.answered).to.be.null();
+                const first = await openConnection(port);
+                const second = await openConnection(port);
+                const third = await openConnection(port);
+                const fourth = await openConnection(port);
+                expect(await third.closed).to.be.null();
+                expect(await fourth.closed).to.be.null();
                 expect(logged).to.have.length(1);
                 expect(logged[0]).to.include('cap of 2');
 
                 first.socket.end('ping');
-                expect(await first.answered).to.equal('pong');
+                expect(await first.closed).to.equal('pong');
                 // Once the server has seen that close, a new connection gets the slot.
                 let admitted: string | null = null;
                 for (let attempt = 0; attempt < 100 && admitted === null; attempt++) {
-                    const next = await connect(port);
+                    const next = await openConnection(port);
                     next.socket.end('ping');
-                    admitted = await next.answered;
+                    admitted = await next.closed;
                 }
 
                 expect(admitted).to.equal('pong');
                 second.socket.end('ping');
-                expect(await second.answered).to.equal('pong');
+                expect(await second.closed).to.equal('pong');
             }
             finally {
                 server.close();

@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import * as Net from 'node:net';
 import { defaultMaxHttpConnections } from '../../adapters/http-connection-cap';
 import { DEFAULT_MAX_CONNECTIONS as SMTP_MAX_CONNECTIONS } from '../../adapters/smtp/smtp-listener';
+import { openConnection, type OpenConnection } from '../helpers/net';
 import { RawSmtpSession, sendRawMessage } from '../helpers/raw-smtp';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
 
@@ -20,30 +20,9 @@ const IDLE_CONNECTIONS = OPEN_FILE_LIMIT + 88;
 const FLOOD_BATCH = 50;
 const HEALTH_REQUEST = 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n';
 
-/** An open TCP connection and what the server sent on it before it closed (null: nothing). */
-interface Connection {
-    socket: Net.Socket;
-    closed: Promise<string | null>;
-}
-
-function connect(port: number): Promise<Connection> {
-    return new Promise((resolve, reject) => {
-        const socket = Net.connect(port, '127.0.0.1');
-        let data = '';
-        socket.setEncoding('latin1').on('data', (chunk: string) => {
-            data += chunk;
-        });
-        // A refused connection may be reset while we write: what it answered tells the story.
-        socket.on('error', () => undefined);
-        const closed = new Promise<string | null>((done) => socket.once('close', () => done(data === '' ? null : data)));
-        socket.once('connect', () => resolve({ socket, closed }));
-        socket.once('error', reject);
-    });
-}
-
 /** GET /health on a fresh connection: the answer, or null when the server closed it without one. */
 async function freshHealth(port: number): Promise<string | null> {
-    const connection = await connect(port);
+    const connection = await openConnection(port);
     connection.socket.write(HEALTH_REQUEST);
     return connection.closed;
 }
@@ -75,10 +54,10 @@ describe('HTTP connection cap (standalone under ulimit -n 512)', () => {
 
     it('closes connections past the cap at once, keeps SMTP and the open connections working, and admits again once they close', async () => {
         const cap = defaultMaxHttpConnections(OPEN_FILE_LIMIT, SMTP_MAX_CONNECTIONS);
-        const idle: Connection[] = [];
+        const idle: OpenConnection[] = [];
         try {
             for (let opened = 0; opened < IDLE_CONNECTIONS; opened += FLOOD_BATCH) {
-                idle.push(...await Promise.all(Array.from({ length: Math.min(FLOOD_BATCH, IDLE_CONNECTIONS - opened) }, () => connect(port))));
+                idle.push(...await Promise.all(Array.from({ length: Math.min(FLOOD_BATCH, IDLE_CONNECTIONS - opened) }, () => openConnection(port))));
             }
 
             // While they are open, a new connection is closed at once, without an
