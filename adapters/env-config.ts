@@ -34,6 +34,8 @@ export interface EnvConfig {
     smtpPort: number;
     /** INBOX_CAPTURE_SIGNING_SECRET; absent means generated once and kept in `dataDir`. */
     signingSecret?: string;
+    /** INBOX_CAPTURE_MAX_HTTP_CONNECTIONS; absent means derived from the open-file limit (http-connection-cap.ts). */
+    maxHttpConnections?: number;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -118,6 +120,15 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
         }
 
         config.signingSecret = signingSecret;
+    }
+
+    const maxHttpConnections = read(env, 'INBOX_CAPTURE_MAX_HTTP_CONNECTIONS');
+    if (maxHttpConnections !== undefined) {
+        if (!/^\d{1,9}$/.test(maxHttpConnections) || Number(maxHttpConnections) < 1) {
+            throw new ConfigError(`INBOX_CAPTURE_MAX_HTTP_CONNECTIONS must be a whole number 1..999999999, got "${maxHttpConnections}"`);
+        }
+
+        config.maxHttpConnections = Number(maxHttpConnections);
     }
 
     return config;

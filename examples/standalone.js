@@ -3,7 +3,8 @@
 // The whole service on one machine: Hapi + the inbox-capture plugin + the SMTP
 // listener, sharing one service object. Configured only by environment variables
 // (see docs/api.md): INBOX_CAPTURE_DATA_DIR, DATABASE_URL, S3_BUCKET (+ S3_ENDPOINT,
-// S3_REGION, S3_FORCE_PATH_STYLE), HOST, PORT, SMTP_PORT, INBOX_CAPTURE_SIGNING_SECRET.
+// S3_REGION, S3_FORCE_PATH_STYLE), HOST, PORT, SMTP_PORT, INBOX_CAPTURE_SIGNING_SECRET,
+// INBOX_CAPTURE_MAX_HTTP_CONNECTIONS.
 //
 //   npm ci && node examples/standalone.js
 //
@@ -27,7 +28,8 @@ function load(path) {
 
 const { createInboxCapture } = load('../dist/lib/inbox-capture');
 const { inboxCapturePlugin } = load('../dist/adapters/hapi');
-const { createSmtpListener } = load('../dist/adapters/smtp');
+const { createSmtpListener, DEFAULT_MAX_CONNECTIONS: SMTP_MAX_CONNECTIONS } = load('../dist/adapters/smtp');
+const { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } = load('../dist/adapters/http-connection-cap');
 const { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } = load('../dist/adapters/env-config');
 
 /** Milliseconds hapi waits for requests in flight on stop before cutting them (long-polls end at once). */
@@ -57,6 +59,9 @@ async function main() {
     const capture = createInboxCapture({ ...stores, log: logError });
 
     const server = Hapi.server({ host: config.host, port: config.port });
+    // Below the open-file limit, so idle connections cannot starve SMTP, files or /health.
+    const smtpConnections = config.smtpPort === 0 ? 0 : SMTP_MAX_CONNECTIONS;
+    capHttpConnections(server.listener, config.maxHttpConnections ?? defaultMaxHttpConnections(readOpenFileLimit(), smtpConnections), logError);
     // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }.
     server.events.on({ name: 'request', channels: 'error' }, (request, event) => {
         logError(`${request.method.toUpperCase()} ${request.path} failed`, event.error);

@@ -1,6 +1,7 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import { decodeCursor } from '../../lib/cursor';
+import { MAX_MESSAGE_ID_BYTES } from '../../lib/ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/recipients';
 import type { CursorPosition, ListQuery } from '../../lib/types';
 import { apiError } from './error-mapping';
@@ -16,10 +17,10 @@ export const MAX_TIMEOUT_SECONDS = 28;
  */
 export const MAX_FILTER_LENGTH = 256;
 /**
- * Longest cursor, characters: `<ms>#` and a Message-ID, which ingest does not cap; the
- * whole request line must fit Node's 16 KiB header limit anyway.
+ * Longest cursor, characters: `<ms>#` (at most 17) and a stored message id, which is
+ * at most MAX_MESSAGE_ID_BYTES (so at most as many characters).
  */
-export const MAX_CURSOR_LENGTH = 8192;
+export const MAX_CURSOR_LENGTH = 17 + MAX_MESSAGE_ID_BYTES;
 /** Longest `receivedAfter`/`receivedBefore`, characters: an ISO date-time with nanoseconds and offset is 35. */
 export const MAX_TIME_LENGTH = 40;
 /** Latest instant a JavaScript Date holds, Unix ms: a larger number is no timestamp. */

@@ -89,6 +89,14 @@ describe('env-config', () => {
             expect(() => readEnvConfig({ S3_BUCKET: 'b', S3_FORCE_PATH_STYLE: 'yes please' })).to.throw(ConfigError, /S3_FORCE_PATH_STYLE/);
             expect(() => readEnvConfig({ INBOX_CAPTURE_SIGNING_SECRET: 'short' })).to.throw(ConfigError, /at least 16/);
         });
+
+        it('reads INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, unset by default, and refuses anything but a positive whole number', () => {
+            expect(readEnvConfig({}).maxHttpConnections).to.be.undefined();
+            expect(readEnvConfig({ INBOX_CAPTURE_MAX_HTTP_CONNECTIONS: '2000' }).maxHttpConnections).to.equal(2000);
+            for (const bad of ['0', '-1', '1.5', '1e4', 'many', '1000000000']) {
+                expect(() => readEnvConfig({ INBOX_CAPTURE_MAX_HTTP_CONNECTIONS: bad })).to.throw(ConfigError, /INBOX_CAPTURE_MAX_HTTP_CONNECTIONS/);
+            }
+        });
     });
 
     describe('describeStores()', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as Code from '@hapi/code';
 import type * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../lib/errors';
-import { deriveMessageId, MAX_ADDRESSABLE_ID_LENGTH, sha256Hex } from '../../lib/ids';
+import { deriveMessageId, MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../lib/ids';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { CursorPosition, EmailDraft, EmailRecord, ListQuery } from '../../lib/types';
 
@@ -338,13 +338,13 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect(ids(page.records)).to.equal([saved.messageId]);
             });
 
-            it('stores, finds and pages 10,000-character Message-IDs', async () => {
+            it('stores, finds and pages Message-IDs at the longest kept length', async () => {
                 const inbox = newInbox();
-                const stem = unique('long') + 'x'.repeat(10_000);
-                const longA = stem.slice(0, 9_999) + 'a';
-                const longB = stem.slice(0, 9_999) + 'b';
-                // 12 characters each percent-encoded: below the addressable length (docs/design.md).
-                const wide = unique('wide') + '😀'.repeat(1000);
+                const stem = unique('long') + 'x'.repeat(MAX_MESSAGE_ID_BYTES);
+                const longA = stem.slice(0, MAX_MESSAGE_ID_BYTES - 1) + 'a';
+                const longB = stem.slice(0, MAX_MESSAGE_ID_BYTES - 1) + 'b';
+                // 4 bytes each: exactly at the limit (docs/design.md).
+                const wide = '😀'.repeat(MAX_MESSAGE_ID_BYTES / 4 - 4) + unique('w').slice(-16).padStart(16, 'w');
                 const receivedAt = BASE_TIME + 5;
                 const a = await saveOne(store(), draft(inbox, { sourceId: longA, receivedAt }));
                 const b = await saveOne(store(), draft(inbox, { sourceId: longB, receivedAt }));
@@ -354,8 +354,8 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect(await store().getEmail(longB)).to.equal(b);
                 expect(await store().getEmail(wide)).to.equal(w);
 
-                // The two long ids differ only in their last character: far past any
-                // index prefix, so the exact tie-break still has to happen.
+                // The two long ids differ only in their last character: the exact
+                // tie-break has to look at the whole id.
                 const first = await store().listEmails({ inbox, limit: 1 });
                 expect(ids(first.records)).to.equal([longB]);
                 expect(first.hasMore).to.be.true();
@@ -368,7 +368,7 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
 
             it('stores a Message-ID over the addressable length under its digest id, and replaces that copy on re-delivery', async () => {
                 const inbox = newInbox();
-                const sourceId = unique('over') + 'y'.repeat(MAX_ADDRESSABLE_ID_LENGTH);
+                const sourceId = unique('over') + 'y'.repeat(MAX_MESSAGE_ID_BYTES);
                 const first = await saveOne(store(), draft(inbox, { sourceId }));
                 expect(first.messageId).to.equal(`${sha256Hex(sourceId)}@inbox-capture`);
                 expect(first.sourceId).to.equal(sourceId);

@@ -12,3 +12,25 @@ export function freePort(): Promise<number> {
         });
     });
 }
+
+/** An open loopback TCP connection and what the server sent on it before it closed (null: nothing). */
+export interface OpenConnection {
+    socket: Net.Socket;
+    closed: Promise<string | null>;
+}
+
+/** Connects to `port` on loopback; resolves once connected (the server may still close it at once). */
+export function openConnection(port: number): Promise<OpenConnection> {
+    return new Promise((resolve, reject) => {
+        const socket = Net.connect(port, '127.0.0.1');
+        let data = '';
+        socket.setEncoding('latin1').on('data', (chunk: string) => {
+            data += chunk;
+        });
+        // A refused connection may be reset while we write: what it answered tells the story.
+        socket.on('error', () => undefined);
+        const closed = new Promise<string | null>((done) => socket.once('close', () => done(data === '' ? null : data)));
+        socket.once('connect', () => resolve({ socket, closed }));
+        socket.once('error', reject);
+    });
+}

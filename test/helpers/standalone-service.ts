@@ -17,13 +17,21 @@ export interface StandaloneService {
     stop(): Promise<void>;
 }
 
+/** How to start it beyond the defaults. */
+export interface StandaloneStartOptions {
+    /** Runs node under this command, e.g. `sh -c 'ulimit -n 512; exec "$0" "$@"'`. */
+    prefix?: string[];
+    /** Further environment variables of the service. */
+    env?: Record<string, string>;
+}
+
 /** Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would. */
-export async function startStandalone(): Promise<StandaloneService> {
+export async function startStandalone(options: StandaloneStartOptions = {}): Promise<StandaloneService> {
     const dataDir = await tempDir('standalone');
     const port = await freePort();
     const smtpPort = await freePort();
-    const env = isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
-    const spawned = spawnNode([Path.join(ROOT, 'examples', 'standalone.js')], { cwd: ROOT, env });
+    const env = isolatedEnv({ ...options.env, PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
+    const spawned = spawnNode([Path.join(ROOT, 'examples', 'standalone.js')], { cwd: ROOT, env, prefix: options.prefix });
     const stop = async () => {
         const { child } = spawned;
         if (child.exitCode === null && child.signalCode === null) {

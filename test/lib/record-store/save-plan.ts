@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { MAX_ADDRESSABLE_ID_LENGTH, sha256Hex } from '../../../lib/ids';
+import { MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../../lib/ids';
 import { MAX_ID_DERIVATIONS, planSave, prepareDeliveries, type SavePlan, type StoredRow } from '../../../lib/record-store/save-plan';
 import type { EmailDraft, EmailRecord } from '../../../lib/types';
 
@@ -84,7 +84,7 @@ describe('save-plan', () => {
         });
 
         it('gives a single-inbox delivery of an unaddressable Message-ID a derived id', () => {
-            const long = 'x'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1);
+            const long = 'x'.repeat(MAX_MESSAGE_ID_BYTES + 1);
             const { plan: p } = plan([[draft('.', 'one')], [draft('..', 'one')], [draft(long, 'one')], [draft('./x', 'one')]]);
             expect(savedIds(p)).to.equal([['.~one'], ['..~one'], [`${sha256Hex(long)}@inbox-capture`], ['./x']]);
         });

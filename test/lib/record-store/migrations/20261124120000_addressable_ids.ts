@@ -1,34 +1,15 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Knex } from 'knex';
-import { sha256Hex } from '../../../../lib/ids';
-import { createKnexRecordStore } from '../../../../lib/record-store/knex-record-store';
 import { MAX_ID_DERIVATIONS } from '../../../../lib/record-store/save-plan';
 import { up } from '../../../../lib/record-store/migrations/20261124120000_addressable_ids';
-import { openPostgresKnex } from '../../../../lib/record-store/postgres-knex';
-import type { RecordStore } from '../../../../lib/record-store/record-store';
-import { openSqliteKnex } from '../../../../lib/sqlite/knex';
 import { draft } from '../../../helpers/email-draft';
+import { migratedStores, storedUnder } from '../../../helpers/migrated-stores';
 import { startPostgres, type PostgresServer } from '../../../helpers/postgres';
 import { tempDir } from '../../../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
-
-/** Stores an email, then gives it `id` the way a version before the rule stored it. */
-async function storedUnder(knex: Knex, store: RecordStore, inbox: string, id: string, n: number): Promise<void> {
-    const { saved } = await store.saveEmails([draft(inbox, n)]);
-    await knex('emails').where('message_id_hash', sha256Hex(saved[0]!.messageId))
-        .update({ message_id: id, message_id_hash: sha256Hex(id), source_id: id, source_id_hash: sha256Hex(id) });
-}
-
-interface Opened {
-    knex: Knex;
-    store: RecordStore;
-    close(): Promise<void>;
-}
 
 describe('migrations/20261124120000_addressable_ids', () => {
     let postgres: PostgresServer;
@@ -44,20 +25,7 @@ describe('migrations/20261124120000_addressable_ids', () => {
         await rm(dir, { recursive: true, force: true });
     });
 
-    const backends: Array<[string, () => Promise<Opened>]> = [
-        ['SQLite', async () => {
-            const knex = openSqliteKnex(join(dir, `${Date.now()}-${Math.random()}.sqlite`));
-            const store = createKnexRecordStore({ knex, destroyKnexOnClose: true });
-            await store.migrate();
-            return { knex, store, close: () => store.close() };
-        }],
-        ['Postgres', async () => {
-            const knex = openPostgresKnex(await postgres.createDatabase());
-            const store = createKnexRecordStore({ knex, destroyKnexOnClose: true });
-            await store.migrate();
-            return { knex, store, close: () => store.close() };
-        }]
-    ];
+    const backends = migratedStores(() => postgres, () => dir);
 
     for (const [name, open] of backends) {
         describe(`up() on ${name}`, () => {
