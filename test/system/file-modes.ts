@@ -29,17 +29,6 @@ async function modesUnder(dir: string): Promise<Map<string, { mode: number; dire
     return modes;
 }
 
-/** `fn()` with the process umask set to `mask`, restored after: children spawned meanwhile inherit it. */
-function withUmask<T>(mask: number, fn: () => T): T {
-    const previous = process.umask(mask);
-    try {
-        return fn();
-    }
-    finally {
-        process.umask(previous);
-    }
-}
-
 describe('file modes', () => {
 
     it('keeps every file of a data dir someone else made 0755 at 0600 (directories we make 0700) under umask 022', { timeout: 90_000 }, async () => {
@@ -49,7 +38,9 @@ describe('file modes', () => {
         const port = await freePort();
         const smtpPort = await freePort();
         const env = isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
-        const spawned = withUmask(0o022, () => spawnNode([STANDALONE], { cwd: ROOT, env }));
+        // The usual umask, for the service (inherited) and for this process' own put() alike.
+        const previousUmask = process.umask(0o022);
+        const spawned = spawnNode([STANDALONE], { cwd: ROOT, env });
         const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
         try {
             await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs: 30_000 });
@@ -70,7 +61,7 @@ describe('file modes', () => {
             // A direct put() creates blobs.sqlite (in this process, under the same umask).
             const blobStore = await openEmbeddedBlobStore({ dataDir });
             try {
-                await withUmask(0o022, () => blobStore.put('direct/put', Buffer.from('a small blob'), 'text/plain'));
+                await blobStore.put('direct/put', Buffer.from('a small blob'), 'text/plain');
             }
             finally {
                 await blobStore.close?.();
@@ -93,6 +84,7 @@ describe('file modes', () => {
             transport.close();
             spawned.child.kill('SIGKILL');
             await spawned.exited;
+            process.umask(previousUmask);
             await removeDir(dataDir);
         }
     });

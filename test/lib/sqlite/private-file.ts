@@ -6,23 +6,13 @@ import { createSqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { createPrivateDatabaseFile } from '../../../lib/sqlite/private-file';
 import { removeDir, tempDir } from '../../helpers/temp-dir';
+import { withUmask } from '../../helpers/umask';
 
 const { expect } = Code;
 const { describe, it, beforeEach, afterEach } = exports.lab = Lab.script();
 
 async function modeOf(path: string): Promise<number> {
     return (await Fs.stat(path)).mode & 0o777;
-}
-
-/** `fn()` with the process umask set to `mask`, restored after. */
-function withUmask<T>(mask: number, fn: () => T): T {
-    const previous = process.umask(mask);
-    try {
-        return fn();
-    }
-    finally {
-        process.umask(previous);
-    }
 }
 
 describe('sqlite/private-file', () => {
