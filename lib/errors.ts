@@ -2,6 +2,7 @@
 export type InboxCaptureErrorCode =
     | 'TOO_LARGE'
     | 'NO_RECIPIENT'
+    | 'TOO_MANY_RECIPIENTS'
     | 'NOT_FOUND'
     | 'DUPLICATE_KEY'
     | 'UNKNOWN_KEY'

@@ -22,7 +22,7 @@ export { encodeInboxCursor, decodeInboxCursor } from './inbox-cursor';
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';
 
 // Inboxes, ids and keys.
-export { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH, type InboxFromAddress } from './recipients';
+export { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
 export { deriveMessageId, generateMessageId } from './ids';
 export { generateApiKey, hashApiKey } from './keys';
 

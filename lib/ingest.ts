@@ -7,7 +7,7 @@ import type { Notifier } from './notifier';
 import { parseMessage, type ParsedMessage } from './parse';
 import { linksAndCodesOf } from './links-and-codes';
 import { readBounded } from './read-bounded';
-import { defaultInboxFromAddress, isValidInbox, type InboxFromAddress } from './recipients';
+import { defaultInboxFromAddress, isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
 import type { RecordStore, SaveResult } from './record-store/record-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from './types';
 
@@ -60,8 +60,8 @@ export interface IngestContext {
  * Stores one received message, one copy per inbox it is addressed to, and
  * returns the stored copies, one per inbox (records: the adapters build views). Order: read (bounded) → parse → blobs of every
  * copy → all records in one transaction → blobs of replaced copies removed →
- * inboxes notified. Throws `TOO_LARGE` or `NO_RECIPIENT` before anything is
- * written; on `BLOB_STORE_FAILED` or `RECORD_STORE_UNAVAILABLE` whatever this
+ * inboxes notified. Throws `TOO_LARGE`, `NO_RECIPIENT` or `TOO_MANY_RECIPIENTS`
+ * (more than MAX_RECIPIENTS inboxes) before anything is written; on `BLOB_STORE_FAILED` or `RECORD_STORE_UNAVAILABLE` whatever this
  * call wrote is removed again. Unreadable mail is never refused for being
  * unreadable: the raw bytes are stored with whatever fields the parser got (parse.ts).
  */
@@ -208,7 +208,8 @@ async function writeCopies(
 /**
  * Inbox → the first address that maps to it, in address order. Envelope
  * recipients when given, else `To` then `Cc`. Addresses the mapping rejects (null,
- * or a name the API could never query) are skipped.
+ * or a name the API could never query) are skipped; more than MAX_RECIPIENTS
+ * inboxes is TOO_MANY_RECIPIENTS.
  */
 function inboxesOf(
     parsed: ParsedMessage,
@@ -232,6 +233,11 @@ function inboxesOf(
         }
 
         if (!targets.has(inbox)) {
+            // Refused whole: a partial set of copies would lose mail without telling anyone.
+            if (targets.size === MAX_RECIPIENTS) {
+                throw new InboxCaptureError('TOO_MANY_RECIPIENTS', `the recipients map to more than ${MAX_RECIPIENTS} inboxes`);
+            }
+
             targets.set(inbox, address);
         }
     }

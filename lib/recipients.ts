@@ -1,6 +1,14 @@
 /** Longest inbox name; a longer local part is cut (docs/design.md). */
 export const MAX_INBOX_LENGTH = 64;
 
+/**
+ * Most inboxes one message is stored in (one copy each), on every ingest path. The
+ * SMTP listener caps RCPT TO at the same number (RFC 5321 §4.5.3.1.8: at least 100);
+ * without an envelope the To and Cc headers could otherwise multiply one message
+ * thousands of times. Past it the message is refused, never stored in part.
+ */
+export const MAX_RECIPIENTS = 100;
+
 /** Characters an inbox may hold (docs/design.md). */
 export const INBOX_PATTERN = /^[a-z0-9._-]+$/;
 

@@ -11,6 +11,7 @@ import {
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
+import { MAX_RECIPIENTS } from '../../lib/recipients';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
@@ -18,8 +19,8 @@ import { replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
 export const DEFAULT_SMTP_PORT = 2525;
-/** Recipients per message. RFC 5321 §4.5.3.1.8: a server must accept at least 100. */
-export const DEFAULT_MAX_RECIPIENTS = 100;
+/** Recipients per message: the core's cap on copies of one message (RFC 5321 §4.5.3.1.8: a server must accept at least 100). */
+export const DEFAULT_MAX_RECIPIENTS = MAX_RECIPIENTS;
 /** Concurrent SMTP connections; beyond it a client gets 421 and retries later. */
 export const DEFAULT_MAX_CONNECTIONS = 100;
 /** Milliseconds a client may stay silent. RFC 5321 §4.5.3.2.7 asks servers to wait 5 minutes. */
@@ -56,7 +57,7 @@ export interface SmtpListenerOptions {
     port?: number;
     /** Largest message, bytes of DATA after dot-unstuffing (default: the core's 25 MiB). */
     maxMessageBytes?: number;
-    /** Recipients per message (default 100); RCPT TO beyond it gets 452. */
+    /** Recipients per message (default and most: the core's 100); RCPT TO beyond it gets 452. */
     maxRecipients?: number;
     /** Concurrent connections (default 100); more get 421. */
     maxConnections?: number;
@@ -126,6 +127,11 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
             throw new TypeError(`createSmtpListener: ${name} must be a positive integer`);
         }
+    }
+
+    // More would pass RCPT TO only to have the core refuse the whole message after DATA.
+    if (options.maxRecipients !== undefined && options.maxRecipients > MAX_RECIPIENTS) {
+        throw new TypeError(`createSmtpListener: maxRecipients must be at most ${MAX_RECIPIENTS}`);
     }
 
     if (!Number.isInteger(port) || port < 0 || port > 65535) {

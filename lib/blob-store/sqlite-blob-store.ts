@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
@@ -6,6 +6,7 @@ import { InboxCaptureError } from '../errors';
 import { createBatcher, type Outcome } from '../group-commit';
 import { readBounded } from '../read-bounded';
 import { BUSY_TIMEOUT_MS, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
+import { createPrivateDatabaseFile } from '../sqlite/private-file';
 import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
 import { isValidBlobKey } from './blob-key';
@@ -333,7 +334,7 @@ interface Writer {
 }
 
 async function openWriterConnection(filename: string): Promise<Writer> {
-    mkdirSync(Path.dirname(filename), { recursive: true, mode: 0o700 });
+    createPrivateDatabaseFile(filename);
     const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE | Sqlite3.OPEN_CREATE, WRITER_PRAGMAS);
     const exec = (sql: string) => execSql(db, sql);
     try {

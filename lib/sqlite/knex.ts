@@ -1,9 +1,8 @@
 /** The Knex side of the embedded SQLite backend: pool and per-connection settings. */
 
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { BUSY_TIMEOUT_MS } from './connection';
+import { createPrivateDatabaseFile } from './private-file';
 
 /**
  * Connections in the pool: one. SQLite takes one writer at a time anyway, and a
@@ -51,10 +50,10 @@ export function sqliteKnexConfig(filename: string): Knex.Config {
     };
 }
 
-/** A Knex instance for the embedded SQLite backend, configured for durability. */
+/** A Knex instance for the embedded SQLite backend, configured for durability; a new database file is made 0600 (mail is private). */
 export function openSqliteKnex(filename: string): Knex {
     if (filename !== ':memory:' && filename !== '') {
-        mkdirSync(dirname(filename), { recursive: true });
+        createPrivateDatabaseFile(filename);
     }
 
     return knexFactory(sqliteKnexConfig(filename));

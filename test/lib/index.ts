@@ -12,6 +12,7 @@ describe('index', () => {
             'DEFAULT_MAX_MESSAGE_BYTES',
             'InboxCaptureError',
             'MAX_INBOX_LENGTH',
+            'MAX_RECIPIENTS',
             'WaitCanceller',
             'createInboxCapture',
             'createLongPoller',
@@ -33,9 +34,9 @@ describe('index', () => {
         ]);
     });
 
-    it('exports only functions, classes and the two documented limits', () => {
+    it('exports only functions, classes and the three documented limits', () => {
         for (const name of Object.keys(Core) as (keyof typeof Core)[]) {
-            if (name === 'DEFAULT_MAX_MESSAGE_BYTES' || name === 'MAX_INBOX_LENGTH') {
+            if (name === 'DEFAULT_MAX_MESSAGE_BYTES' || name === 'MAX_INBOX_LENGTH' || name === 'MAX_RECIPIENTS') {
                 expect(Core[name]).to.be.a.number();
                 continue;
             }

@@ -10,11 +10,13 @@ import { isInboxCaptureError, type InboxCaptureError, type InboxCaptureErrorCode
 import { GENERATED_ID_DOMAIN } from '../../lib/ids';
 import { ingestRawEmail, type IngestContext, type IngestOptions } from '../../lib/ingest';
 import { createNotifier, type Notifier } from '../../lib/notifier';
+import { MAX_RECIPIENTS } from '../../lib/recipients';
 import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../lib/sqlite/knex';
 import type { EmailRecord } from '../../lib/types';
 import { blobKeys, readBlob } from '../helpers/blob-contents';
+import { manyRecipientsMessage } from '../helpers/many-recipients';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -376,6 +378,32 @@ describe('ingest', () => {
             expect(p.logged.some((l) => l.message.includes('invalid inbox'))).to.be.true();
 
             await rejectsWith(p.ingest(await fixture('plain-text.eml'), { recipients: ['bad@x'], inboxFromAddress }), 'NO_RECIPIENT');
+        });
+
+        it('refuses a message whose To header maps to more than MAX_RECIPIENTS inboxes with TOO_MANY_RECIPIENTS and stores nothing', async (flags: Flags) => {
+            const p = await provision(flags);
+            // The issue 17 reproduction: 2,000 To addresses used to be 2,000 copies.
+            await rejectsWith(p.ingest(manyRecipientsMessage(2000)), 'TOO_MANY_RECIPIENTS');
+            await rejectsWith(p.ingest(manyRecipientsMessage(MAX_RECIPIENTS + 1)), 'TOO_MANY_RECIPIENTS');
+            expect(await p.records('0')).to.equal([]);
+            expect(await p.allBlobKeys()).to.equal([]);
+
+            const copies = await p.ingest(manyRecipientsMessage(MAX_RECIPIENTS));
+            expect(copies).to.have.length(MAX_RECIPIENTS);
+            expect(await p.records(String(MAX_RECIPIENTS - 1))).to.have.length(1);
+        });
+
+        it('refuses explicit recipients of more than MAX_RECIPIENTS inboxes, and counts inboxes, not addresses', async (flags: Flags) => {
+            const p = await provision(flags);
+            const raw = await fixture('plain-text.eml');
+            const distinct = Array.from({ length: MAX_RECIPIENTS + 1 }, (_, i) => `e${i}@x`);
+            await rejectsWith(p.ingest(raw, { recipients: distinct }), 'TOO_MANY_RECIPIENTS');
+            expect(await p.records('e0')).to.equal([]);
+            expect(await p.allBlobKeys()).to.equal([]);
+
+            // 2,000 envelope addresses of one inbox are one copy.
+            const sameInbox = Array.from({ length: 2000 }, (_, i) => `same@host-${i}.test`);
+            expect(await p.ingest(raw, { recipients: sameInbox })).to.have.length(1);
         });
 
         it('refuses a message without usable recipients with NO_RECIPIENT and stores nothing', async (flags: Flags) => {

@@ -2,7 +2,7 @@ import { isInboxCaptureError } from '../../../lib/errors';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_TEMPFAIL, write, type Command } from '../command';
 
 /** Refusals of the message itself: retrying the same message cannot succeed. */
-const PERMANENT_CODES = new Set(['TOO_LARGE', 'NO_RECIPIENT', 'INVALID_INPUT']);
+const PERMANENT_CODES = new Set(['TOO_LARGE', 'NO_RECIPIENT', 'TOO_MANY_RECIPIENTS', 'INVALID_INPUT']);
 
 function strings(value: unknown): string[] {
     if (value === undefined) {
@@ -23,12 +23,12 @@ export const ingest: Command = {
         '',
         'Options:',
         '  --recipient ADDR  envelope recipient; repeat for several. Without any, the',
-        '                    To and Cc headers decide.',
+        '                    To and Cc headers decide. More than 100 inboxes: refused.',
         '  --mail-from ADDR  envelope sender, used when the message has no From header.',
         '',
         'Exit status (sysexits, as MTAs expect):',
         '  0   stored',
-        '  1   refused: too large, no recipient maps to an inbox, or bad usage',
+        '  1   refused: too large, no or too many recipients, or bad usage',
         '  75  temporary failure (storage or configuration): the MTA should retry',
         '',
         'Postfix (master.cf; see docs/api.md for the whole setup):',

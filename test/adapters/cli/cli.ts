@@ -6,6 +6,8 @@ import * as Sqlite3 from 'sqlite3';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores, SQLITE_FILENAME } from '../../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
 import { hashApiKey } from '../../../lib/keys';
+import { MAX_RECIPIENTS } from '../../../lib/recipients';
+import { manyRecipientsMessage } from '../../helpers/many-recipients';
 import { readAll } from '../../helpers/streams';
 import { runNode, type RunResult } from '../../helpers/child-process';
 import { tempDir } from '../../helpers/temp-dir';
@@ -229,6 +231,28 @@ describe('cli', () => {
             expect(result.stdout).to.equal('');
             expectOneLine(result.stderr);
             expect(result.stderr).to.contain('NO_RECIPIENT');
+        });
+
+        it('refuses a message whose To header names more than 100 inboxes with exit 1, storing nothing', async () => {
+            // The issue 17 reproduction: without --recipient, 2,000 To addresses used to be 2,000 copies.
+            const result = await cli(['ingest'], { input: manyRecipientsMessage(2000) });
+            expect(result.code).to.equal(1);
+            expect(result.stdout).to.equal('');
+            expectOneLine(result.stderr);
+            expect(result.stderr).to.contain('TOO_MANY_RECIPIENTS');
+            await withCapture(async (capture) => {
+                expect((await capture.listEmails({ inbox: '0', limit: 10 })).records).to.equal([]);
+            });
+        });
+
+        it('refuses more than 100 --recipient inboxes with exit 1', async () => {
+            const args = Array.from({ length: MAX_RECIPIENTS + 1 }, (_, i) => `--recipient=e${i}@x`);
+            const result = await cli(['ingest', ...args], { input: raw });
+            expect(result.code).to.equal(1);
+            expect(result.stderr).to.contain('TOO_MANY_RECIPIENTS');
+            await withCapture(async (capture) => {
+                expect((await capture.listEmails({ inbox: 'e0', limit: 10 })).records).to.equal([]);
+            });
         });
 
         it('exits 75 (EX_TEMPFAIL) when the message cannot be stored, so the MTA retries', async () => {

@@ -6,10 +6,11 @@ import * as Net from 'node:net';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
-import { createSmtpListener, type SmtpListener, type SmtpListenerOptions } from '../../../adapters/smtp';
+import { createSmtpListener, DEFAULT_MAX_RECIPIENTS, type SmtpListener, type SmtpListenerOptions } from '../../../adapters/smtp';
 import type { BlobStore } from '../../../lib/blob-store/blob-store';
 import { openEmbeddedStores } from '../../../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import { MAX_RECIPIENTS } from '../../../lib/recipients';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
 import { readAll } from '../../helpers/streams';
@@ -659,6 +660,9 @@ describe('smtp listener', () => {
             const capture = { ingestRawEmail: () => Promise.resolve([]) };
             expect(() => createSmtpListener({ capture, maxMessageBytes: 0 })).to.throw(/maxMessageBytes/);
             expect(() => createSmtpListener({ capture, maxRecipients: 1.5 })).to.throw(/maxRecipients/);
+            // The core stores a message in at most MAX_RECIPIENTS inboxes: SMTP may not promise more.
+            expect(() => createSmtpListener({ capture, maxRecipients: MAX_RECIPIENTS + 1 })).to.throw(/maxRecipients must be at most 100/);
+            expect(DEFAULT_MAX_RECIPIENTS).to.equal(MAX_RECIPIENTS);
             expect(() => createSmtpListener({ capture, port: 70000 })).to.throw(/port/);
         });
     });
