@@ -18,11 +18,12 @@ export function serialiseEmailPage(records: RecordPage, prefix: string, maxBytes
     const bodies: Buffer[] = [];
     let emailBytes = 0;
     let cut = false;
-    for (const record of records.records) {
+    for (const [i, record] of records.records.entries()) {
         const view = toEmailView(record, prefix);
         const json = Buffer.from(JSON.stringify(view));
-        // The page with this email last: the emails, their commas, and the envelope with its cursor.
-        const total = emailBytes + json.length + emails.length + shellBytes(pageEnvelope([view], true));
+        // The page with this email last: the emails, their commas, and the envelope (with a cursor unless it is the end).
+        const more = records.hasMore || i < records.records.length - 1;
+        const total = emailBytes + json.length + emails.length + shellBytes(pageEnvelope([view], more));
         if (emails.length > 0 && total > maxBytes) {
             cut = true;
             break;
