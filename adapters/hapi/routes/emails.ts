@@ -28,8 +28,8 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     const { capture, prefix, maxPageBytes } = context;
 
     // The page within the byte budget, serialised here: a failure is still ours to answer.
-    const send = (request: Request, records: RecordPage): ResponseObject => {
-        const { page, chunks } = serialiseEmailPage(records, prefix, maxPageBytes);
+    const send = async (request: Request, records: RecordPage): Promise<ResponseObject> => {
+        const { page, chunks } = await serialiseEmailPage(records, prefix, maxPageBytes);
         return serialisedJson(request, page, chunks);
     };
 
