@@ -111,7 +111,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'List emails of an inbox, newest first',
-                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR.',
+                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). A page also ends at a byte budget (8 MiB of JSON by default): it may hold fewer than `limit` emails with `hasMore` true and a `nextCursor`; an email larger than the budget is a page of its own. Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR.',
                 // A long-poll lasts up to 28 s: a host's shorter server timeout must not cut it.
                 timeout: { server: false },
                 validate: { query: listQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
