@@ -67,6 +67,12 @@ export interface ListQuery {
     /** Exclusive upper bound, Unix ms. */
     receivedBefore?: number;
     hasAttachments?: boolean;
+    /**
+     * Byte budget of the page: emails are taken while the UTF-8 bytes of their stored text
+     * (bodies, subject, attachment and link lists) add up to at most this; the first is always
+     * taken. Absent: only `limit` bounds the page. A cut page says `hasMore`.
+     */
+    maxBytes?: number;
 }
 
 /** What a record store answers to a list request. */

@@ -40,12 +40,14 @@ export function toEmailView(record: EmailRecord, pathPrefix = ''): EmailView {
 
 /** The API's list page for a page of records: the cursor points after its last email. */
 export function toEmailPage(page: RecordPage, pathPrefix = ''): EmailPage {
-    const envelope: EmailPage = {
-        emails: page.records.map((r) => toEmailView(r, pathPrefix)),
-        hasMore: page.hasMore
-    };
-    const last = page.records[page.records.length - 1];
-    if (page.hasMore && last) {
+    return pageEnvelope(page.records.map((r) => toEmailView(r, pathPrefix)), page.hasMore);
+}
+
+/** The list page envelope around these emails: `nextCursor` (after the last one) exactly when `hasMore`. */
+export function pageEnvelope(emails: EmailView[], hasMore: boolean): EmailPage {
+    const envelope: EmailPage = { emails, hasMore };
+    const last = emails[emails.length - 1];
+    if (hasMore && last) {
         envelope.nextCursor = encodeCursor({ receivedAt: last.receivedAt, messageId: last.messageId });
     }
 

@@ -12,6 +12,13 @@ export const DEFAULT_DATA_DIR = './data';
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
 /** Shortest signing secret, characters: an HMAC key weaker than 128 bits is guessable. */
 export const MIN_SIGNING_SECRET_LENGTH = 16;
+/**
+ * Byte budget of one list page's JSON: 8 MiB. A page ends before `limit` emails when the
+ * next one would pass it (a single larger email is a page of its own), so a full inbox of
+ * 24 MiB messages never makes one response (or the server's memory) hold 100 of them.
+ * Measured: bench/README.md, "Tuned constants › DEFAULT_MAX_PAGE_BYTES".
+ */
+export const DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024;
 
 /** Which public routes exist (docs/design.md). */
 export interface PublicRoutesOptions {
@@ -37,6 +44,8 @@ export interface InboxCapturePluginOptions {
     maxMessageBytes?: number;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
+    /** Byte budget of one list page's JSON; a page ends early to stay within it (default 8 MiB). */
+    maxPageBytes?: number;
     /** Recipient address → inbox name (default: the local-part rule of docs/design.md). */
     inboxFromAddress?: InboxFromAddress;
     /** `false` removes /openapi.json and /docs (default true). */
@@ -50,6 +59,7 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     dataDir: string;
     maxMessageBytes: number;
     downloadTtlSeconds: number;
+    maxPageBytes: number;
     inboxFromAddress: InboxFromAddress;
     docs: boolean;
     publicRoutes: Required<PublicRoutesOptions>;
@@ -79,6 +89,7 @@ export const optionsSchema = Joi.object({
     signingSecret: Joi.string().min(MIN_SIGNING_SECRET_LENGTH),
     maxMessageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_MESSAGE_BYTES),
     downloadTtlSeconds: Joi.number().integer().min(1).max(MAX_DOWNLOAD_TTL_SECONDS).default(DEFAULT_DOWNLOAD_TTL_SECONDS),
+    maxPageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_PAGE_BYTES),
     inboxFromAddress: Joi.function().maxArity(1).default(() => defaultInboxFromAddress),
     docs: Joi.boolean().default(true),
     publicRoutes: Joi.object({

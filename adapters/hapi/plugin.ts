@@ -104,7 +104,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         // the caller's, only what the plugin opened is closed.
         const close = ownsAll ? () => capture.close() : () => closeAll(owned);
 
-        const context: RouteContext = { capture, prefix, longPolls: new Set() };
+        const context: RouteContext = { capture, prefix, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
         try {
             registerAuth(server, capture);
             server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), notFoundRoute()]);

@@ -1,6 +1,7 @@
 import * as Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
-import { toErrorReply } from './error-mapping';
+import { toErrorReply, type ErrorReply } from './error-mapping';
+import { serialiseJsonNow } from './json-response';
 
 /**
  * Headers on every response of the plugin, errors and redirects included: no browser
@@ -36,20 +37,33 @@ export function secureResponse(response: ResponseObject): ResponseObject {
 /**
  * The plugin's `onPreResponse`, registered with `sandbox: 'plugin'` so it sees only
  * the plugin's own routes: every error becomes `{ "error": CODE }`, and every
- * response carries the security headers. The host's responses never pass through here.
+ * response carries the security headers. JSON is serialised here, not later by hapi,
+ * so that a body that cannot be serialised is answered the same way (json-response.ts).
+ * The host's responses never pass through here.
  */
 export function shapePluginResponse(request: Request, h: ResponseToolkit): Lifecycle.ReturnValue {
     const response = request.response;
     if (Boom.isBoom(response)) {
-        const reply = toErrorReply(response, request);
-        const out = secureResponse(h.response({ error: reply.code }).code(reply.statusCode));
-        for (const [name, value] of Object.entries(reply.headers)) {
-            out.header(name, value);
-        }
-
-        return out;
+        return errorResponse(h, toErrorReply(response, request));
     }
 
-    secureResponse(response);
-    return h.continue;
+    let out: ResponseObject;
+    try {
+        out = serialiseJsonNow(request, response);
+    }
+    catch (err) {
+        return errorResponse(h, toErrorReply(err, request));
+    }
+
+    secureResponse(out);
+    return out === response ? h.continue : out;
+}
+
+function errorResponse(h: ResponseToolkit, reply: ErrorReply): ResponseObject {
+    const out = secureResponse(h.response({ error: reply.code }).code(reply.statusCode));
+    for (const [name, value] of Object.entries(reply.headers)) {
+        out.header(name, value);
+    }
+
+    return out;
 }

@@ -6,6 +6,8 @@ export interface RouteContext {
     capture: InboxCapture;
     /** hapi `routes.prefix` the plugin was registered with, `''` when none: every URL we hand out carries it. */
     prefix: string;
+    /** Byte budget of one list page's JSON (the `maxPageBytes` option). */
+    maxPageBytes: number;
     /** Long-polls in flight: aborted when the server stops, so it drains at once. */
     longPolls: Set<WaitCanceller>;
 }

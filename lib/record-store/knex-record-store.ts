@@ -9,12 +9,12 @@ import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../recipients';
 import type { SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
 import type { ApiKeyInfo, RecordPage } from '../types';
-import { cleanDraft, cleanText, containsPattern } from './clean-text';
+import { cleanDraft, cleanText } from './clean-text';
+import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
 import { backfillLinksAndCodes } from './backfill-links-codes';
 import { migrate } from './migration-source';
-import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from './record-store';
 import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
@@ -170,49 +170,25 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async listEmails(query) {
             assertPositiveInteger(query.limit, 'limit');
-            const q = knex('emails').select(EMAIL_COLUMNS).where('inbox', cleanText(query.inbox));
-            if (query.after) {
-                const { receivedAt } = query.after;
-                const messageId = cleanText(query.after.messageId);
-                if (pg) {
-                    // The index bound (the prefix never sorts after the whole id), then
-                    // the exact position; rows whose prefix ties are filtered, not sought.
-                    q.whereRaw(`(received_at, left(message_id, ${ORDER_PREFIX_CHARS})) <= (?, left(?, ${ORDER_PREFIX_CHARS}))`, [receivedAt, messageId]);
-                }
-
-                q.whereRaw('(received_at, message_id) < (?, ?)', [receivedAt, messageId]);
+            if (query.maxBytes === undefined) {
+                const rows = await read<EmailRow>(emailPageQuery(knex, query, pg).select(EMAIL_COLUMNS));
+                return { records: rows.slice(0, query.limit).map(toRecord), hasMore: rows.length > query.limit } satisfies RecordPage;
             }
 
-            if (query.sender !== undefined) {
-                q.whereRaw(`sender_folded LIKE ? ESCAPE '\\'`, [containsPattern(query.sender)]);
-            }
-
-            if (query.subject !== undefined) {
-                q.whereRaw(`subject_folded LIKE ? ESCAPE '\\'`, [containsPattern(query.subject)]);
-            }
-
-            if (query.receivedAfter !== undefined) {
-                q.where('received_at', '>=', query.receivedAfter);
-            }
-
-            if (query.receivedBefore !== undefined) {
-                q.where('received_at', '<', query.receivedBefore);
-            }
-
-            if (query.hasAttachments !== undefined) {
-                q.where('has_attachments', query.hasAttachments);
-            }
-
-            q.orderByRaw(pg ?
-                `received_at DESC, left(message_id, ${ORDER_PREFIX_CHARS}) DESC, message_id DESC` :
-                'received_at DESC, message_id DESC');
-
-            // One row more than asked says whether another page exists.
-            const rows = await read<EmailRow>(q.limit(query.limit + 1));
-            return {
-                records: rows.slice(0, query.limit).map(toRecord),
-                hasMore: rows.length > query.limit
-            } satisfies RecordPage;
+            // Sizes first, then only the rows that fit: a page of large emails never
+            // loads more text than the budget (plus one email, when that alone is larger).
+            assertPositiveInteger(query.maxBytes, 'maxBytes');
+            const sized = await read<SizedRow>(emailPageQuery(knex, query, pg).select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)));
+            const count = countWithinBudget(sized.map((r) => toNumber(r.size)), query.limit, query.maxBytes);
+            const seqs = sized.slice(0, count).map((r) => r.seq);
+            const rows = seqs.length === 0 ? [] : await read<EmailRow>(knex('emails').select(EMAIL_COLUMNS).whereIn('seq', seqs));
+            // By seq, in the order of the sizing query (a row deleted meanwhile is just absent).
+            const bySeq = new Map(rows.map((row) => [String(row.seq), row]));
+            const records = seqs.flatMap((seq) => {
+                const row = bySeq.get(String(seq));
+                return row ? [toRecord(row)] : [];
+            });
+            return { records, hasMore: sized.length > count } satisfies RecordPage;
         },
 
         async listInboxes(query) {

@@ -579,6 +579,76 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
             it('throws on a limit below 1 rather than answering empty', async () => {
                 await expect(store().listEmails({ inbox: newInbox(), limit: 0 })).to.reject();
             });
+
+            describe('with maxBytes', () => {
+                // Text of a draft besides its bodies: subject, attachment and link lists (`[]`).
+                const big = (inbox: string, bytes: number, overrides: Partial<EmailDraft> = {}) => draft(inbox, { body: 'b'.repeat(bytes), htmlBody: '', subject: 's', ...overrides });
+
+                it('ends the page once the stored text passes the budget, and says hasMore', async () => {
+                    const inbox = newInbox();
+                    const saved: EmailRecord[] = [];
+                    for (let i = 0; i < 5; i++) {
+                        saved.push(await saveOne(store(), big(inbox, 1000)));
+                    }
+
+                    const all = newestFirst(saved);
+                    const page = await store().listEmails({ inbox, limit: 10, maxBytes: 2100 });
+                    expect(ids(page.records)).to.equal(ids(all.slice(0, 2)));
+                    expect(page.hasMore).to.be.true();
+                    expect(page.records[0]!.body).to.equal('b'.repeat(1000));
+                    const next = await store().listEmails({ inbox, limit: 10, maxBytes: 2100, after: positionOf(page.records[1]!) });
+                    expect(ids(next.records)).to.equal(ids(all.slice(2, 4)));
+                    const last = await store().listEmails({ inbox, limit: 10, maxBytes: 2100, after: positionOf(next.records[1]!) });
+                    expect(ids(last.records)).to.equal(ids(all.slice(4)));
+                    expect(last.hasMore).to.be.false();
+                });
+
+                it('counts UTF-8 bytes of both bodies', async () => {
+                    const inbox = newInbox();
+                    await saveOne(store(), big(inbox, 0, { body: '\u00e9'.repeat(300), htmlBody: '\u4e2d'.repeat(200) }));
+                    await saveOne(store(), big(inbox, 0, { body: '\u00e9'.repeat(300), htmlBody: '\u4e2d'.repeat(200) }));
+                    // 600 + 600 bytes (+ subject and lists) each: two do not fit in 2,400, one does.
+                    expect((await store().listEmails({ inbox, limit: 10, maxBytes: 2400 })).records).to.have.length(1);
+                    expect((await store().listEmails({ inbox, limit: 10, maxBytes: 2500 })).records).to.have.length(2);
+                });
+
+                it('answers an email larger than the budget as a page of its own', async () => {
+                    const inbox = newInbox();
+                    const older = await saveOne(store(), big(inbox, 10));
+                    const large = await saveOne(store(), big(inbox, 5000));
+                    const page = await store().listEmails({ inbox, limit: 10, maxBytes: 100 });
+                    expect(ids(page.records)).to.equal([large.messageId]);
+                    expect(page.hasMore).to.be.true();
+                    const next = await store().listEmails({ inbox, limit: 10, maxBytes: 100, after: positionOf(large) });
+                    expect(ids(next.records)).to.equal([older.messageId]);
+                    expect(next.hasMore).to.be.false();
+                });
+
+                it('still ends at limit when everything fits', async () => {
+                    const inbox = newInbox();
+                    for (let i = 0; i < 3; i++) {
+                        await saveOne(store(), big(inbox, 10));
+                    }
+
+                    const page = await store().listEmails({ inbox, limit: 2, maxBytes: 1_000_000 });
+                    expect(page.records).to.have.length(2);
+                    expect(page.hasMore).to.be.true();
+                    expect((await store().listEmails({ inbox: newInbox(), limit: 2, maxBytes: 1 })).records).to.equal([]);
+                });
+
+                it('applies filters before the budget', async () => {
+                    const inbox = newInbox();
+                    const kept = await saveOne(store(), big(inbox, 100, { subject: 'keep' }));
+                    await saveOne(store(), big(inbox, 5000, { subject: 'skip' }));
+                    const page = await store().listEmails({ inbox, limit: 10, maxBytes: 200, subject: 'keep' });
+                    expect(ids(page.records)).to.equal([kept.messageId]);
+                    expect(page.hasMore).to.be.false();
+                });
+
+                it('throws on a budget below 1', async () => {
+                    await expect(store().listEmails({ inbox: newInbox(), limit: 1, maxBytes: 0 })).to.reject();
+                });
+            });
         });
 
         describe('inboxVersion()', () => {

@@ -1,10 +1,13 @@
-import type { Request, ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseObject, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
+import type { RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
-import { toEmailPage, toEmailView } from '../email-view';
+import { toEmailView } from '../email-view';
 import { apiError } from '../error-mapping';
+import { serialisedJson } from '../json-response';
+import { serialiseEmailPage } from '../list-page-body';
 import { deleteInboxQuerySchema, listQuerySchema, queryFailAction, toListQuery, type ListQueryValues } from '../list-query-schema';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
 
@@ -22,13 +25,20 @@ export function paramsFailAction(): never {
 
 /** The email routes: list (with long-polling), get, delete one, delete all (docs/design.md). */
 export function emailRoutes(context: RouteContext): ServerRoute[] {
-    const { capture, prefix } = context;
+    const { capture, prefix, maxPageBytes } = context;
+
+    // The page within the byte budget, serialised here: a failure is still ours to answer.
+    const send = async (request: Request, records: RecordPage): Promise<ResponseObject> => {
+        const { page, chunks } = await serialiseEmailPage(records, prefix, maxPageBytes);
+        return serialisedJson(request, page, chunks);
+    };
 
     const list = async (request: Request) => {
         const values = request.query as unknown as ListQueryValues;
-        const query = toListQuery(values);
+        // The store reads no more text than the budget; the JSON is then cut exactly.
+        const query = { ...toListQuery(values), maxBytes: maxPageBytes };
         if (!values.wait) {
-            return toEmailPage(await capture.listEmails(query), prefix);
+            return send(request, await capture.listEmails(query));
         }
 
         // The client may give up before the timeout: its disconnect releases the wait.
@@ -49,8 +59,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
 
         context.longPolls.add(canceller);
         try {
-            const page = await capture.waitForEmails(query, { timeoutMs: values.timeout * 1000, canceller });
-            return toEmailPage(page, prefix);
+            return send(request, await capture.waitForEmails(query, { timeoutMs: values.timeout * 1000, canceller }));
         }
         finally {
             context.longPolls.delete(canceller);
@@ -102,7 +111,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'List emails of an inbox, newest first',
-                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR.',
+                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). A page also ends at a byte budget (8 MiB of JSON by default): it may hold fewer than `limit` emails with `hasMore` true and a `nextCursor`; an email larger than the budget is a page of its own. Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR.',
                 // A long-poll lasts up to 28 s: a host's shorter server timeout must not cut it.
                 timeout: { server: false },
                 validate: { query: listQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },

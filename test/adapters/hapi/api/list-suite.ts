@@ -285,5 +285,75 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
                 expect(await senders(`receivedAfter=${T0 + 2000}&receivedBefore=${T0 + 2000}`)).to.equal([]);
             });
         });
+
+        describe('byte budget (issue 17)', () => {
+            // Small enough that a few 20 kB emails fill a page.
+            const BUDGET = 64 * 1024;
+
+            before(async () => {
+                p = await provisionServer({ stores: factory, plugin: { maxPageBytes: BUDGET } });
+            });
+
+            after(() => p.cleanup());
+
+            // Every page of the inbox by cursor; each within the budget unless it holds one email.
+            const allPages = async (query: string) => {
+                const pages: EmailPage[] = [];
+                let cursor: string | undefined;
+                do {
+                    const { res, page } = await list(`${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+                    expect(res.statusCode).to.equal(200);
+                    // The streamed bytes are the page, and say their length.
+                    expect(JSON.parse(res.payload)).to.equal(page);
+                    expect(Number(res.headers['content-length'])).to.equal(res.rawPayload.length);
+                    expect(res.headers['x-content-type-options']).to.equal('nosniff');
+                    if (page.emails.length > 1) {
+                        expect(res.rawPayload.length).to.be.at.most(BUDGET);
+                    }
+
+                    expect(page.nextCursor !== undefined).to.equal(page.hasMore);
+                    pages.push(page);
+                    cursor = page.nextCursor;
+                } while (cursor !== undefined && pages.length < 50);
+                return pages;
+            };
+
+            const ingestSized = async (inbox: string, count: number, text: (i: number) => string) => {
+                for (let i = 0; i < count; i++) {
+                    await p.api.ingestRawEmail(buildMail({ messageId: `${inbox}-${i}@x`, text: text(i) }), { recipients: [`${inbox}@x`], receivedAt: T0 + i });
+                }
+            };
+
+            it('ends a page before limit at the budget, with hasMore and a cursor that reaches every email', async () => {
+                await ingestSized('budget', 7, () => 'x'.repeat(20_000));
+                const pages = await allPages('inbox=budget&limit=100');
+                expect(pages[0]!.emails.length).to.equal(3);
+                expect(pages[0]!.hasMore).to.be.true();
+                expect(pages.flatMap(ids)).to.equal([6, 5, 4, 3, 2, 1, 0].map((i) => `budget-${i}@x`));
+                expect(pages.length).to.equal(3);
+            });
+
+            it('sends an email larger than the budget as a page of its own', async () => {
+                await ingestSized('huge', 3, (i) => (i === 1 ? 'y'.repeat(100_000) : 'small'));
+                const pages = await allPages('inbox=huge');
+                expect(pages.map(ids)).to.equal([['huge-2@x'], ['huge-1@x'], ['huge-0@x']]);
+                expect(pages[1]!.emails[0]!.body.length).to.be.at.least(100_000);
+            });
+
+            it('counts the JSON sent, escapes included, not only the stored text', async () => {
+                // 20,000 quotes are 40,000 bytes of JSON: two of them do not fit, though their stored text would.
+                await ingestSized('quotes', 3, () => '"'.repeat(20_000));
+                const pages = await allPages('inbox=quotes');
+                expect(pages.map((page) => page.emails.length)).to.equal([1, 1, 1]);
+            });
+
+            it('applies to long-polls too', async () => {
+                const { res, page } = await list('inbox=budget&wait=true&timeout=1');
+                expect(res.statusCode).to.equal(200);
+                expect(ids(page)).to.equal(['budget-6@x', 'budget-5@x', 'budget-4@x']);
+                expect(page.hasMore).to.be.true();
+                expect(res.rawPayload.length).to.be.at.most(BUDGET);
+            });
+        });
     });
 }
