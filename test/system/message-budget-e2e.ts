@@ -115,7 +115,6 @@ describe('message budget (standalone, 50 × 24 MiB at once)', () => {
         }
 
         const peak = await peakRss(service.spawned.child.pid!);
-        console.error(`message-budget-e2e: ${SESSIONS} sessions, peak RSS ${(peak / 1048576).toFixed(0)} MiB, replies ${replies.map((r) => r.code).join(',')}`);
 
         const accepted = replies.flatMap((reply, n) => reply.code === 250 ? [n] : []);
         for (const reply of replies) {
