@@ -36,6 +36,8 @@ export interface EnvConfig {
     signingSecret?: string;
     /** INBOX_CAPTURE_MAX_HTTP_CONNECTIONS; absent means derived from the open-file limit (http-connection-cap.ts). */
     maxHttpConnections?: number;
+    /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the core's default budget (128 MiB). */
+    maxMessageBytesInFlight?: number;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -129,6 +131,15 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
         }
 
         config.maxHttpConnections = Number(maxHttpConnections);
+    }
+
+    const inFlight = read(env, 'INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT');
+    if (inFlight !== undefined) {
+        if (!/^\d{1,15}$/.test(inFlight) || Number(inFlight) < 1) {
+            throw new ConfigError(`INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT must be a whole number of bytes, at least 1, got "${inFlight}"`);
+        }
+
+        config.maxMessageBytesInFlight = Number(inFlight);
     }
 
     return config;

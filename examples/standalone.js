@@ -4,7 +4,7 @@
 // listener, sharing one service object. Configured only by environment variables
 // (see docs/api.md): INBOX_CAPTURE_DATA_DIR, DATABASE_URL, S3_BUCKET (+ S3_ENDPOINT,
 // S3_REGION, S3_FORCE_PATH_STYLE), HOST, PORT, SMTP_PORT, INBOX_CAPTURE_SIGNING_SECRET,
-// INBOX_CAPTURE_MAX_HTTP_CONNECTIONS.
+// INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT.
 //
 //   npm ci && node examples/standalone.js
 //
@@ -27,6 +27,7 @@ function load(path) {
 }
 
 const { createInboxCapture } = load('../dist/lib/inbox-capture');
+const { createMessageBudget } = load('../dist/lib/message-budget');
 const { inboxCapturePlugin } = load('../dist/adapters/hapi');
 const { createSmtpListener, DEFAULT_MAX_CONNECTIONS: SMTP_MAX_CONNECTIONS } = load('../dist/adapters/smtp');
 const { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } = load('../dist/adapters/http-connection-cap');
@@ -56,7 +57,9 @@ async function main() {
     }
 
     const stores = await openStoresFromConfig(config);
-    const capture = createInboxCapture({ ...stores, log: logError });
+    // One budget for SMTP sessions and ingests alike (docs/guarantees.md).
+    const messageBudget = config.maxMessageBytesInFlight === undefined ? undefined : createMessageBudget(config.maxMessageBytesInFlight);
+    const capture = createInboxCapture({ ...stores, messageBudget, log: logError });
 
     const server = Hapi.server({ host: config.host, port: config.port });
     // Below the open-file limit, so idle connections cannot starve SMTP, files or /health.

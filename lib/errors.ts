@@ -3,6 +3,7 @@ export type InboxCaptureErrorCode =
     | 'TOO_LARGE'
     | 'NO_RECIPIENT'
     | 'TOO_MANY_RECIPIENTS'
+    | 'BUSY'
     | 'NOT_FOUND'
     | 'DUPLICATE_KEY'
     | 'UNKNOWN_KEY'

@@ -6,6 +6,7 @@ import { parseHeaderFields, type HeaderField } from './header-fields';
 import { readHeaderSection } from './header-section';
 import { blobKeysOf, ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
+import { sharedMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
@@ -33,6 +34,8 @@ export interface InboxCapture {
     readonly blobStore: BlobStore;
     readonly notifier: Notifier;
     readonly longPoller: LongPoller;
+    /** The budget of message bytes in flight its ingests share (the SMTP listener reserves DATA from it too). */
+    readonly messageBudget: MessageBudget;
 
     /** Runs migrations and subscribes to cross-process notifications. */
     start(): Promise<void>;
@@ -89,11 +92,13 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
     const revocationListeners = new Set<(name: string) => void>();
+    const messageBudget = options.messageBudget ?? sharedMessageBudget();
     const ingestContext: IngestContext = {
         recordStore,
         blobStore,
         notifier,
         maxMessageBytes: options.maxMessageBytes,
+        messageBudget,
         blobStoreTimeoutMs: options.blobStoreTimeoutMs,
         inboxFromAddress: options.inboxFromAddress,
         log
@@ -119,6 +124,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         blobStore,
         notifier,
         longPoller,
+        messageBudget,
 
         async start() {
             await recordStore.migrate();

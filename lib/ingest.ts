@@ -6,6 +6,7 @@ import { generateMessageId, newBlobPrefix } from './ids';
 import type { Notifier } from './notifier';
 import { parseMessage, type ParsedMessage } from './parse';
 import { linksAndCodesOf } from './links-and-codes';
+import { budgetSpent, sharedMessageBudget, type MessageBudget, type MessageReservation } from './message-budget';
 import { readBounded } from './read-bounded';
 import { defaultInboxFromAddress, isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
 import type { RecordStore, SaveResult } from './record-store/record-store';
@@ -34,6 +35,11 @@ export interface IngestOptions {
     mailFrom?: string;
     /** Overrides the clock, Unix ms (tests, replays). */
     receivedAt?: number;
+    /**
+     * Budget bytes the caller already holds for this message (the SMTP listener reserves
+     * while it receives DATA): the ingest grows it as it needs and releases it when done.
+     */
+    reservation?: MessageReservation;
 }
 
 /** Where and how the message is stored. */
@@ -44,6 +50,8 @@ export interface IngestContext {
     notifier?: Notifier;
     /** Largest accepted message, bytes (default 25 MiB). */
     maxMessageBytes?: number;
+    /** Raw message bytes in flight across ingests (default: the process's shared budget, 128 MiB); past it, `BUSY`. */
+    messageBudget?: MessageBudget;
     /**
      * Longest wait for one blob store call, ms (default 30000): a write that takes
      * longer fails the ingest with BLOB_STORE_FAILED; a cleanup delete that does is
@@ -60,13 +68,13 @@ export interface IngestContext {
  * Stores one received message, one copy per inbox it is addressed to, and
  * returns the stored copies, one per inbox (records: the adapters build views). Order: read (bounded) → parse → blobs of every
  * copy → all records in one transaction → blobs of replaced copies removed →
- * inboxes notified. Throws `TOO_LARGE`, `NO_RECIPIENT` or `TOO_MANY_RECIPIENTS`
+ * inboxes notified. Throws `BUSY` (retryable) when the memory budget cannot hold the
+ * message, `TOO_LARGE`, `NO_RECIPIENT` or `TOO_MANY_RECIPIENTS`
  * (more than MAX_RECIPIENTS inboxes) before anything is written; on `BLOB_STORE_FAILED` or `RECORD_STORE_UNAVAILABLE` whatever this
  * call wrote is removed again. Unreadable mail is never refused for being
  * unreadable: the raw bytes are stored with whatever fields the parser got (parse.ts).
  */
 export async function ingestRawEmail(raw: Buffer | string | Readable, options: IngestOptions & IngestContext): Promise<EmailRecord[]> {
-    const { recordStore, blobStore, notifier } = options;
     const log = options.log ?? (() => undefined);
     const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
 
@@ -79,7 +87,23 @@ export async function ingestRawEmail(raw: Buffer | string | Readable, options: I
         throw new InboxCaptureError('INVALID_INPUT', 'receivedAt must be a non-negative integer of Unix milliseconds');
     }
 
-    const bytes = await readBounded(raw, maxBytes);
+    const reservation = options.reservation ?? (options.messageBudget ?? sharedMessageBudget()).reserve(0);
+    if (!reservation) {
+        throw budgetSpent();
+    }
+
+    try {
+        return await ingestReserved(raw, options, maxBytes, blobTimeoutMs, reservation, log);
+    }
+    finally {
+        reservation.release();
+    }
+}
+
+/** ingestRawEmail() once its options are checked: the message's bytes are held under `reservation`. */
+async function ingestReserved(raw: Buffer | string | Readable, options: IngestOptions & IngestContext, maxBytes: number, blobTimeoutMs: number, reservation: MessageReservation, log: (message: string, error?: unknown) => void): Promise<EmailRecord[]> {
+    const { recordStore, blobStore, notifier } = options;
+    const bytes = await readBounded(raw, maxBytes, 'message', reservation);
     const receivedAt = options.receivedAt ?? Date.now();
 
     // Every key this call writes is recorded before its put, so a put that fails

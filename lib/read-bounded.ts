@@ -1,14 +1,16 @@
 import type { Readable } from 'node:stream';
 import { InboxCaptureError } from './errors';
+import { budgetSpent, type MessageReservation } from './message-budget';
 
 /**
  * Reads a whole message into one Buffer, refusing it with `TOO_LARGE` once it
  * holds more than `maxBytes`. Bytes are counted while a stream flows, so an
  * oversized stream is destroyed early instead of being read to its end.
  * A string is taken as UTF-8; a Buffer is returned as is (never copied). `what`
- * names the input in the error ("message exceeds …", "blob exceeds …").
+ * names the input in the error ("message exceeds …", "blob exceeds …"). With a
+ * `reservation`, every byte held is reserved first: `BUSY` when the budget cannot give it.
  */
-export async function readBounded(input: Buffer | string | Readable, maxBytes: number, what = 'message'): Promise<Buffer> {
+export async function readBounded(input: Buffer | string | Readable, maxBytes: number, what = 'message', reservation?: MessageReservation): Promise<Buffer> {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
         throw new InboxCaptureError('INVALID_INPUT', `maxBytes must be a non-negative integer, got ${maxBytes}`);
     }
@@ -18,6 +20,7 @@ export async function readBounded(input: Buffer | string | Readable, maxBytes: n
             throw tooLarge(what, maxBytes);
         }
 
+        reserveUpTo(reservation, input.length);
         return input;
     }
 
@@ -27,6 +30,7 @@ export async function readBounded(input: Buffer | string | Readable, maxBytes: n
             throw tooLarge(what, maxBytes);
         }
 
+        reserveUpTo(reservation, Buffer.byteLength(input, 'utf8'));
         return Buffer.from(input, 'utf8');
     }
 
@@ -46,6 +50,7 @@ export async function readBounded(input: Buffer | string | Readable, maxBytes: n
                 throw tooLarge(what, maxBytes);
             }
 
+            reserveUpTo(reservation, total);
             chunks.push(buffer);
         }
     }
@@ -56,6 +61,13 @@ export async function readBounded(input: Buffer | string | Readable, maxBytes: n
     }
 
     return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+}
+
+/** Grows `reservation` to cover `bytes` (a caller's reservation may already hold them). */
+function reserveUpTo(reservation: MessageReservation | undefined, bytes: number): void {
+    if (reservation && bytes > reservation.bytes && !reservation.grow(bytes - reservation.bytes)) {
+        throw budgetSpent();
+    }
 }
 
 function tooLarge(what: string, maxBytes: number): InboxCaptureError {

@@ -80,9 +80,9 @@ function classify(err: unknown, request: Request): { statusCode: number; code: A
         }
 
         request.log(['error', 'inbox-capture'], err);
-        // A database that is down or busy is transient: the client may retry.
+        // A database that is down or busy, or a spent memory budget, is transient: the client may retry.
         // Every other core code on these paths means something is broken, not the request.
-        return err.code === 'RECORD_STORE_UNAVAILABLE' ?
+        return err.code === 'RECORD_STORE_UNAVAILABLE' || err.code === 'BUSY' ?
             { statusCode: 503, code: 'SERVICE_UNAVAILABLE' } :
             { statusCode: 500, code: 'INTERNAL_ERROR' };
     }

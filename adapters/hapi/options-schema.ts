@@ -42,6 +42,8 @@ export interface InboxCapturePluginOptions {
     signingSecret?: string;
     /** Largest accepted message, bytes (default 25 MiB). */
     maxMessageBytes?: number;
+    /** Raw message bytes all ingests of the process may hold at once (default: the process's shared 128 MiB budget); past it, ingests fail with BUSY. */
+    maxMessageBytesInFlight?: number;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
     /** Byte budget of one list page's JSON; a page ends early to stay within it (default 8 MiB). */
@@ -78,7 +80,7 @@ const withMethods = (label: string, methods: string[]) => Joi.any()
         return missing.length === 0 ? value : helpers.message({ custom: `"${label}" lacks ${missing.map((m) => `${m}()`).join(', ')}` });
     });
 
-const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', 'maxMessageBytes', 'downloadTtlSeconds', 'inboxFromAddress'];
+const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', 'maxMessageBytes', 'maxMessageBytesInFlight', 'downloadTtlSeconds', 'inboxFromAddress'];
 
 /** The plugin's options: one schema, the only place their defaults live. */
 export const optionsSchema = Joi.object({
@@ -88,6 +90,7 @@ export const optionsSchema = Joi.object({
     dataDir: Joi.string().min(1).default(DEFAULT_DATA_DIR),
     signingSecret: Joi.string().min(MIN_SIGNING_SECRET_LENGTH),
     maxMessageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_MESSAGE_BYTES),
+    maxMessageBytesInFlight: Joi.number().integer().min(1),
     downloadTtlSeconds: Joi.number().integer().min(1).max(MAX_DOWNLOAD_TTL_SECONDS).default(DEFAULT_DOWNLOAD_TTL_SECONDS),
     maxPageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_PAGE_BYTES),
     inboxFromAddress: Joi.function().maxArity(1).default(() => defaultInboxFromAddress),

@@ -5,6 +5,7 @@ import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/embedd
 import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
 import type { IngestOptions } from '../../lib/ingest';
 import { packageVersion } from '../../lib/package-version';
+import { createMessageBudget } from '../../lib/message-budget';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { EmailView } from './api-types';
 import { registerAuth } from './auth-scheme';
@@ -73,6 +74,7 @@ async function buildCapture(server: Server, options: ResolvedPluginOptions): Pro
         recordStore,
         blobStore,
         maxMessageBytes: options.maxMessageBytes,
+        messageBudget: options.maxMessageBytesInFlight === undefined ? undefined : createMessageBudget(options.maxMessageBytesInFlight),
         downloadTtlSeconds: options.downloadTtlSeconds,
         inboxFromAddress: options.inboxFromAddress,
         log: (message, error) => server.log(['inbox-capture', 'warning'], { message, error })

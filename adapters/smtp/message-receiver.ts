@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { MessageReservation } from '../../lib/message-budget';
 
 /** What the DATA of one message came to. */
 export interface ReceivedMessage {
@@ -8,6 +9,8 @@ export interface ReceivedMessage {
     bytes: number;
     /** More than the cap was sent: everything was dropped once the cap was passed. */
     tooLarge: boolean;
+    /** The memory budget could not hold it: everything was dropped once it ran out. */
+    overBudget: boolean;
     /** The connection closed (or the stream failed) before the end of DATA. */
     aborted: boolean;
     /** The most bytes held at any one time: never more than the cap plus one chunk. */
@@ -20,15 +23,18 @@ export interface ReceivedMessage {
  * while it drains (the reply can only come after the client's final dot anyway).
  * The stream is read in full, so the session stays usable after a refusal. Plain
  * 'data' listeners, no pipe or async iterator: this runs once per message, and the
- * core takes a Buffer as it is (never copied again).
+ * core takes a Buffer as it is (never copied again). Every byte held is first reserved
+ * from `reservation` (null: the budget had nothing left; absent: no budget); when it cannot be, the
+ * message is dropped the same way and the reservation released.
  */
-export function receiveMessage(stream: Readable, maxBytes: number): Promise<ReceivedMessage> {
+export function receiveMessage(stream: Readable, maxBytes: number, reservation?: MessageReservation | null): Promise<ReceivedMessage> {
     return new Promise((resolve) => {
         let chunks: Buffer[] = [];
         let held = 0;
         let bytes = 0;
         let peakHeldBytes = 0;
         let tooLarge = false;
+        let overBudget = reservation === null;
         let settled = false;
 
         const finish = (aborted: boolean) => {
@@ -38,21 +44,28 @@ export function receiveMessage(stream: Readable, maxBytes: number): Promise<Rece
 
             settled = true;
             stream.off('data', onData);
-            const raw = aborted || tooLarge ? null : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, held);
+            const raw = aborted || tooLarge || overBudget ? null : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, held);
             chunks = [];
-            resolve({ raw, bytes, tooLarge, aborted, peakHeldBytes });
+            resolve({ raw, bytes, tooLarge, overBudget, aborted, peakHeldBytes });
+        };
+
+        const drop = () => {
+            chunks = [];
+            held = 0;
+            reservation?.release();
         };
 
         const onData = (chunk: Buffer) => {
             bytes += chunk.length;
-            if (tooLarge) {
+            if (tooLarge || bytes > maxBytes) {
+                tooLarge = true;
+                drop();
                 return;
             }
 
-            if (bytes > maxBytes) {
-                tooLarge = true;
-                chunks = [];
-                held = 0;
+            if (overBudget || (reservation && !reservation.grow(chunk.length))) {
+                overBudget = true;
+                drop();
                 return;
             }
 

@@ -11,11 +11,12 @@ import {
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
+import { createMessageBudget, sharedMessageBudget } from '../../lib/message-budget';
 import { MAX_RECIPIENTS } from '../../lib/recipients';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
-import { replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
+import { busyReply, replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
 export const DEFAULT_SMTP_PORT = 2525;
@@ -49,14 +50,20 @@ export interface SmtpAuthUsers {
 
 /** How the SMTP listener is built. */
 export interface SmtpListenerOptions {
-    /** The service messages are handed to (only `ingestRawEmail` is used). */
-    capture: Pick<InboxCapture, 'ingestRawEmail'>;
+    /** The service messages are handed to (`ingestRawEmail`, and its `messageBudget` when it has one). */
+    capture: Pick<InboxCapture, 'ingestRawEmail'> & Partial<Pick<InboxCapture, 'messageBudget'>>;
     /** Interface to listen on (default 127.0.0.1). */
     host?: string;
     /** TCP port (default 2525; 0 picks a free one, see `listen()`'s answer). */
     port?: number;
     /** Largest message, bytes of DATA after dot-unstuffing (default: the core's 25 MiB). */
     maxMessageBytes?: number;
+    /**
+     * Raw message bytes all sessions may hold at once while receiving and storing DATA
+     * (default: the capture's budget, 128 MiB unless it was given another); a message
+     * that does not fit gets 452 and is not stored.
+     */
+    maxMessageBytesInFlight?: number;
     /** Recipients per message (default and most: the core's 100); RCPT TO beyond it gets 452. */
     maxRecipients?: number;
     /** Concurrent connections (default 100); more get 421. */
@@ -123,7 +130,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     const users = auth && auth !== 'any' ? new Map(Object.entries(auth.users).map(([u, p]) => [u, digest(p)])) : null;
 
     const lineTimeoutMs = options.lineTimeoutMs ?? DEFAULT_LINE_TIMEOUT_MS;
-    for (const [name, value] of Object.entries({ maxMessageBytes, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
+    for (const [name, value] of Object.entries({ maxMessageBytes, maxMessageBytesInFlight: options.maxMessageBytesInFlight, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
         if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
             throw new TypeError(`createSmtpListener: ${name} must be a positive integer`);
         }
@@ -137,6 +144,9 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new TypeError('createSmtpListener: port must be an integer 0..65535');
     }
+
+    const budget = options.maxMessageBytesInFlight !== undefined ? createMessageBudget(options.maxMessageBytesInFlight) :
+        capture.messageBudget ?? sharedMessageBudget();
 
     // Session id → settles once that session's message is stored (or refused) and answered.
     const inFlight = new Map<string, Promise<void>>();
@@ -208,8 +218,16 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             callback(ok ? null : smtpReply(535, 'Error: authentication failed'), ok ? { user: username } : undefined);
         },
 
-        onMailFrom(_address, _session, callback) {
-            callback(closing ? smtpReply(421, 'Error: shutting down, try again later') : null);
+        onMailFrom(address, _session, callback) {
+            if (closing) {
+                callback(smtpReply(421, 'Error: shutting down, try again later'));
+                return;
+            }
+
+            // A client that announces SIZE= is told at once when its message cannot fit
+            // now, before it sends the bytes (DATA checks again: the budget may fill meanwhile).
+            const size = Number((address.args as Record<string, string | undefined>).SIZE);
+            callback(size > 0 && budget.heldBytes > 0 && budget.heldBytes + size > budget.limitBytes ? busyReply() : null);
         },
 
         onRcptTo(address: SMTPServerAddress, _session, callback) {
@@ -227,7 +245,8 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
 
             // The whole message is read before the core sees it (the core reads it whole
             // anyway, and the reply can only follow the final dot); nothing past the cap is held.
-            const done = receiveMessage(stream, maxMessageBytes).then(async (received) => {
+            const reservation = budget.reserve(0);
+            const done = receiveMessage(stream, maxMessageBytes, reservation).then(async (received) => {
                 if (received.aborted) {
                     // A client that hung up mid-DATA gets no reply (nobody reads it) and needs no log line.
                     callback(smtpReply(451, 'Error: connection closed before the end of DATA'));
@@ -239,8 +258,14 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
                     return;
                 }
 
+                if (received.overBudget) {
+                    callback(busyReply());
+                    return;
+                }
+
                 try {
-                    const copies = await capture.ingestRawEmail(received.raw!, { recipients, mailFrom: mailFrom || undefined });
+                    // The ingest takes the reservation over, so the bytes are not counted twice.
+                    const copies = await capture.ingestRawEmail(received.raw!, { recipients, mailFrom: mailFrom || undefined, reservation: reservation! });
                     callback(null, `OK: message stored (${copies.length} ${copies.length === 1 ? 'copy' : 'copies'})`);
                 }
                 catch (err) {
@@ -253,6 +278,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
                 }
             });
 
+            void done.finally(() => reservation?.release());
             inFlight.set(session.id, done);
             void done.finally(() => inFlight.delete(session.id));
         }

@@ -15,6 +15,11 @@ export function tooLargeReply(maxMessageBytes: number): SmtpReplyError {
     return smtpReply(552, `Error: message exceeds fixed maximum message size ${maxMessageBytes}`);
 }
 
+/** The reply for a message the memory budget cannot hold now (RFC 5321 §4.2.2: 452, insufficient system storage, temporary). */
+export function busyReply(): SmtpReplyError {
+    return smtpReply(452, 'Error: too many messages in flight, try again later');
+}
+
 /** The reply for a failure the sender should retry later: nothing was stored. */
 export function tempFailReply(): SmtpReplyError {
     return smtpReply(451, 'Error: local storage failure, try again later');
@@ -30,6 +35,10 @@ export function tempFailReply(): SmtpReplyError {
 export function replyForIngestError(err: unknown, maxMessageBytes: number): SmtpReplyError {
     if (isInboxCaptureError(err, 'TOO_LARGE')) {
         return tooLargeReply(maxMessageBytes);
+    }
+
+    if (isInboxCaptureError(err, 'BUSY')) {
+        return busyReply();
     }
 
     if (isInboxCaptureError(err, 'NO_RECIPIENT')) {

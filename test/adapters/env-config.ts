@@ -90,6 +90,14 @@ describe('env-config', () => {
             expect(() => readEnvConfig({ INBOX_CAPTURE_SIGNING_SECRET: 'short' })).to.throw(ConfigError, /at least 16/);
         });
 
+        it('reads INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT, unset by default, and refuses anything but a positive whole number', () => {
+            expect(readEnvConfig({}).maxMessageBytesInFlight).to.be.undefined();
+            expect(readEnvConfig({ INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT: '268435456' }).maxMessageBytesInFlight).to.equal(268435456);
+            for (const bad of ['0', '-1', '1.5', '128MiB', '1e9', '9999999999999999']) {
+                expect(() => readEnvConfig({ INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT: bad })).to.throw(ConfigError, /INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT/);
+            }
+        });
+
         it('reads INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, unset by default, and refuses anything but a positive whole number', () => {
             expect(readEnvConfig({}).maxHttpConnections).to.be.undefined();
             expect(readEnvConfig({ INBOX_CAPTURE_MAX_HTTP_CONNECTIONS: '2000' }).maxHttpConnections).to.equal(2000);

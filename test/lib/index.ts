@@ -10,12 +10,14 @@ describe('index', () => {
     it('exports exactly the public API, no internals or tuning constants', () => {
         expect(Object.keys(Core).sort()).to.equal([
             'DEFAULT_MAX_MESSAGE_BYTES',
+            'DEFAULT_MESSAGE_BUDGET_BYTES',
             'InboxCaptureError',
             'MAX_INBOX_LENGTH',
             'MAX_RECIPIENTS',
             'WaitCanceller',
             'createInboxCapture',
             'createLongPoller',
+            'createMessageBudget',
             'createNotifier',
             'decodeCursor',
             'decodeInboxCursor',
@@ -30,13 +32,14 @@ describe('index', () => {
             'hashApiKey',
             'ingestRawEmail',
             'isInboxCaptureError',
-            'isValidInbox'
+            'isValidInbox',
+            'sharedMessageBudget'
         ]);
     });
 
-    it('exports only functions, classes and the three documented limits', () => {
+    it('exports only functions, classes and the four documented limits', () => {
         for (const name of Object.keys(Core) as (keyof typeof Core)[]) {
-            if (name === 'DEFAULT_MAX_MESSAGE_BYTES' || name === 'MAX_INBOX_LENGTH' || name === 'MAX_RECIPIENTS') {
+            if (name === 'DEFAULT_MAX_MESSAGE_BYTES' || name === 'DEFAULT_MESSAGE_BUDGET_BYTES' || name === 'MAX_INBOX_LENGTH' || name === 'MAX_RECIPIENTS') {
                 expect(Core[name]).to.be.a.number();
                 continue;
             }

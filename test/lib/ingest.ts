@@ -9,6 +9,7 @@ import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
 import { isInboxCaptureError, type InboxCaptureError, type InboxCaptureErrorCode } from '../../lib/errors';
 import { GENERATED_ID_DOMAIN } from '../../lib/ids';
 import { ingestRawEmail, type IngestContext, type IngestOptions } from '../../lib/ingest';
+import { createMessageBudget } from '../../lib/message-budget';
 import { createNotifier, type Notifier } from '../../lib/notifier';
 import { MAX_RECIPIENTS } from '../../lib/recipients';
 import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
@@ -131,6 +132,33 @@ describe('ingest', () => {
 
             const stored = await p.recordStore.getEmail('plain-1@example.com');
             expect(stored).to.include({ sourceId: 'plain-1@example.com', inbox: 'inbox', receivedAt: 1_750_000_000_000, rawSize: raw.length });
+        });
+
+        it('refuses with BUSY and stores nothing when its memory budget is spent, and gives the budget back when done', async (flags: Flags) => {
+            const p = await provision(flags);
+            const raw = await fixture('plain-text.eml');
+            const messageBudget = createMessageBudget(raw.length + 10);
+            const held = messageBudget.reserve(20)!;
+            await rejectsWith(p.ingest(raw, { messageBudget }), 'BUSY');
+            await rejectsWith(p.ingest(Readable.from([raw]), { messageBudget }), 'BUSY');
+            expect(await p.allBlobKeys()).to.equal([]);
+            held.release();
+            expect(messageBudget.heldBytes).to.equal(0);
+            const [copy] = await p.ingest(raw, { messageBudget });
+            expect(copy.messageId).to.exist();
+            expect(messageBudget.heldBytes).to.equal(0);
+        });
+
+        it('takes over a reservation the caller holds and releases it, stored or refused', async (flags: Flags) => {
+            const p = await provision(flags);
+            const raw = await fixture('plain-text.eml');
+            const messageBudget = createMessageBudget(10 * raw.length);
+            const stored = messageBudget.reserve(raw.length)!;
+            await p.ingest(raw, { messageBudget, reservation: stored });
+            expect(stored.bytes).to.equal(0);
+            const refused = messageBudget.reserve(0)!;
+            await rejectsWith(p.ingest(raw, { messageBudget, reservation: refused, maxMessageBytes: 10 }), 'TOO_LARGE');
+            expect(messageBudget.heldBytes).to.equal(0);
         });
 
         it('takes receivedAt from the clock when no override is given', async (flags: Flags) => {

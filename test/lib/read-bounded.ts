@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../lib/errors';
+import { createMessageBudget } from '../../lib/message-budget';
 import { readBounded } from '../../lib/read-bounded';
 
 const { expect } = Code;
@@ -82,6 +83,39 @@ describe('read-bounded', () => {
                 }
             });
             await expect(readBounded(stream, MIB)).to.reject(Error, 'disk gone');
+        });
+
+        it('reserves what it holds from a reservation, a Buffer or string at once and a stream chunk by chunk', async () => {
+            const budget = createMessageBudget(3 * MIB);
+            const other = budget.reserve(MIB)!;
+            const forBuffer = budget.reserve(0)!;
+            await readBounded(Buffer.alloc(MIB), 2 * MIB, 'message', forBuffer);
+            expect(forBuffer.bytes).to.equal(MIB);
+            forBuffer.release();
+            const forString = budget.reserve(0)!;
+            await readBounded('é'.repeat(10), MIB, 'message', forString);
+            expect(forString.bytes).to.equal(20);
+            forString.release();
+            const forStream = budget.reserve(0)!;
+            await readBounded(Readable.from([Buffer.alloc(MIB), Buffer.alloc(MIB)]), 2 * MIB, 'message', forStream);
+            expect(forStream.bytes).to.equal(2 * MIB);
+            forStream.release();
+            other.release();
+        });
+
+        it('refuses with BUSY, and stops reading the stream, once the budget cannot hold more', async () => {
+            const budget = createMessageBudget(MIB);
+            const other = budget.reserve(MIB / 2)!;
+            const { stream, pulled } = endlessStream();
+            const reservation = budget.reserve(0)!;
+            const err = await expect(readBounded(stream, 10 * MIB, 'message', reservation)).to.reject();
+            expect(isInboxCaptureError(err, 'BUSY')).to.be.true();
+            expect(stream.destroyed).to.be.true();
+            expect(pulled()).to.be.at.most(8 + 4);
+            expect(budget.heldBytes).to.be.at.most(MIB);
+            const busy = await expect(readBounded(Buffer.alloc(MIB), 10 * MIB, 'message', budget.reserve(0)!)).to.reject();
+            expect(isInboxCaptureError(busy, 'BUSY')).to.be.true();
+            other.release();
         });
 
         it('refuses an input that is not a Buffer, string or stream with INVALID_INPUT', async () => {

@@ -161,6 +161,7 @@ describe('Hapi plugin errors', () => {
             ['our 400', apiError(400, 'INVALID_LIMIT'), 400, 'INVALID_LIMIT'],
             ['core NOT_FOUND', new InboxCaptureError('NOT_FOUND', 'x'), 404, 'NOT_FOUND'],
             ['core RECORD_STORE_UNAVAILABLE', new InboxCaptureError('RECORD_STORE_UNAVAILABLE', 'x'), 503, 'SERVICE_UNAVAILABLE'],
+            ['core BUSY (memory budget spent)', new InboxCaptureError('BUSY', 'x'), 503, 'SERVICE_UNAVAILABLE'],
             ['core BLOB_STORE_FAILED', new InboxCaptureError('BLOB_STORE_FAILED', 'x'), 500, 'INTERNAL_ERROR'],
             ['core INVALID_INPUT', new InboxCaptureError('INVALID_INPUT', 'x'), 500, 'INTERNAL_ERROR'],
             ['a plain Error', new Error('x'), 500, 'INTERNAL_ERROR'],

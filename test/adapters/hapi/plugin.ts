@@ -10,6 +10,7 @@ import type { SignedLinkTarget } from '../../../lib/blob-store/signed-links';
 import { openEmbeddedRecordStore } from '../../../lib/embedded-stores';
 import { createInboxCapture } from '../../../lib/inbox-capture';
 import { isInboxCaptureError } from '../../../lib/errors';
+import { sharedMessageBudget } from '../../../lib/message-budget';
 import { buildMail } from '../../helpers/mail';
 import { followDownload } from '../../helpers/downloads';
 import { provisionServer } from '../../helpers/provision-server';
@@ -130,6 +131,30 @@ describe('Hapi plugin', () => {
             }
         });
 
+        it('gives its service a budget of maxMessageBytesInFlight, the shared one without it', async () => {
+            const dir = await tempDir('budget');
+            const otherDir = await tempDir('budget-shared');
+            const server = newServer();
+            const other = newServer();
+            try {
+                await server.register({ plugin, options: { dataDir: dir, maxMessageBytesInFlight: 4096 } });
+                await other.register({ plugin, options: { dataDir: otherDir } });
+                const { capture, ingestRawEmail } = server.plugins['inbox-capture'];
+                expect(capture.messageBudget.limitBytes).to.equal(4096);
+                expect(other.plugins['inbox-capture'].capture.messageBudget).to.shallow.equal(sharedMessageBudget());
+                const held = capture.messageBudget.reserve(4000)!;
+                const error = await expect(ingestRawEmail(buildMail({ text: 'x'.repeat(500) }), { recipients: ['a@x'] })).to.reject();
+                expect(isInboxCaptureError(error, 'BUSY')).to.be.true();
+                held.release();
+            }
+            finally {
+                await server.stop();
+                await other.stop();
+                await Fs.rm(dir, { recursive: true, force: true });
+                await Fs.rm(otherDir, { recursive: true, force: true });
+            }
+        });
+
         it('uses a ready capture as it is, and leaves closing it to its owner', async () => {
             const dir = await tempDir('capture');
             const recordStore = await openEmbeddedRecordStore({ dataDir: dir });
@@ -232,6 +257,7 @@ describe('Hapi plugin', () => {
             ['an unknown option', { dataDr: './x' }, /"dataDr" is not allowed/],
             ['maxMessageBytes as a string', { maxMessageBytes: '1000' }, /"maxMessageBytes" must be a number/],
             ['maxMessageBytes of 0', { maxMessageBytes: 0 }, /"maxMessageBytes" must be greater than or equal to 1/],
+            ['a fractional maxMessageBytesInFlight', { maxMessageBytesInFlight: 1.5 }, /"maxMessageBytesInFlight" must be an integer/],
             ['a fractional downloadTtlSeconds', { downloadTtlSeconds: 1.5 }, /"downloadTtlSeconds" must be an integer/],
             ['downloadTtlSeconds beyond 7 days', { downloadTtlSeconds: 7 * 24 * 3600 + 1 }, /"downloadTtlSeconds" must be less than or equal to 604800/],
             ['docs as a string', { docs: 'yes' }, /"docs" must be a boolean/],

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import * as Net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { receiveMessage } from '../../../adapters/smtp/message-receiver';
+import { createMessageBudget } from '../../../lib/message-budget';
 import { batchReplies } from '../../../adapters/smtp/reply-batching';
 
 const { expect } = Code;
@@ -39,6 +40,43 @@ describe('smtp message receiver', () => {
             expect(received.bytes).to.equal(22);
             expect(received.tooLarge).to.be.false();
             expect(received.aborted).to.be.false();
+        });
+
+        it('reserves every byte it holds and keeps the reservation for the ingest', async () => {
+            const budget = createMessageBudget(10 * CHUNK_BYTES);
+            const reservation = budget.reserve(0)!;
+            const stream = new PassThrough();
+            const receiving = receiveMessage(stream, 10 * CHUNK_BYTES, reservation);
+            await feed(stream, 3 * CHUNK_BYTES);
+            const received = await receiving;
+            expect(received.overBudget).to.be.false();
+            expect(received.raw!.length).to.equal(3 * CHUNK_BYTES);
+            expect(reservation.bytes).to.equal(3 * CHUNK_BYTES);
+        });
+
+        it('drops a message the budget cannot hold, reads it to its end and gives back what it held', async () => {
+            const budget = createMessageBudget(4 * CHUNK_BYTES);
+            const other = budget.reserve(CHUNK_BYTES)!;
+            const reservation = budget.reserve(0)!;
+            const stream = new PassThrough();
+            const receiving = receiveMessage(stream, 100 * CHUNK_BYTES, reservation);
+            await feed(stream, 20 * CHUNK_BYTES);
+            const received = await receiving;
+            expect(received.overBudget).to.be.true();
+            expect(received.raw).to.be.null();
+            expect(received.bytes).to.equal(20 * CHUNK_BYTES);
+            expect(received.peakHeldBytes).to.be.at.most(3 * CHUNK_BYTES);
+            expect(budget.heldBytes).to.equal(CHUNK_BYTES);
+            other.release();
+        });
+
+        it('drops the message when the budget had nothing left at its start (null reservation)', async () => {
+            const stream = new PassThrough();
+            const receiving = receiveMessage(stream, 1000, null);
+            stream.end('Subject: x\r\n\r\nbody\r\n');
+            const received = await receiving;
+            expect(received.overBudget).to.be.true();
+            expect(received.raw).to.be.null();
         });
 
         it('accepts a message of exactly the cap', async () => {

@@ -52,8 +52,8 @@ async function startRig(listener: Partial<SmtpListenerOptions> = {}): Promise<Ri
     // The real receiver, wrapped to keep what it reports (put back in cleanup()).
     const receiveMessage = MessageReceiver.receiveMessage;
     const spied = (MessageReceiver as { receiveMessage: typeof receiveMessage });
-    spied.receiveMessage = async (stream, maxBytes) => {
-        const result = await receiveMessage(stream, maxBytes);
+    spied.receiveMessage = async (stream, maxBytes, reservation) => {
+        const result = await receiveMessage(stream, maxBytes, reservation);
         received.push(result);
         return result;
     };
