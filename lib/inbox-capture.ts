@@ -1,10 +1,11 @@
 import type { Readable } from 'node:stream';
 import { retryWithBackoff } from './backoff';
+import { blobKeysOf } from './blob-store/blob-key';
 import type { BlobStore, DownloadLink } from './blob-store/blob-store';
 import { InboxCaptureError } from './errors';
 import { parseHeaderFields, type HeaderField } from './header-fields';
 import { readHeaderSection } from './header-section';
-import { blobKeysOf, ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from './ingest';
+import { ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from './ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { sharedMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';

@@ -1,8 +1,10 @@
 import type { Readable } from 'node:stream';
 import { attachmentFilename } from './attachment-name';
+import { blobKeysOf } from './blob-store/blob-key';
 import type { BlobStore, StagedBlob } from './blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from './errors';
 import { generateMessageId, newBlobPrefix } from './ids';
+import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeReplaced, removeUnreferenced, removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from './notifier';
 import { parseMessage, type ParsedMessage } from './parse';
 import { linksAndCodesOf } from './links-and-codes';
@@ -15,14 +17,7 @@ import type { EmailDraft, EmailRecord, StoredAttachment } from './types';
 /** Largest accepted message, bytes: 25 MiB, the common provider limit; the raw message is held in memory once. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 
-/**
- * Longest wait for one blob store call of an ingest (a write, or a delete that
- * cleans up), ms: 30 s. A store that never answers (a hung NFS mount, an S3
- * endpoint that accepts the connection and then goes silent) must not hold the
- * SMTP session until the client gives up; 30 s is far above a healthy write of a
- * 25 MiB blob to a local disk or a nearby bucket.
- */
-export const DEFAULT_BLOB_STORE_TIMEOUT_MS = 30_000;
+export { DEFAULT_BLOB_STORE_TIMEOUT_MS } from './ingest-blobs';
 
 /** Media type of the stored raw message (and of its download). */
 export const RAW_CONTENT_TYPE = 'message/rfc822';
@@ -136,15 +131,7 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
     // Committed: from here on nothing may fail the ingest. Blobs the save removed with
     // the replaced copies are not deleted again (that would be an empty write transaction).
     const removed = new Set(result.removedBlobKeys);
-    const replacedKeys = blobKeysOf(result.replaced).filter((key) => !removed.has(key));
-    if (replacedKeys.length > 0) {
-        try {
-            await within(blobStore.delete(replacedKeys), blobTimeoutMs, 'removing the blobs of replaced emails');
-        }
-        catch (err) {
-            log('removing the blobs of replaced emails failed; left for the orphan sweep', err);
-        }
-    }
+    await removeReplaced(blobStore, blobKeysOf(result.replaced).filter((key) => !removed.has(key)), blobTimeoutMs, log);
 
     if (notifier) {
         for (const inbox of new Set(result.saved.map((r) => r.inbox))) {
@@ -158,12 +145,6 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
     }
 
     return result.saved;
-}
-
-/** The blobs of one ingest: keys already put (removed if the ingest fails), writes staged to commit with the records. */
-interface IngestBlobs {
-    written: string[];
-    staged: StagedBlob[];
 }
 
 /**
@@ -269,135 +250,8 @@ function inboxesOf(
     return targets;
 }
 
-/**
- * Stages the blob when the blob store offers it for the record store's own database
- * (it then commits with the records, docs/design.md "What happens to a message");
- * otherwise puts it now, durably, before the records that will reference it.
- */
-async function storeBlob(
-    context: IngestContext,
-    blobs: IngestBlobs,
-    key: string,
-    body: Buffer,
-    contentType: string,
-    log: (message: string, error?: unknown) => void
-): Promise<void> {
-    const target = context.recordStore.stagedBlobTarget;
-    let staged: StagedBlob | null = null;
-    try {
-        staged = target !== undefined && context.blobStore.stage ? context.blobStore.stage(key, body, contentType) : null;
-    }
-    catch (err) {
-        throw isInboxCaptureError(err) ? err : new InboxCaptureError('BLOB_STORE_FAILED', `staging blob ${key} failed`, { cause: err });
-    }
-
-    if (staged && staged.target === target) {
-        blobs.staged.push(staged);
-        return;
-    }
-
-    blobs.written.push(key);
-    await putBlob(context, key, body, contentType, log);
-}
-
-/**
- * One blob write, bounded by the blob store timeout; a failure of the store becomes
- * `BLOB_STORE_FAILED` (a code it chose itself is kept). A write that times out may
- * still finish later, after the caller removed what it wrote: it is removed again
- * once it does, so a slow store leaves no orphan either.
- */
-async function putBlob(
-    context: IngestContext,
-    key: string,
-    body: Buffer,
-    contentType: string,
-    log: (message: string, error?: unknown) => void
-): Promise<void> {
-    const { blobStore } = context;
-    const timeoutMs = context.blobStoreTimeoutMs ?? DEFAULT_BLOB_STORE_TIMEOUT_MS;
-    // A store that throws instead of rejecting fails the same way.
-    const put = (async () => blobStore.put(key, body, contentType))();
-    try {
-        await within(put, timeoutMs, `writing blob ${key}`);
-    }
-    catch (err) {
-        if (err instanceof BlobStoreTimeout) {
-            put.then(() => removeWritten(blobStore, [key], timeoutMs, log), () => undefined).catch(() => undefined);
-            throw new InboxCaptureError('BLOB_STORE_FAILED', err.message, { cause: err });
-        }
-
-        if (isInboxCaptureError(err)) {
-            throw err;
-        }
-
-        throw new InboxCaptureError('BLOB_STORE_FAILED', `writing blob ${key} failed`, { cause: err });
-    }
-}
-
-/** A blob store call that did not finish in time. */
-class BlobStoreTimeout extends Error {}
-
-/** `work`'s outcome, or a BlobStoreTimeout after `timeoutMs` (the work itself is not stopped). */
-async function within<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new BlobStoreTimeout(`${what} did not finish within ${timeoutMs} ms`)), timeoutMs);
-    });
-
-    try {
-        return await Promise.race([work, deadline]);
-    }
-    finally {
-        clearTimeout(timer);
-    }
-}
-
 /** `<a@b>` → `a@b`, as envelope addresses sometimes arrive. */
 function bareAddress(address: string): string {
     const trimmed = address.trim();
     return trimmed.startsWith('<') && trimmed.endsWith('>') ? trimmed.slice(1, -1).trim() : trimmed;
-}
-
-/** Every blob key the records reference: raw messages and attachments. */
-export function blobKeysOf(records: EmailRecord[]): string[] {
-    return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
-}
-
-/** Best-effort, bounded removal after a failed blob write: no record can reference these yet. */
-async function removeWritten(blobStore: BlobStore, keys: string[], timeoutMs: number, log: (message: string, error?: unknown) => void): Promise<void> {
-    if (keys.length === 0) {
-        return;
-    }
-
-    try {
-        await within((async () => blobStore.delete(keys))(), timeoutMs, 'removing the blobs of a failed ingest');
-    }
-    catch (err) {
-        log('removing the blobs of a failed ingest failed; left for the orphan sweep', err);
-    }
-}
-
-/**
- * Best-effort removal after a failed record write. A failure can be ambiguous (the
- * commit went through, the answer got lost), so only blobs no record references
- * are removed; when that cannot be checked they stay for the orphan sweep, which
- * makes the same check later. A record never points at a missing blob.
- */
-async function removeUnreferenced(
-    recordStore: RecordStore,
-    blobStore: BlobStore,
-    keys: string[],
-    timeoutMs: number,
-    log: (message: string, error?: unknown) => void
-): Promise<void> {
-    let referenced: Set<string>;
-    try {
-        referenced = await recordStore.referencedBlobKeys(keys);
-    }
-    catch (err) {
-        log('cannot tell which blobs of a failed ingest are unused; left for the orphan sweep', err);
-        return;
-    }
-
-    await removeWritten(blobStore, keys.filter((k) => !referenced.has(k)), timeoutMs, log);
 }

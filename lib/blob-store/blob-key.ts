@@ -1,3 +1,5 @@
+import type { EmailRecord } from '../types';
+
 /** Longest blob key, characters: our keys are `<24 hex>/att/<n>`; the cap keeps paths short everywhere. */
 export const MAX_BLOB_KEY_LENGTH = 200;
 
@@ -16,4 +18,9 @@ export function isValidBlobKey(key: unknown): key is string {
     }
 
     return key.split('/').every((segment) => segment.length > 0 && !segment.startsWith('.'));
+}
+
+/** Every blob key the records reference: raw messages and attachments. */
+export function blobKeysOf(records: EmailRecord[]): string[] {
+    return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
 }

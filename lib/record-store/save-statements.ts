@@ -5,6 +5,7 @@
 
 import type { Knex } from 'knex';
 import { sha256Hex } from '../ids';
+import { blobKeysOf } from '../blob-store/blob-key';
 import type { StagedBlob } from '../blob-store/blob-store';
 import type { EmailDraft, EmailRecord } from '../types';
 import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
@@ -86,11 +87,6 @@ export async function removeRows(trx: Knex.Transaction, seqs: (number | string)[
     return trx('emails').whereIn('seq', seqs).delete();
 }
 
-/** The blob keys of stored records: each raw message and attachment. */
-export function blobKeysOfRecords(records: EmailRecord[]): string[] {
-    return records.flatMap((r) => [r.rawKey, ...r.attachments.map((a) => a.blobKey)]);
-}
-
 /** Each result with the keys of its replaced copies' blobs that `removed` holds (when it has any). */
 export function withRemovedBlobKeys(results: SaveResult[], removed: ReadonlySet<string>): SaveResult[] {
     if (removed.size === 0) {
@@ -98,7 +94,7 @@ export function withRemovedBlobKeys(results: SaveResult[], removed: ReadonlySet<
     }
 
     return results.map((result) => {
-        const removedBlobKeys = blobKeysOfRecords(result.replaced).filter((key) => removed.has(key));
+        const removedBlobKeys = blobKeysOf(result.replaced).filter((key) => removed.has(key));
         return removedBlobKeys.length > 0 ? { ...result, removedBlobKeys } : result;
     });
 }
@@ -109,7 +105,7 @@ export function withRemovedBlobKeys(results: SaveResult[], removed: ReadonlySet<
  * Answers the keys it found (and deleted).
  */
 export async function removeStagedBlobsOf(trx: Knex.Transaction, replaced: EmailRecord[]): Promise<Set<string>> {
-    const keys = blobKeysOfRecords(replaced);
+    const keys = blobKeysOf(replaced);
     const removed = new Set<string>();
     for (let i = 0; i < keys.length; i += IN_LIST_CHUNK) {
         const chunk = keys.slice(i, i + IN_LIST_CHUNK);

@@ -6,6 +6,7 @@
  */
 
 import * as Sqlite3 from 'sqlite3';
+import { blobKeysOf } from '../blob-store/blob-key';
 import type { StagedBlob } from '../blob-store/blob-store';
 import { closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
 import { SQLITE_CONNECTION_PRAGMAS } from '../sqlite/knex';
@@ -14,7 +15,7 @@ import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
-import { blobKeysOfRecords, withRemovedBlobKeys } from './save-statements';
+import { withRemovedBlobKeys } from './save-statements';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
@@ -173,7 +174,7 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
                 await all(s.removeLinks, [seqs]);
                 await all(s.removeEmails, [seqs]);
                 // The replaced copies' small blobs go in the same commit: a kill after it leaves no orphan.
-                const removed = await all<{ key: string }>(s.removeBlobs, [JSON.stringify(plan.results.flatMap((r) => blobKeysOfRecords(r.replaced)))]);
+                const removed = await all<{ key: string }>(s.removeBlobs, [JSON.stringify(plan.results.flatMap((r) => blobKeysOf(r.replaced)))]);
                 removed.forEach(({ key }) => removedKeys.add(key));
             }
 
