@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { SMTPServerAuthentication, SMTPServerAuthenticationResponse, SMTPServerOptions } from 'smtp-server';
+import type { SMTPServerAuthentication, SMTPServerAuthenticationResponse, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
 import { smtpReply } from './smtp-replies';
 
 /** Credentials accepted by SMTP AUTH (PLAIN, LOGIN). */
@@ -17,6 +17,13 @@ export type SmtpAuth = 'none' | 'accept-any' | SmtpAuthUsers;
 
 /** The AUTH mechanisms offered: the two every application's mail library speaks. */
 export const SMTP_AUTH_METHODS = ['PLAIN', 'LOGIN'];
+
+/**
+ * Failed AUTH attempts one connection may make: the last one is answered 421 and the
+ * connection closed, so guessing passwords costs a new connection every few tries
+ * (a real client logs in once; a typo fails the first time).
+ */
+export const MAX_AUTH_FAILURES_PER_CONNECTION = 3;
 
 /** SHA-256 of a string: equal-length inputs for a constant-time comparison. */
 function digest(value: string): Buffer {
@@ -53,12 +60,14 @@ export function checkSmtpAuth(auth: unknown): asserts auth is SmtpAuth | undefin
  */
 export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean): Pick<SMTPServerOptions, 'authMethods' | 'authOptional' | 'allowInsecureAuth' | 'onAuth'> & { offered: boolean } {
     const users = typeof auth === 'object' ? new Map(Object.entries(auth.users).map(([u, p]) => [u, digest(p)])) : null;
+    // Per connection: smtp-server keeps one session object for the life of a connection.
+    const failures = new WeakMap<SMTPServerSession, number>();
     return {
         offered: auth !== 'none',
         authMethods: SMTP_AUTH_METHODS,
         authOptional: !users,
         allowInsecureAuth,
-        onAuth(credentials: SMTPServerAuthentication, _session, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
+        onAuth(credentials: SMTPServerAuthentication, session, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
             const username = credentials.username ?? '';
             if (!users) {
                 callback(null, { user: username });
@@ -69,7 +78,16 @@ export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean): Pic
             // Compare digests even for an unknown user, so timing does not tell which names exist.
             const given = digest(credentials.password ?? '');
             const ok = timingSafeEqual(expected ?? digest('\0unknown user'), given) && expected !== undefined;
-            callback(ok ? null : smtpReply(535, 'Error: authentication failed'), ok ? { user: username } : undefined);
+            if (ok) {
+                callback(null, { user: username });
+                return;
+            }
+
+            const failed = (failures.get(session) ?? 0) + 1;
+            failures.set(session, failed);
+            callback(failed >= MAX_AUTH_FAILURES_PER_CONNECTION ?
+                smtpReply(421, 'Error: too many failed authentication attempts, closing connection') :
+                smtpReply(535, 'Error: authentication failed'));
         }
     };
 }

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createSmtpListener } from '../../../adapters/smtp';
-import { SMTP_AUTH_METHODS } from '../../../adapters/smtp/smtp-auth';
+import { MAX_AUTH_FAILURES_PER_CONNECTION, SMTP_AUTH_METHODS } from '../../../adapters/smtp/smtp-auth';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
 import { mailTo, sendError, startSmtpCapture } from '../../helpers/smtp-capture';
 
@@ -128,6 +128,28 @@ describe('smtp-auth', () => {
                 }
 
                 expect(await t.subjects('users')).to.equal([]);
+            }
+            finally {
+                await t.stop();
+            }
+        });
+
+        it('closes a connection with 421 at its third failed AUTH; a new connection may log in', async () => {
+            const t = await startSmtpCapture({ auth: USERS });
+            try {
+                expect(MAX_AUTH_FAILURES_PER_CONNECTION).to.equal(3);
+                const { session } = await RawSmtpSession.open(t.port);
+                await session.command('EHLO client.test');
+                const wrong = `AUTH PLAIN ${Buffer.from('\0app\0guess').toString('base64')}`;
+                expect((await session.command(wrong)).code).to.equal(535);
+                expect((await session.command(wrong)).code).to.equal(535);
+                const last = await session.command(wrong);
+                expect(last.code).to.equal(421);
+                expect(last.text).to.contain('too many failed authentication attempts');
+                await session.closed;
+
+                await t.transport({ auth: { user: 'app', pass: 'app-secret' } }).sendMail(mailTo('users', 'after the guesses'));
+                expect(await t.subjects('users')).to.equal(['after the guesses']);
             }
             finally {
                 await t.stop();
