@@ -160,6 +160,20 @@ describe('smtp-tls', () => {
         });
     });
 
+    describe('TLS handshake', () => {
+
+        it('closes a connection that never starts its handshake once the idle timeout passes, without a reply', async () => {
+            const t = await startSmtpCapture({ tls: 'implicit', idleTimeoutMs: 300 });
+            try {
+                const { closed } = await openConnection(t.port);
+                expect(await closed).to.be.null();
+            }
+            finally {
+                await t.stop();
+            }
+        });
+    });
+
     describe('given certificate', () => {
 
         for (const mode of ['starttls', 'implicit'] as const) {
