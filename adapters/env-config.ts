@@ -49,7 +49,7 @@ export class ConfigError extends Error {
 }
 
 /** Treats an empty variable as unset (`PORT= node …` should mean the default). */
-function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+export function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
     const value = env[name]?.trim();
     return value ? value : undefined;
 }

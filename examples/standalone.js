@@ -4,7 +4,8 @@
 // listener, sharing one service object. Configured only by environment variables
 // (see docs/api.md): INBOX_CAPTURE_DATA_DIR, DATABASE_URL, S3_BUCKET (+ S3_ENDPOINT,
 // S3_REGION, S3_FORCE_PATH_STYLE), HOST, PORT, SMTP_PORT, INBOX_CAPTURE_SIGNING_SECRET,
-// INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT.
+// INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT,
+// SMTP_AUTH (+ SMTP_AUTH_USERS), SMTP_TLS (+ SMTP_TLS_CERT, SMTP_TLS_KEY).
 //
 //   npm ci && node examples/standalone.js
 //
@@ -32,6 +33,7 @@ const { inboxCapturePlugin } = load('../dist/adapters/hapi');
 const { createSmtpListener, DEFAULT_MAX_CONNECTIONS: SMTP_MAX_CONNECTIONS } = load('../dist/adapters/smtp');
 const { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } = load('../dist/adapters/http-connection-cap');
 const { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } = load('../dist/adapters/env-config');
+const { describeSmtpSecurity, readSmtpEnvConfig } = load('../dist/adapters/smtp-env-config');
 
 /** Milliseconds hapi waits for requests in flight on stop before cutting them (long-polls end at once). */
 const HTTP_STOP_TIMEOUT_MS = 10_000;
@@ -46,6 +48,7 @@ async function main() {
     let config;
     try {
         config = readEnvConfig();
+        config.smtpSecurity = readSmtpEnvConfig();
     }
     catch (err) {
         if (err instanceof ConfigError) {
@@ -76,6 +79,7 @@ async function main() {
     });
 
     let smtp = null;
+    let smtpSecurityText = '';
     const stop = async () => {
         // Stop accepting on both sides at once; each lets what is in flight finish.
         await Promise.all([
@@ -100,8 +104,8 @@ async function main() {
 
         await server.start();
         if (config.smtpPort !== 0) {
-            smtp = createSmtpListener({ capture, host: config.host, port: config.smtpPort, log: logError });
-            await smtp.listen();
+            smtp = createSmtpListener({ capture, host: config.host, port: config.smtpPort, log: logError, ...config.smtpSecurity });
+            smtpSecurityText = describeSmtpSecurity(config.smtpSecurity, (await smtp.listen()).tls);
         }
     }
     catch (err) {
@@ -111,7 +115,7 @@ async function main() {
     }
 
     const uri = server.info.uri;
-    const smtpText = smtp ? `SMTP on ${config.host}:${config.smtpPort}` : 'SMTP off (SMTP_PORT=0)';
+    const smtpText = smtp ? `SMTP on ${config.host}:${config.smtpPort} (${smtpSecurityText})` : 'SMTP off (SMTP_PORT=0)';
     // One write, so that whoever waits for the first line has them all.
     console.log([
         `inbox-capture listening: HTTP on ${uri} (docs: ${uri}/docs), ${smtpText}`,

@@ -1,10 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import {
     SMTPServer,
     type SMTPServerAddress,
-    type SMTPServerAuthentication,
-    type SMTPServerAuthenticationResponse,
     type SMTPServerDataStream,
     type SMTPServerOptions,
     type SMTPServerSession
@@ -16,7 +14,13 @@ import { MAX_RECIPIENTS } from '../../lib/recipients';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
+import { createSelfSignedCertificate } from './self-signed-certificate';
+import { checkSmtpAuth, smtpAuthOptions, type SmtpAuth } from './smtp-auth';
 import { busyReply, replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
+import { resolveSmtpTls, tlsInfo, type SmtpTls, type SmtpTlsInfo } from './smtp-tls';
+
+export type { SmtpAuth, SmtpAuthUsers } from './smtp-auth';
+export type { SmtpTls, SmtpTlsCertificate, SmtpTlsInfo, SmtpTlsMode } from './smtp-tls';
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
 export const DEFAULT_SMTP_PORT = 2525;
@@ -41,12 +45,6 @@ export const DEFAULT_LINE_TIMEOUT_MS = 5 * 60_000;
 export const MAX_COMMAND_LINE_BYTES = 16 * 1024;
 /** Text after the host name in the 220 greeting. */
 export const SMTP_BANNER = 'inbox-capture: every message is captured, none is relayed';
-
-/** Credentials accepted by SMTP AUTH (PLAIN, LOGIN). */
-export interface SmtpAuthUsers {
-    /** user name → password */
-    users: Record<string, string>;
-}
 
 /** How the SMTP listener is built. */
 export interface SmtpListenerOptions {
@@ -78,18 +76,23 @@ export interface SmtpListenerOptions {
     /** Accept RCPT TO only for these domains (case-insensitive, exact); others get 550. Default: any. */
     allowedDomains?: string[];
     /**
-     * SMTP AUTH, off by default. `'any'`: AUTH is offered and every credential
-     * accepted, and unauthenticated clients are accepted too (for apps that insist
-     * on logging in). `{ users }`: AUTH is required and checked against `users`.
+     * SMTP AUTH (EXTENSIONS §7), `'none'` by default (not offered). `'accept-any'`: AUTH
+     * PLAIN and LOGIN offered, every credential accepted, and clients that do not log in
+     * too (for apps that insist on logging in). `{ users }`: only these pairs; wrong ones
+     * get 535, MAIL FROM without AUTH 530.
      */
-    auth?: 'any' | SmtpAuthUsers;
+    auth?: SmtpAuth;
     /**
-     * Allow AUTH on a connection without TLS. Default: true for `auth: 'any'`
-     * (no secret to protect), false for `{ users }` (passwords only over STARTTLS).
+     * Allow AUTH on a connection without TLS (default true: test systems often send in
+     * plain text). False keeps passwords off clear text: AUTH only after STARTTLS.
      */
     allowInsecureAuth?: boolean;
-    /** Enables STARTTLS with this certificate (PEM). Off by default. */
-    tls?: { key: string | Buffer; cert: string | Buffer };
+    /**
+     * TLS (EXTENSIONS §7), `'off'` by default. `'starttls'` or `'implicit'` (the greeting
+     * inside TLS) with a self-signed certificate made at `listen()`, or
+     * `{ mode?, key, cert }` (PEM) with that certificate (`mode` defaults to `'starttls'`).
+     */
+    tls?: SmtpTls;
     /** Host name in the greeting (default: the machine's host name). */
     name?: string;
     /** Receives failures worth knowing (storage failures behind a 451, socket errors). */
@@ -98,18 +101,13 @@ export interface SmtpListenerOptions {
 
 /** A running (or ready to run) SMTP listener. */
 export interface SmtpListener {
-    /** Starts listening; resolves with the bound port. */
-    listen(): Promise<{ port: number }>;
+    /** Starts listening; resolves with the bound port and, with TLS on, the certificate presented. */
+    listen(): Promise<{ port: number; tls?: SmtpTlsInfo }>;
     /**
      * Stops accepting connections, tells idle clients 421, lets every message already
      * in DATA finish (stored and answered), then closes the remaining connections.
      */
     close(): Promise<void>;
-}
-
-/** SHA-256 of a string: equal-length inputs for a constant-time comparison. */
-function digest(value: string): Buffer {
-    return createHash('sha256').update(value, 'utf8').digest();
 }
 
 /** The domain of an address, lowercased ('' when it has none). */
@@ -126,8 +124,13 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     const log = options.log ?? (() => undefined);
     const allowedDomains = options.allowedDomains ? new Set(options.allowedDomains.map((d) => d.toLowerCase())) : null;
-    const auth = options.auth;
-    const users = auth && auth !== 'any' ? new Map(Object.entries(auth.users).map(([u, p]) => [u, digest(p)])) : null;
+    checkSmtpAuth(options.auth);
+    const tls = resolveSmtpTls(options.tls);
+    const name = options.name ?? hostname();
+    const { offered: authOffered, ...authOptions } = smtpAuthOptions(options.auth ?? 'none', options.allowInsecureAuth ?? true);
+    if (authOffered && options.allowInsecureAuth === false && tls.mode === 'off') {
+        throw new TypeError('createSmtpListener: allowInsecureAuth: false needs tls, or no client could ever log in');
+    }
 
     const lineTimeoutMs = options.lineTimeoutMs ?? DEFAULT_LINE_TIMEOUT_MS;
     for (const [name, value] of Object.entries({ maxMessageBytes, maxMessageBytesInFlight: options.maxMessageBytesInFlight, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
@@ -156,16 +159,16 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     let listening = false;
 
     const disabledCommands: string[] = [];
-    if (!auth) {
+    if (!authOffered) {
         disabledCommands.push('AUTH');
     }
 
-    if (!options.tls) {
+    if (tls.mode !== 'starttls') {
         disabledCommands.push('STARTTLS');
     }
 
     const serverOptions: SMTPServerOptions = {
-        name: options.name,
+        name,
         banner: SMTP_BANNER,
         logger: false,
         disableReverseLookup: true,
@@ -177,9 +180,12 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         socketTimeout: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
         maxCommandLength: MAX_COMMAND_LINE_BYTES,
         disabledCommands,
-        authOptional: !users,
-        allowInsecureAuth: options.allowInsecureAuth ?? auth === 'any',
-        ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
+        ...authOptions,
+        // Implicit TLS: the handshake comes first, then the greeting (smtp-server's `secure`).
+        secure: tls.mode === 'implicit',
+        // Without a certificate of the caller's, listen() installs a generated one before the
+        // first connection: smtp-server's built-in pair is public and never presented.
+        ...(tls.pair ?? {}),
 
         onConnect(session, callback) {
             if (closing) {
@@ -188,12 +194,16 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             }
 
             callback(null);
-            watchLines(session.id);
+            // Under implicit TLS onSecure (called from that callback) watches the TLS socket.
+            if (!session.secure) {
+                watchLines(session.id);
+            }
         },
 
-        // After STARTTLS the lines travel inside TLS: the deadline follows them there. Watched
-        // after the callback, which pipes the TLS socket to the parser: a 'data' listener
-        // added before would start the flow with nobody else listening.
+        // After STARTTLS, or at once under implicit TLS, the lines travel inside TLS: the
+        // deadline and the reply batching follow them there. Watched after the callback,
+        // which pipes the TLS socket to the parser: a 'data' listener added before would
+        // start the flow with nobody else listening.
         onSecure(_socket, session, callback) {
             callback(null);
             watchLines(session.id);
@@ -202,20 +212,6 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         onClose(session) {
             deadlines.get(session.id)?.();
             deadlines.delete(session.id);
-        },
-
-        onAuth(credentials: SMTPServerAuthentication, _session, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
-            const username = credentials.username ?? '';
-            if (!users) {
-                callback(null, { user: username });
-                return;
-            }
-
-            const expected = users.get(username);
-            // Compare digests even for an unknown user, so timing does not tell which names exist.
-            const given = digest(credentials.password ?? '');
-            const ok = timingSafeEqual(expected ?? digest('\0unknown user'), given) && expected !== undefined;
-            callback(ok ? null : smtpReply(535, 'Error: authentication failed'), ok ? { user: username } : undefined);
         },
 
         onMailFrom(address, _session, callback) {
@@ -318,15 +314,24 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         }
     });
 
+    // The certificate presented: the caller's, or one made for this listener at its first listen().
+    let certificate: SmtpTlsInfo | undefined = tls.mode !== 'off' && tls.pair ? tlsInfo(tls.mode, tls.pair.cert, false) : undefined;
+
     return {
-        listen() {
+        async listen() {
+            if (tls.mode !== 'off' && !certificate) {
+                const generated = await createSelfSignedCertificate(name);
+                server.updateSecureContext(generated);
+                certificate = tlsInfo(tls.mode, generated.cert, true);
+            }
+
             return new Promise((resolve, reject) => {
                 const onError = (err: Error) => reject(err);
                 server.server.once('error', onError);
                 server.listen(port, host, () => {
                     server.server.off('error', onError);
                     listening = true;
-                    resolve({ port: (server.server.address() as AddressInfo).port });
+                    resolve({ port: (server.server.address() as AddressInfo).port, ...(certificate ? { tls: certificate } : {}) });
                 });
             });
         },

@@ -3,12 +3,12 @@ import type { S3Fixture } from './s3';
 /**
  * The environment of a service or CLI child: this process's, without anything that could
  * redirect its stores or ports (AWS_*, S3_*, DATABASE_URL, INBOX_CAPTURE_*, HOST, PORT,
- * SMTP_PORT, PG*), then `vars`.
+ * SMTP_*, PG*), then `vars`.
  */
 export function isolatedEnv(vars: Record<string, string> = {}): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     for (const [name, value] of Object.entries(process.env)) {
-        if (!/^(AWS_|S3_|DATABASE_URL$|INBOX_CAPTURE_|HOST$|PORT$|SMTP_PORT$|PG)/.test(name)) {
+        if (!/^(AWS_|S3_|DATABASE_URL$|INBOX_CAPTURE_|HOST$|PORT$|SMTP_|PG)/.test(name)) {
             env[name] = value;
         }
     }

@@ -1,0 +1,93 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { SMTPServerAuthentication, SMTPServerAuthenticationResponse, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
+import { smtpReply } from './smtp-replies';
+
+/** Credentials accepted by SMTP AUTH (PLAIN, LOGIN). */
+export interface SmtpAuthUsers {
+    /** user name → password */
+    users: Record<string, string>;
+}
+
+/**
+ * SMTP AUTH (EXTENSIONS §7). `'none'`: AUTH is not offered. `'accept-any'`: AUTH PLAIN
+ * and LOGIN are offered and every credential accepted, and a client that does not log
+ * in is accepted too. `{ users }`: only these pairs; MAIL FROM without AUTH gets 530.
+ */
+export type SmtpAuth = 'none' | 'accept-any' | SmtpAuthUsers;
+
+/** The AUTH mechanisms offered: the two every application's mail library speaks. */
+export const SMTP_AUTH_METHODS = ['PLAIN', 'LOGIN'];
+
+/**
+ * Failed AUTH attempts one connection may make: the last one is answered 421 and the
+ * connection closed, so guessing passwords costs a new connection every few tries
+ * (a real client logs in once; a typo fails the first time).
+ */
+export const MAX_AUTH_FAILURES_PER_CONNECTION = 3;
+
+/** SHA-256 of a string: equal-length inputs for a constant-time comparison. */
+function digest(value: string): Buffer {
+    return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** Throws a TypeError naming the option when `auth` is not one of the §7 shapes. */
+export function checkSmtpAuth(auth: unknown): asserts auth is SmtpAuth | undefined {
+    if (auth === undefined || auth === 'none' || auth === 'accept-any') {
+        return;
+    }
+
+    const users = typeof auth === 'object' && auth !== null ? (auth as { users?: unknown }).users : undefined;
+    if (typeof users !== 'object' || users === null || Array.isArray(users)) {
+        throw new TypeError(`createSmtpListener: auth must be 'none', 'accept-any' or { users: { name: 'password' } }`);
+    }
+
+    const entries = Object.entries(users);
+    if (entries.length === 0) {
+        throw new TypeError('createSmtpListener: auth.users must name at least one user');
+    }
+
+    for (const [name, password] of entries) {
+        if (name === '' || typeof password !== 'string' || password === '') {
+            throw new TypeError('createSmtpListener: every auth.users entry needs a non-empty name and a non-empty string password');
+        }
+    }
+}
+
+/**
+ * The smtp-server settings of an auth mode: whether AUTH is offered, whether it is
+ * required, and the check of the credentials. AUTH works without TLS unless
+ * `allowInsecureAuth` is false (test systems often send in plain text).
+ */
+export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean): Pick<SMTPServerOptions, 'authMethods' | 'authOptional' | 'allowInsecureAuth' | 'onAuth'> & { offered: boolean } {
+    const users = typeof auth === 'object' ? new Map(Object.entries(auth.users).map(([u, p]) => [u, digest(p)])) : null;
+    // Per connection: smtp-server keeps one session object for the life of a connection.
+    const failures = new WeakMap<SMTPServerSession, number>();
+    return {
+        offered: auth !== 'none',
+        authMethods: SMTP_AUTH_METHODS,
+        authOptional: !users,
+        allowInsecureAuth,
+        onAuth(credentials: SMTPServerAuthentication, session, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
+            const username = credentials.username ?? '';
+            if (!users) {
+                callback(null, { user: username });
+                return;
+            }
+
+            const expected = users.get(username);
+            // Compare digests even for an unknown user, so timing does not tell which names exist.
+            const given = digest(credentials.password ?? '');
+            const ok = timingSafeEqual(expected ?? digest('\0unknown user'), given) && expected !== undefined;
+            if (ok) {
+                callback(null, { user: username });
+                return;
+            }
+
+            const failed = (failures.get(session) ?? 0) + 1;
+            failures.set(session, failed);
+            callback(failed >= MAX_AUTH_FAILURES_PER_CONNECTION ?
+                smtpReply(421, 'Error: too many failed authentication attempts, closing connection') :
+                smtpReply(535, 'Error: authentication failed'));
+        }
+    };
+}
