@@ -15,6 +15,7 @@ import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
+import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import { withRemovedBlobKeys } from './save-statements';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
@@ -35,7 +36,7 @@ const SQL = {
     holder: 'SELECT seq FROM emails WHERE message_id_hash = ?',
     removeLinks: 'DELETE FROM email_blobs WHERE email_seq IN (SELECT value FROM json_each(?))',
     removeEmails: 'DELETE FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
-    removeBlobs: `DELETE FROM ${BLOBS_TABLE} WHERE key IN (SELECT value FROM json_each(?)) RETURNING key`,
+    removeBlobs: removeUnreferencedStagedBlobsSql('(SELECT value FROM json_each(?))'),
     insertEmails: `INSERT INTO emails (${INSERT_COLUMNS.join(', ')})
         SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
     // By the id digest, so the insert needs no RETURNING read back into JS.
@@ -167,15 +168,11 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
 
         const { plan } = outcome;
         // Removed copies first (a replacement may take the same id), then the rows, then their links.
-        const removedKeys = new Set<string>();
         const records = (async () => {
             if (plan.removed.length > 0) {
                 const seqs = JSON.stringify(plan.removed.map(Number));
                 await all(s.removeLinks, [seqs]);
                 await all(s.removeEmails, [seqs]);
-                // The replaced copies' small blobs go in the same commit: a kill after it leaves no orphan.
-                const removed = await all<{ key: string }>(s.removeBlobs, [JSON.stringify(plan.results.flatMap((r) => blobKeysOf(r.replaced)))]);
-                removed.forEach(({ key }) => removedKeys.add(key));
             }
 
             if (plan.inserts.length > 0) {
@@ -202,7 +199,12 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             throw failed.reason;
         }
 
-        return withRemovedBlobKeys(plan.results, removedKeys);
+        // The replaced copies' small blobs go in the same commit (a kill after it leaves no
+        // orphan), once every link and blob of the batch is written: a blob another copy
+        // still references (they share their delivery's blobs) stays.
+        const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
+        const removed = replacedKeys.length === 0 ? [] : await all<{ key: string }>(s.removeBlobs, [JSON.stringify(replacedKeys)]);
+        return withRemovedBlobKeys(plan.results, new Set(removed.map(({ key }) => key)));
     }
 }
 
