@@ -8,7 +8,7 @@ import { sha256Hex } from '../ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../recipients';
 import type { SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
-import type { ApiKeyInfo, RecordPage } from '../types';
+import type { ApiKeyInfo, RecordPage, StoredAttachment } from '../types';
 import { cleanDraft, cleanText } from './clean-text';
 import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
@@ -151,7 +151,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             }
 
             // Shares a transaction, and its commit, with the saves queued alongside.
-            return batchSave({ drafts: drafts.map(cleanDraft), blobs });
+            const cleaned = new Map<StoredAttachment[], StoredAttachment[]>();
+            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs });
         },
 
         async getEmail(messageId) {

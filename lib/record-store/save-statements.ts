@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { sha256Hex } from '../ids';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { StagedBlob } from '../blob-store/blob-store';
-import type { EmailDraft, EmailRecord } from '../types';
+import type { EmailDraft, EmailRecord, StoredAttachment } from '../types';
 import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import type { SaveResult } from './record-store';
@@ -189,11 +189,12 @@ async function lookupRows(trx: Knex.Transaction, wanted: PlannedDraft[]): Promis
 }
 
 async function insertRecords(trx: Knex.Transaction, records: PlannedInsert[]): Promise<void> {
+    const json = new Map<StoredAttachment[], string>();
     for (let i = 0; i < records.length; i += INSERT_CHUNK) {
         const chunk = records.slice(i, i + INSERT_CHUNK);
         // The id hash tells the rows apart: RETURNING promises no order.
         const inserted = await trx('emails')
-            .insert(chunk.map((insert) => toInsertRow(insert)))
+            .insert(chunk.map((insert) => toInsertRow(insert, json)))
             .returning(['seq', 'message_id_hash']) as { seq: number | string; message_id_hash: string }[];
 
         const seqs = new Map(inserted.map((row) => [row.message_id_hash, row.seq]));
