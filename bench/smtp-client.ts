@@ -53,7 +53,7 @@ export class SmtpSession {
     /** A RSET was asked for and goes out with the next envelope (pipelining only). */
     private resetOwed = false;
 
-    private constructor(private readonly socket: Net.Socket) {
+    private constructor(private readonly socket: Net.Socket, private readonly replyTimeoutMs = REPLY_TIMEOUT_MS) {
         socket.setNoDelay(true);
         socket.setEncoding('latin1');
         socket.on('data', (chunk: string) => this.onData(chunk));
@@ -61,10 +61,13 @@ export class SmtpSession {
         socket.on('close', () => this.fail(new Error('SMTP connection closed')));
     }
 
-    /** Connects, reads the greeting and says EHLO; with `pipelining`, pipelines when the server offers it. */
-    static async open(port: number, host = '127.0.0.1', pipelining = false): Promise<SmtpSession> {
+    /**
+     * Connects, reads the greeting and says EHLO; with `pipelining`, pipelines when the
+     * server offers it. `replyTimeoutMs`: longest wait for one reply (default 60 s).
+     */
+    static async open(port: number, host = '127.0.0.1', pipelining = false, replyTimeoutMs = REPLY_TIMEOUT_MS): Promise<SmtpSession> {
         const socket = Net.connect({ port, host });
-        const session = new SmtpSession(socket);
+        const session = new SmtpSession(socket, replyTimeoutMs);
         await session.expect(220);
         const ehlo = await session.command('EHLO bench.test', 250);
         session.pipelining = pipelining && /^PIPELINING$/im.test(ehlo.text);
@@ -174,7 +177,7 @@ export class SmtpSession {
         }
 
         return new Promise((resolve, reject) => {
-            const timer = setTimeout(() => this.fail(new Error(`SMTP: no reply within ${REPLY_TIMEOUT_MS} ms`)), REPLY_TIMEOUT_MS);
+            const timer = setTimeout(() => this.fail(new Error(`SMTP: no reply within ${this.replyTimeoutMs} ms`)), this.replyTimeoutMs);
             this.waiting.push({ resolve, reject, timer });
         });
     }

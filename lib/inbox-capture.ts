@@ -12,6 +12,7 @@ import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
+import { removeUnreferencedBlobs } from './unreferenced-blobs';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -54,7 +55,7 @@ export interface InboxCapture {
     getHeaders(messageId: string): Promise<HeaderField[] | null>;
     /** One page of the inboxes that hold mail, most recently received first, then by name. */
     listInboxes(query: InboxQuery): Promise<InboxPage>;
-    /** Deletes the record, then its blobs; false when it does not exist. */
+    /** Deletes the record, then those of its blobs no other copy references; false when it does not exist. */
     deleteEmail(messageId: string): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
     deleteInbox(inbox: string): Promise<number>;
@@ -105,20 +106,9 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         log
     };
 
-    const removeBlobs = async (records: EmailRecord[]) => {
-        const keys = blobKeysOf(records);
-        if (keys.length === 0) {
-            return;
-        }
-
-        try {
-            await blobStore.delete(keys);
-        }
-        catch (err) {
-            // The records are gone, so these are orphans now: the sweep removes them later.
-            log('blob delete failed; left for the orphan sweep', err);
-        }
-    };
+    // Record first (the caller committed its delete), then the blobs no record still
+    // references: the copies of one delivery share them. What fails here is left to the sweep.
+    const removeBlobs = (records: EmailRecord[]) => removeUnreferencedBlobs({ recordStore, blobStore, log }, blobKeysOf(records), 'deleted emails');
 
     const capture: InboxCapture = {
         recordStore,

@@ -1,13 +1,14 @@
 /**
  * The blobs of one ingest: written (or staged to commit with the records) before
  * the records that reference them, each call bounded by a timeout, and removed
- * again when the ingest fails, only where no record references them.
+ * again when a write fails (a failed record write removes them through
+ * unreferenced-blobs.ts, only where no record references them).
  */
 
 import type { BlobStore, StagedBlob } from './blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from './errors';
 import type { IngestContext } from './ingest';
-import type { RecordStore } from './record-store/record-store';
+import { TimeoutError, within } from './timeout';
 
 /** What the blob writes of an ingest use of its context. */
 type BlobContext = Pick<IngestContext, 'recordStore' | 'blobStore' | 'blobStoreTimeoutMs'>;
@@ -79,7 +80,7 @@ async function putBlob(
         await within(put, timeoutMs, `writing blob ${key}`);
     }
     catch (err) {
-        if (err instanceof BlobStoreTimeout) {
+        if (err instanceof TimeoutError) {
             put.then(() => removeWritten(blobStore, [key], timeoutMs, log), () => undefined).catch(() => undefined);
             throw new InboxCaptureError('BLOB_STORE_FAILED', err.message, { cause: err });
         }
@@ -92,23 +93,6 @@ async function putBlob(
     }
 }
 
-/** A blob store call that did not finish in time. */
-class BlobStoreTimeout extends Error {}
-
-/** `work`'s outcome, or a BlobStoreTimeout after `timeoutMs` (the work itself is not stopped). */
-async function within<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new BlobStoreTimeout(`${what} did not finish within ${timeoutMs} ms`)), timeoutMs);
-    });
-
-    try {
-        return await Promise.race([work, deadline]);
-    }
-    finally {
-        clearTimeout(timer);
-    }
-}
 /** Best-effort, bounded removal after a failed blob write: no record can reference these yet. */
 export async function removeWritten(blobStore: BlobStore, keys: string[], timeoutMs: number, log: (message: string, error?: unknown) => void): Promise<void> {
     if (keys.length === 0) {
@@ -120,44 +104,5 @@ export async function removeWritten(blobStore: BlobStore, keys: string[], timeou
     }
     catch (err) {
         log('removing the blobs of a failed ingest failed; left for the orphan sweep', err);
-    }
-}
-
-/**
- * Best-effort removal after a failed record write. A failure can be ambiguous (the
- * commit went through, the answer got lost), so only blobs no record references
- * are removed; when that cannot be checked they stay for the orphan sweep, which
- * makes the same check later. A record never points at a missing blob.
- */
-export async function removeUnreferenced(
-    recordStore: RecordStore,
-    blobStore: BlobStore,
-    keys: string[],
-    timeoutMs: number,
-    log: (message: string, error?: unknown) => void
-): Promise<void> {
-    let referenced: Set<string>;
-    try {
-        referenced = await recordStore.referencedBlobKeys(keys);
-    }
-    catch (err) {
-        log('cannot tell which blobs of a failed ingest are unused; left for the orphan sweep', err);
-        return;
-    }
-
-    await removeWritten(blobStore, keys.filter((k) => !referenced.has(k)), timeoutMs, log);
-}
-
-/** Best-effort, bounded removal of the blobs of replaced copies, after the commit that replaced them. */
-export async function removeReplaced(blobStore: BlobStore, keys: string[], timeoutMs: number, log: (message: string, error?: unknown) => void): Promise<void> {
-    if (keys.length === 0) {
-        return;
-    }
-
-    try {
-        await within(blobStore.delete(keys), timeoutMs, 'removing the blobs of replaced emails');
-    }
-    catch (err) {
-        log('removing the blobs of replaced emails failed; left for the orphan sweep', err);
     }
 }

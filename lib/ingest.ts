@@ -4,7 +4,7 @@ import { blobKeysOf } from './blob-store/blob-key';
 import type { BlobStore, StagedBlob } from './blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from './errors';
 import { generateMessageId, newBlobPrefix } from './ids';
-import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeReplaced, removeUnreferenced, removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
+import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from './notifier';
 import { parseMessage, type ParsedMessage } from './parse';
 import { linksAndCodesOf } from './links-and-codes';
@@ -13,6 +13,7 @@ import { readBounded } from './read-bounded';
 import { defaultInboxFromAddress, isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
 import type { RecordStore, SaveResult } from './record-store/record-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from './types';
+import { removeUnreferencedBlobs, type BlobRemoval } from './unreferenced-blobs';
 
 /** Largest accepted message, bytes: 25 MiB, the common provider limit; the raw message is held in memory once. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
@@ -61,9 +62,9 @@ export interface IngestContext {
 
 /**
  * Stores one received message, one copy per inbox it is addressed to, and
- * returns the stored copies, one per inbox (records: the adapters build views). Order: read (bounded) → parse → blobs of every
- * copy → all records in one transaction → blobs of replaced copies removed →
- * inboxes notified. Throws `BUSY` (retryable) when the memory budget cannot hold the
+ * returns the stored copies, one per inbox (records: the adapters build views). Order: read (bounded) → parse → the
+ * delivery's blobs, once for all its copies → all records in one transaction → blobs
+ * of replaced copies that no record still references removed → inboxes notified. Throws `BUSY` (retryable) when the memory budget cannot hold the
  * message, `TOO_LARGE`, `NO_RECIPIENT` or `TOO_MANY_RECIPIENTS`
  * (more than MAX_RECIPIENTS inboxes) before anything is written; on `BLOB_STORE_FAILED` or `RECORD_STORE_UNAVAILABLE` whatever this
  * call wrote is removed again. Unreadable mail is never refused for being
@@ -114,13 +115,15 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
         throw err;
     }
 
+    const removal: BlobRemoval = { recordStore, blobStore, timeoutMs: blobTimeoutMs, log };
     let result: SaveResult;
     try {
         // Staged blobs commit with the records: they are never written without them.
         result = await recordStore.saveEmails(drafts, staged.length > 0 ? { blobs: staged } : undefined);
     }
     catch (err) {
-        await removeUnreferenced(recordStore, blobStore, written, blobTimeoutMs, log);
+        // Ambiguous (the commit may have gone through, its answer lost): only what no record references.
+        await removeUnreferencedBlobs(removal, written, 'a failed ingest');
         if (isInboxCaptureError(err)) {
             throw err;
         }
@@ -129,9 +132,10 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
     }
 
     // Committed: from here on nothing may fail the ingest. Blobs the save removed with
-    // the replaced copies are not deleted again (that would be an empty write transaction).
+    // the replaced copies are not deleted again (that would be an empty write transaction);
+    // the rest go unless another copy of their delivery still references them.
     const removed = new Set(result.removedBlobKeys);
-    await removeReplaced(blobStore, blobKeysOf(result.replaced).filter((key) => !removed.has(key)), blobTimeoutMs, log);
+    await removeUnreferencedBlobs(removal, blobKeysOf(result.replaced).filter((key) => !removed.has(key)), 'replaced emails');
 
     if (notifier) {
         for (const inbox of new Set(result.saved.map((r) => r.inbox))) {
@@ -176,20 +180,20 @@ async function writeCopies(
     // Once per message, shared by its copies: they have the same subject and bodies.
     const { links, codes } = linksAndCodesOf({ subject: parsed.subject, body, htmlBody: parsed.html });
 
+    // One raw blob and one blob per attachment, whatever the number of copies: every
+    // copy references the same keys (a delete removes only what no copy still uses).
+    const prefix = newBlobPrefix();
+    const rawKey = `${prefix}/raw.eml`;
+    await storeBlob(options, blobs, rawKey, bytes, RAW_CONTENT_TYPE, log);
+    const attachments: StoredAttachment[] = [];
+    for (const [index, attachment] of parsed.attachments.entries()) {
+        const blobKey = `${prefix}/att/${index}`;
+        await storeBlob(options, blobs, blobKey, attachment.content, attachment.contentType, log);
+        attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
+    }
+
     const drafts: EmailDraft[] = [];
     for (const [inbox, recipient] of targets) {
-        // Each copy owns its blobs, so deleting one copy never touches another's.
-        const prefix = newBlobPrefix();
-        const rawKey = `${prefix}/raw.eml`;
-        await storeBlob(options, blobs, rawKey, bytes, RAW_CONTENT_TYPE, log);
-
-        const attachments: StoredAttachment[] = [];
-        for (const [index, attachment] of parsed.attachments.entries()) {
-            const blobKey = `${prefix}/att/${index}`;
-            await storeBlob(options, blobs, blobKey, attachment.content, attachment.contentType, log);
-            attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
-        }
-
         drafts.push({
             sourceId,
             inbox,

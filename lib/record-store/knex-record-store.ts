@@ -8,7 +8,7 @@ import { sha256Hex } from '../ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../recipients';
 import type { SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
-import type { ApiKeyInfo, RecordPage } from '../types';
+import type { ApiKeyInfo, RecordPage, StoredAttachment } from '../types';
 import { cleanDraft, cleanText } from './clean-text';
 import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
@@ -20,7 +20,8 @@ import type { RecordStore, SaveResult } from './record-store';
 import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
 import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
-import { IN_LIST_CHUNK, removeRows } from './save-statements';
+import { removeRows } from './save-statements';
+import { referencedBlobKeys } from './blob-references';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -150,7 +151,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             }
 
             // Shares a transaction, and its commit, with the saves queued alongside.
-            return batchSave({ drafts: drafts.map(cleanDraft), blobs });
+            const cleaned = new Map<StoredAttachment[], StoredAttachment[]>();
+            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs });
         },
 
         async getEmail(messageId) {
@@ -235,19 +237,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             });
         },
 
-        async referencedBlobKeys(keys) {
-            const referenced = new Set<string>();
-            const unique = [...new Set(keys)];
-            for (let i = 0; i < unique.length; i += IN_LIST_CHUNK) {
-                const rows = await knex('email_blobs')
-                    .distinct('blob_key')
-                    .whereIn('blob_key', unique.slice(i, i + IN_LIST_CHUNK)) as { blob_key: string }[];
-                for (const row of rows) {
-                    referenced.add(row.blob_key);
-                }
-            }
-
-            return referenced;
+        referencedBlobKeys(keys) {
+            return referencedBlobKeys(knex, keys);
         },
 
         async createKey(name, hashHex) {

@@ -5,11 +5,15 @@ import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, ListQu
 export interface SaveResult {
     /** The stored records, in the order of the drafts, with their assigned ids. */
     saved: EmailRecord[];
-    /** Earlier copies replaced by this delivery: their blobs are now garbage. */
+    /**
+     * Earlier copies replaced by this delivery: their blobs are garbage once no record
+     * references them (other copies of their delivery share them).
+     */
     replaced: EmailRecord[];
     /**
      * Keys of `replaced`'s blobs that the save already deleted in its own transaction
-     * (staged blobs kept in the records' database): the caller deletes only the rest.
+     * (staged blobs kept in the records' database that no record references any more):
+     * the caller checks only the rest.
      */
     removedBlobKeys?: string[];
 }
@@ -74,7 +78,11 @@ export interface RecordStore {
     /** Deletes up to `batchSize` records of an inbox and returns them. */
     deleteInboxBatch(inbox: string, batchSize: number): Promise<EmailRecord[]>;
 
-    /** Of the given blob keys, those some record still references (for the orphan sweep). */
+    /**
+     * Of the given blob keys, those some record still references (the orphan sweep, and
+     * the removal of a deleted or replaced copy's blobs, which other copies may share):
+     * an index lookup per key, whatever the number of records referencing it.
+     */
     referencedBlobKeys(keys: string[]): Promise<Set<string>>;
 
     /** Stores a new key; throws InboxCaptureError DUPLICATE_KEY when the name exists. */

@@ -97,8 +97,17 @@ function parseAttachments(json: string): StoredAttachment[] {
     }));
 }
 
-/** The `emails` row (all but its seq) that stores `record`, with the digests its lookups use. */
-export function toInsertRow({ record, sourceHash, messageHash }: { record: EmailRecord; sourceHash: string; messageHash: string }): Record<string, unknown> {
+/**
+ * The `emails` row (all but its seq) that stores `record`, with the digests its lookups
+ * use. `json` (one per batch) serialises an attachment list the copies of a delivery share once.
+ */
+export function toInsertRow({ record, sourceHash, messageHash }: { record: EmailRecord; sourceHash: string; messageHash: string }, json?: Map<StoredAttachment[], string>): Record<string, unknown> {
+    let attachments = json?.get(record.attachments);
+    if (attachments === undefined) {
+        attachments = JSON.stringify(record.attachments);
+        json?.set(record.attachments, attachments);
+    }
+
     return {
         message_id: record.messageId,
         message_id_hash: messageHash,
@@ -116,7 +125,7 @@ export function toInsertRow({ record, sourceHash, messageHash }: { record: Email
         raw_key: record.rawKey,
         raw_size: record.rawSize,
         has_attachments: record.attachments.length > 0,
-        attachments: JSON.stringify(record.attachments),
+        attachments,
         links: JSON.stringify(record.links),
         codes: JSON.stringify(record.codes)
     };

@@ -7,8 +7,9 @@ import type { Knex } from 'knex';
 import { sha256Hex } from '../ids';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { StagedBlob } from '../blob-store/blob-store';
-import type { EmailDraft, EmailRecord } from '../types';
+import type { EmailDraft, EmailRecord, StoredAttachment } from '../types';
 import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
+import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type PlannedDraft, type PlannedInsert, type StoredRow } from './save-plan';
@@ -101,16 +102,16 @@ export function withRemovedBlobKeys(results: SaveResult[], removed: ReadonlySet<
 
 /**
  * Deletes the small blobs of replaced copies kept in this database's blobs table
- * (SQLite), in the transaction that replaces them, so no kill can orphan them.
- * Answers the keys it found (and deleted).
+ * (SQLite) that no record references any more, in the transaction that replaces
+ * them, so no kill can orphan them. Answers the keys it found (and deleted).
  */
 export async function removeStagedBlobsOf(trx: Knex.Transaction, replaced: EmailRecord[]): Promise<Set<string>> {
-    const keys = blobKeysOf(replaced);
+    const keys = [...new Set(blobKeysOf(replaced))];
     const removed = new Set<string>();
     for (let i = 0; i < keys.length; i += IN_LIST_CHUNK) {
         const chunk = keys.slice(i, i + IN_LIST_CHUNK);
         // Raw: Knex's delete() answers a count on SQLite, whatever returning() asks for.
-        const rows: { key: string }[] = await trx.raw(`DELETE FROM ${BLOBS_TABLE} WHERE key IN (${chunk.map(() => '?').join(', ')}) RETURNING key`, chunk);
+        const rows: { key: string }[] = await trx.raw(removeUnreferencedStagedBlobsSql(`(${chunk.map(() => '?').join(', ')})`), chunk);
         rows.forEach(({ key }) => removed.add(key));
     }
 
@@ -188,11 +189,12 @@ async function lookupRows(trx: Knex.Transaction, wanted: PlannedDraft[]): Promis
 }
 
 async function insertRecords(trx: Knex.Transaction, records: PlannedInsert[]): Promise<void> {
+    const json = new Map<StoredAttachment[], string>();
     for (let i = 0; i < records.length; i += INSERT_CHUNK) {
         const chunk = records.slice(i, i + INSERT_CHUNK);
         // The id hash tells the rows apart: RETURNING promises no order.
         const inserted = await trx('emails')
-            .insert(chunk.map((insert) => toInsertRow(insert)))
+            .insert(chunk.map((insert) => toInsertRow(insert, json)))
             .returning(['seq', 'message_id_hash']) as { seq: number | string; message_id_hash: string }[];
 
         const seqs = new Map(inserted.map((row) => [row.message_id_hash, row.seq]));

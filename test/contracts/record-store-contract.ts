@@ -783,6 +783,22 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect([...await store().referencedBlobKeys(keys)]).to.equal([second.rawKey]);
             });
 
+            it('reports a key every copy of a delivery shares until the last copy is gone', async () => {
+                const sourceId = unique('shared');
+                const shared = { sourceId, rawKey: unique('raw'), attachments: [{ filename: '0-a', contentType: 'text/plain', size: 1, blobKey: unique('att') }] };
+                const { saved } = await store().saveEmails([draft(newInbox(), shared), draft(newInbox(), shared), draft(newInbox(), shared)]);
+                const keys = [shared.rawKey, shared.attachments[0]!.blobKey];
+                expect([...await store().referencedBlobKeys(keys)].sort()).to.equal([...keys].sort());
+
+                // A redelivery replaces one copy; the two others still reference the keys.
+                await store().saveEmails([draft(saved[0]!.inbox, { sourceId, rawKey: unique('raw') })]);
+                await store().deleteEmail(saved[1]!.messageId);
+                expect([...await store().referencedBlobKeys(keys)].sort()).to.equal([...keys].sort());
+
+                await store().deleteInboxBatch(saved[2]!.inbox, 25);
+                expect([...await store().referencedBlobKeys(keys)]).to.equal([]);
+            });
+
             it('answers for more keys than fit in one statement', async () => {
                 const keys = Array.from({ length: 1200 }, () => unique('k'));
                 const rawKey = keys[1100]!;

@@ -50,7 +50,9 @@ function provision(count: number, script: Array<'fail' | 'ok'> = []) {
             const batch = Array.from({ length: Math.min(limit, left) }, () => record(next++));
             left -= batch.length;
             return Promise.resolve(batch);
-        }
+        },
+        // Every copy here is alone: none of its blobs is referenced once it is deleted.
+        referencedBlobKeys: () => Promise.resolve(new Set<string>())
     } as unknown as RecordStore;
     const blobStore = {
         delete(keys: string[]) {

@@ -362,10 +362,10 @@ describe('ingest', () => {
             // alice+tag@another.example maps to alice-tag too: still one copy there.
             expect(await p.records('alice-tag')).to.have.length(1);
 
-            // Each copy has blobs of its own, so deleting one never breaks another.
+            // The copies share the delivery's one raw blob (issue 17 item 2).
             const records = await Promise.all(views.map((v) => p.recordStore.getEmail(v.messageId)));
-            expect(new Set(records.map((r) => r!.rawKey)).size).to.equal(views.length);
-            expect(await p.allBlobKeys()).to.have.length(views.length);
+            expect(new Set(records.map((r) => r!.rawKey)).size).to.equal(1);
+            expect(await p.allBlobKeys()).to.equal([records[0]!.rawKey]);
         });
 
         it('takes the envelope recipients instead of the headers when given', async (flags: Flags) => {
@@ -559,20 +559,64 @@ describe('ingest', () => {
             expect(await p.allBlobKeys()).to.equal([]);
         });
 
-        it('removes the blobs of every copy when a later copy fails to write', async (flags: Flags) => {
+        it('writes one raw blob and one blob per attachment for a delivery to 100 inboxes, shared by every copy', async (flags: Flags) => {
+            const p = await provision(flags);
+            const puts: string[] = [];
+            const blobStore: BlobStore = {
+                ...p.blobStore,
+                put(key, body, contentType) {
+                    puts.push(key);
+                    return p.blobStore.put(key, body, contentType);
+                }
+            };
+
+            const recipients = Array.from({ length: MAX_RECIPIENTS }, (_, i) => `r${i}@x`);
+            const views = await p.ingest(await fixture('attachments.eml'), { blobStore, recipients });
+            expect(views).to.have.length(MAX_RECIPIENTS);
+            const first = views[0]!;
+            const keys = [first.rawKey, ...first.attachments.map((a) => a.blobKey)];
+            expect(keys).to.have.length(4);
+            expect(puts).to.equal(keys);
+            expect(await p.allBlobKeys()).to.equal([...keys].sort());
+            for (const view of views) {
+                expect([view.rawKey, ...view.attachments.map((a) => a.blobKey)]).to.equal(keys);
+            }
+        });
+
+        it('removes the blobs it wrote when a later attachment fails to write', async (flags: Flags) => {
             const p = await provision(flags);
             let puts = 0;
             const blobStore: BlobStore = {
                 ...p.blobStore,
                 put(key, body, contentType) {
-                    // Copy one (raw + 3 attachments) succeeds, copy two fails on its first attachment.
-                    return ++puts === 6 ? Promise.reject(new Error('quota')) : p.blobStore.put(key, body, contentType);
+                    // The raw message and the first attachment are written, the second fails.
+                    return ++puts === 3 ? Promise.reject(new Error('quota')) : p.blobStore.put(key, body, contentType);
                 }
             };
 
             await rejectsWith(p.ingest(await fixture('attachments.eml'), { blobStore, recipients: ['one@x', 'two@x'] }), 'BLOB_STORE_FAILED');
+            expect(puts).to.equal(3);
             expect(await p.records('one')).to.equal([]);
             expect(await p.allBlobKeys()).to.equal([]);
+        });
+
+        it('replacing one copy keeps the blobs the other copies share; replacing the last removes them', async (flags: Flags) => {
+            const p = await provision(flags);
+            const raw = await fixture('attachments.eml');
+            const [one] = await p.ingest(raw, { recipients: ['one@x', 'two@x'], receivedAt: 1000 });
+            const oldKeys = [one!.rawKey, ...one!.attachments.map((a) => a.blobKey)];
+
+            // The same message again for one: two's copy still references the first delivery's blobs.
+            const [again] = await p.ingest(raw, { recipients: ['one@x'], receivedAt: 2000 });
+            const newKeys = [again!.rawKey, ...again!.attachments.map((a) => a.blobKey)];
+            expect(await p.allBlobKeys()).to.equal([...oldKeys, ...newKeys].sort());
+            const [two] = await p.records('two');
+            expect(await p.readBlob(two!.rawKey)).to.equal(raw);
+            expect(p.logged).to.equal([]);
+
+            // And for two: nothing references them any more.
+            const [last] = await p.ingest(raw, { recipients: ['two@x'], receivedAt: 3000 });
+            expect(await p.allBlobKeys()).to.equal([...newKeys, last!.rawKey, ...last!.attachments.map((a) => a.blobKey)].sort());
         });
 
         it('logs a failed cleanup and still throws BLOB_STORE_FAILED', async (flags: Flags) => {

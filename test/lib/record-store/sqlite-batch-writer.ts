@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Knex } from 'knex';
 import type { StagedBlob } from '../../../lib/blob-store/blob-store';
 import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import { openSqliteBatchWriter } from '../../../lib/record-store/sqlite-batch-writer';
 import type { RecordStore, SaveResult } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { draft } from '../../helpers/email-draft';
@@ -124,6 +125,79 @@ describe('sqlite-batch-writer', () => {
                 expect(await knex('blobs').pluck('key')).to.equal(['i2/raw.eml']);
             }
             finally {
+                await store.close();
+            }
+        });
+
+        it('keeps a replaced copy\'s staged blobs while another copy of its delivery references them, and deletes them with the last', async () => {
+            const { knex, store } = await open(dir, 'replace-shared.sqlite');
+            try {
+                // One delivery to two inboxes: both copies reference the blobs staged once.
+                const shared = { sourceId: 'shared@x', rawKey: 'p1/raw.eml', attachments: [{ filename: '0-a.txt', contentType: 'text/plain', size: 1, blobKey: 'p1/att/0' }] };
+                await store.saveEmails([draft('a', 1, shared), draft('b', 1, shared)], { blobs: [staged(store, 'p1/raw.eml', 'raw'), staged(store, 'p1/att/0', 'a')] });
+                expect((await knex('blobs').pluck('key')).sort()).to.equal(['p1/att/0', 'p1/raw.eml']);
+
+                // The same message again for a: b's copy still uses p1.
+                const again = await store.saveEmails([draft('a', 2, { sourceId: 'shared@x', rawKey: 'p2/raw.eml' })], { blobs: [staged(store, 'p2/raw.eml', 'raw 2')] });
+                expect(again.replaced.map((r) => r.rawKey)).to.equal(['p1/raw.eml']);
+                expect(again.removedBlobKeys).to.not.exist();
+                expect((await knex('blobs').pluck('key')).sort()).to.equal(['p1/att/0', 'p1/raw.eml', 'p2/raw.eml']);
+
+                // And for b: no record references p1 any more, so it goes in that commit.
+                const last = await store.saveEmails([draft('b', 3, { sourceId: 'shared@x', rawKey: 'p3/raw.eml' })], { blobs: [staged(store, 'p3/raw.eml', 'raw 3')] });
+                expect(last.removedBlobKeys!.sort()).to.equal(['p1/att/0', 'p1/raw.eml']);
+                expect((await knex('blobs').pluck('key')).sort()).to.equal(['p2/raw.eml', 'p3/raw.eml']);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('keeps shared staged blobs on the isolating path too (a batch with a failing delivery)', async () => {
+            const { knex, store } = await open(dir, 'replace-shared-isolated.sqlite');
+            try {
+                await knex.raw(`CREATE TRIGGER refuse_bad BEFORE INSERT ON emails WHEN NEW.inbox = 'bad' BEGIN SELECT RAISE(ABORT, 'bad inbox'); END`);
+                const shared = { sourceId: 'iso@x', rawKey: 'q1/raw.eml' };
+                await store.saveEmails([draft('a', 1, shared), draft('b', 1, shared)], { blobs: [staged(store, 'q1/raw.eml', 'raw')] });
+                const bad = draft('bad', 3);
+                const [ok, failed] = await Promise.allSettled([
+                    store.saveEmails([draft('a', 2, { sourceId: 'iso@x', rawKey: 'q2/raw.eml' })], { blobs: [staged(store, 'q2/raw.eml', 'two')] }),
+                    store.saveEmails([bad], { blobs: [staged(store, bad.rawKey, 'bad')] })
+                ]);
+                expect(ok.status).to.equal('fulfilled');
+                expect((ok as PromiseFulfilledResult<SaveResult>).value.removedBlobKeys).to.not.exist();
+                expect(failed.status).to.equal('rejected');
+                expect((await knex('blobs').pluck('key')).sort()).to.equal(['q1/raw.eml', 'q2/raw.eml']);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('keeps the blobs of a copy superseded in its own batch when another copy of that delivery uses them', async () => {
+            const { knex, store } = await open(dir, 'superseded.sqlite');
+            const writer = openSqliteBatchWriter(join(dir, 'superseded.sqlite'));
+            try {
+                // Delivery 1 to a and b, then delivery 2 of the same message to a, in one transaction.
+                const first = { sourceId: 'batch@x', rawKey: 'r1/raw.eml' };
+                const [one, two] = await writer.save(
+                    [[draft('a', 1, first), draft('b', 1, first)], [draft('a', 2, { sourceId: 'batch@x', rawKey: 'r2/raw.eml' })]],
+                    [staged(store, 'r1/raw.eml', 'one'), staged(store, 'r2/raw.eml', 'two')]);
+                expect(one!.saved).to.have.length(2);
+                expect(two!.replaced.map((r) => r.inbox)).to.equal(['a']);
+                expect(two!.removedBlobKeys).to.not.exist();
+                expect((await knex('blobs').pluck('key')).sort()).to.equal(['r1/raw.eml', 'r2/raw.eml']);
+                expect([...await store.referencedBlobKeys(['r1/raw.eml', 'r2/raw.eml'])].sort()).to.equal(['r1/raw.eml', 'r2/raw.eml']);
+
+                // Superseded with no other copy: its staged blob is deleted in the same commit, and said so.
+                const [, lone] = await writer.save(
+                    [[draft('c', 3, { sourceId: 'lone@x', rawKey: 'l1/raw.eml' })], [draft('c', 4, { sourceId: 'lone@x', rawKey: 'l2/raw.eml' })]],
+                    [staged(store, 'l1/raw.eml', 'one'), staged(store, 'l2/raw.eml', 'two')]);
+                expect(lone!.removedBlobKeys).to.equal(['l1/raw.eml']);
+                expect((await knex('blobs').pluck('key')).sort()).to.equal(['l2/raw.eml', 'r1/raw.eml', 'r2/raw.eml']);
+            }
+            finally {
+                await writer.close();
                 await store.close();
             }
         });
