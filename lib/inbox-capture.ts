@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { retryWithBackoff } from './backoff';
+import { startBackgroundSweeps, type BackgroundSweepOptions } from './background-sweeps';
 import { blobKeysOf } from './blob-store/blob-key';
 import type { BlobStore, DownloadLink } from './blob-store/blob-store';
 import { InboxCaptureError } from './errors';
@@ -11,6 +12,7 @@ import { sharedMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
+import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
 
 /** docs/design.md: bulk delete works in batches of 25. */
@@ -22,9 +24,11 @@ const DELETE_RETRIES = 5;
 const DELETE_BACKOFF_MS = 50;
 /** Blobs younger than this may belong to an ingest still in flight: the sweep leaves them. */
 export const ORPHAN_GRACE_MS = 10 * 60_000;
+/** The standalone service sweeps orphan blobs hourly: a crash leaves few, and listing every blob costs. */
+export const DEFAULT_ORPHAN_SWEEP_INTERVAL_MS = 60 * 60_000;
 
 /** What the service is built from: the stores and ingest settings of every ingest, and the link lifetime. */
-export interface InboxCaptureOptions extends IngestContext {
+export interface InboxCaptureOptions extends IngestContext, BackgroundSweepOptions {
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
 }
@@ -38,7 +42,7 @@ export interface InboxCapture {
     /** The budget of message bytes in flight its ingests share (the SMTP listener reserves DATA from it too). */
     readonly messageBudget: MessageBudget;
 
-    /** Runs migrations and subscribes to cross-process notifications. */
+    /** Runs migrations, subscribes to cross-process notifications, starts the configured sweeps. */
     start(): Promise<void>;
     /**
      * Parses and stores one message; returns the stored copies, one per inbox (records:
@@ -58,6 +62,12 @@ export interface InboxCapture {
     deleteEmail(messageId: string): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
     deleteInbox(inbox: string): Promise<number>;
+    /**
+     * One retention pass (EXTENSIONS §5): deletes the emails older than `maxAgeMs` (measured
+     * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
+     * as deleteInbox() does; returns how many.
+     */
+    pruneEmails(policy: RetentionPolicy, options?: { now?: number }): Promise<number>;
     /** A time-limited link to the raw .eml (a URL, or a signed target the server serves), or null when the email does not exist. */
     rawDownloadLink(messageId: string): Promise<DownloadLink | null>;
     /** A time-limited link to one attachment (as rawDownloadLink()), or null when email or attachment is missing. */
@@ -80,7 +90,7 @@ export interface InboxCapture {
      * Returns how many.
      */
     sweepOrphanBlobs(options?: { graceMs?: number }): Promise<number>;
-    /** Stops watching and closes both stores. */
+    /** Stops the sweeps (waiting for a pass under way), stops watching, closes both stores. */
     close(): Promise<void>;
 }
 
@@ -92,6 +102,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const ttl = options.downloadTtlSeconds ?? DEFAULT_DOWNLOAD_TTL_SECONDS;
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
+    let stopSweeps: (() => Promise<void>) | undefined;
     const revocationListeners = new Set<(name: string) => void>();
     const messageBudget = options.messageBudget ?? sharedMessageBudget();
     const ingestContext: IngestContext = {
@@ -120,6 +131,26 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         }
     };
 
+    // As the delete endpoints delete: records in batches, each batch's blobs after it.
+    const deleteInBatches: DeleteInBatches = async (take) => {
+        let deleted = 0;
+        for (;;) {
+            // docs/design.md: a failing batch (a busy database) is retried with
+            // exponential backoff; each batch gets its retries afresh.
+            const batch = await retryWithBackoff(() => take(DELETE_BATCH_SIZE), {
+                retries: DELETE_RETRIES,
+                firstMs: DELETE_BACKOFF_MS,
+                onRetry: (err) => log('delete batch failed; backing off', err)
+            });
+            if (batch.length === 0) {
+                return deleted;
+            }
+
+            deleted += batch.length;
+            await removeBlobs(batch);
+        }
+    };
+
     const capture: InboxCapture = {
         recordStore,
         blobStore,
@@ -132,6 +163,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             if (recordStore.watchInboxes && !unwatch) {
                 unwatch = await recordStore.watchInboxes((inbox) => notifier.publish(inbox));
             }
+
+            stopSweeps ??= startBackgroundSweeps(capture, options, log);
         },
 
         ingestRawEmail(raw, ingestOptions = {}) {
@@ -180,23 +213,12 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return true;
         },
 
-        async deleteInbox(inbox) {
-            let deleted = 0;
-            for (;;) {
-                // docs/design.md: a failing batch (a busy database) is retried with
-                // exponential backoff; each batch gets its retries afresh.
-                const batch = await retryWithBackoff(() => recordStore.deleteInboxBatch(inbox, DELETE_BATCH_SIZE), {
-                    retries: DELETE_RETRIES,
-                    firstMs: DELETE_BACKOFF_MS,
-                    onRetry: (err) => log('delete batch failed; backing off', err)
-                });
-                if (batch.length === 0) {
-                    return deleted;
-                }
+        deleteInbox(inbox) {
+            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize));
+        },
 
-                deleted += batch.length;
-                await removeBlobs(batch);
-            }
+        pruneEmails(policy, pruneOptions = {}) {
+            return runRetentionPass(policy, { recordStore, deleteInBatches, now: pruneOptions.now ?? Date.now() });
         },
 
         async rawDownloadLink(messageId) {
@@ -299,6 +321,11 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         },
 
         async close() {
+            if (stopSweeps) {
+                await stopSweeps();
+                stopSweeps = undefined;
+            }
+
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;
