@@ -29,6 +29,11 @@ export function receivedBeforeQuery(knex: Knex, receivedBefore: number, limit: n
     return knex('emails').select(EMAIL_COLUMNS).where('received_at', '<', receivedBefore).orderBy('received_at', 'asc').limit(limit);
 }
 
+/** The position (received_at, message_id) of the keep-th newest email of `inbox`, read down the inbox order index. */
+export function lastKeptQuery(knex: Knex, inbox: string, keep: number, pg: boolean): Knex.QueryBuilder {
+    return emailPageQuery(knex, { inbox, limit: 1 }, pg).select('received_at', 'message_id').offset(keep - 1).limit(1);
+}
+
 /**
  * The query of up to `limit` emails of `inbox` beyond its newest `keep` in the list's order
  * (receivedAt, then messageId, descending), or null when the inbox holds no more than `keep`. Two index
@@ -36,10 +41,7 @@ export function receivedBeforeQuery(knex: Knex, receivedBefore: number, limit: n
  * that email's cursor finds them.
  */
 export async function beyondNewestQuery(knex: Knex, inbox: string, keep: number, limit: number, pg: boolean): Promise<{ select: Knex.QueryBuilder } | null> {
-    const [last] = await emailPageQuery(knex, { inbox, limit: 1 }, pg)
-        .select('received_at', 'message_id')
-        .offset(keep - 1)
-        .limit(1) as Pick<EmailRow, 'received_at' | 'message_id'>[];
+    const [last] = await lastKeptQuery(knex, inbox, keep, pg) as Pick<EmailRow, 'received_at' | 'message_id'>[];
     if (!last) {
         return null;
     }
