@@ -19,6 +19,12 @@ export interface RetentionOptions extends RetentionPolicy {
 
 /** Default pause between two retention passes, ms (EXTENSIONS §5: `60s`). */
 export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
+/** Shortest maximum age and interval the adapters accept, ms: `1s` (EXTENSIONS §5); shorter would sweep in a loop. */
+export const MIN_RETENTION_DURATION_MS = 1000;
+/** Longest maximum age and interval, ms: 100 years, so the cutoff arithmetic stays well inside safe integers. */
+export const MAX_RETENTION_DURATION_MS = 36_500 * 86_400_000;
+/** Largest maxPerInbox, emails: far beyond any inbox, and a bound on what a typo can ask. */
+export const MAX_PER_INBOX_LIMIT = 1_000_000_000;
 
 /** Inbox names read from the summary per query of a pass. */
 const INBOX_PAGE = 500;
