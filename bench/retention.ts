@@ -2,7 +2,6 @@ import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { openEmbeddedStores } from '../lib/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/inbox-capture';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
-import { openPostgresKnex } from '../lib/record-store/postgres-knex';
 import { tempDir } from '../test/helpers/temp-dir';
 import { profiles, recipientOf } from './profiles';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
