@@ -20,7 +20,8 @@ export interface BackgroundSweepOptions {
 
 /**
  * Starts each configured sweep: a first pass at once, then one per interval, failures
- * logged. Resolves the stopper, which waits for passes under way.
+ * logged. Returns the stopper, which ends passes under way after their current batch
+ * and waits for them.
  */
 export function startBackgroundSweeps(
     capture: Pick<InboxCapture, 'pruneEmails' | 'sweepOrphanBlobs'>,
@@ -32,7 +33,7 @@ export function startBackgroundSweeps(
     if (retention && (retention.maxAgeMs !== undefined || retention.maxPerInbox !== undefined)) {
         const { maxAgeMs, maxPerInbox } = retention;
         tasks.push(startPeriodicTask({
-            run: () => capture.pruneEmails({ maxAgeMs, maxPerInbox }),
+            run: (signal) => capture.pruneEmails({ maxAgeMs, maxPerInbox }, { signal }),
             intervalMs: retention.intervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
             onError: (err) => log('retention pass failed; the next one tries again', err)
         }));
@@ -40,7 +41,7 @@ export function startBackgroundSweeps(
 
     if (orphanSweep) {
         tasks.push(startPeriodicTask({
-            run: () => capture.sweepOrphanBlobs({ graceMs: orphanSweep.graceMs }),
+            run: (signal) => capture.sweepOrphanBlobs({ graceMs: orphanSweep.graceMs, signal }),
             intervalMs: orphanSweep.intervalMs,
             onError: (err) => log('orphan blob sweep failed; the next one tries again', err)
         }));

@@ -65,9 +65,9 @@ export interface InboxCapture {
     /**
      * One retention pass (EXTENSIONS §5): deletes the emails older than `maxAgeMs` (measured
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
-     * as deleteInbox() does; returns how many.
+     * as deleteInbox() does; returns how many. `signal` ends it early, between two batches.
      */
-    pruneEmails(policy: RetentionPolicy, options?: { now?: number }): Promise<number>;
+    pruneEmails(policy: RetentionPolicy, options?: { now?: number; signal?: AbortSignal }): Promise<number>;
     /** A time-limited link to the raw .eml (a URL, or a signed target the server serves), or null when the email does not exist. */
     rawDownloadLink(messageId: string): Promise<DownloadLink | null>;
     /** A time-limited link to one attachment (as rawDownloadLink()), or null when email or attachment is missing. */
@@ -87,9 +87,9 @@ export interface InboxCapture {
     /**
      * Removes blobs no record references and older than `graceMs` (default 10 min:
      * younger ones may belong to an ingest whose record is not committed yet).
-     * Returns how many.
+     * Returns how many. `signal` ends it early, between two chunks of keys.
      */
-    sweepOrphanBlobs(options?: { graceMs?: number }): Promise<number>;
+    sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal }): Promise<number>;
     /** Stops the sweeps (waiting for a pass under way), stops watching, closes both stores. */
     close(): Promise<void>;
 }
@@ -132,9 +132,9 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     };
 
     // As the delete endpoints delete: records in batches, each batch's blobs after it.
-    const deleteInBatches: DeleteInBatches = async (take) => {
+    const deleteInBatches: DeleteInBatches = async (take, signal) => {
         let deleted = 0;
-        for (;;) {
+        while (!signal?.aborted) {
             // docs/design.md: a failing batch (a busy database) is retried with
             // exponential backoff; each batch gets its retries afresh.
             const batch = await retryWithBackoff(() => take(DELETE_BATCH_SIZE), {
@@ -149,6 +149,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             deleted += batch.length;
             await removeBlobs(batch);
         }
+
+        return deleted;
     };
 
     const capture: InboxCapture = {
@@ -218,7 +220,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         },
 
         pruneEmails(policy, pruneOptions = {}) {
-            return runRetentionPass(policy, { recordStore, deleteInBatches, now: pruneOptions.now ?? Date.now() });
+            return runRetentionPass(policy, { recordStore, deleteInBatches, now: pruneOptions.now ?? Date.now(), signal: pruneOptions.signal });
         },
 
         async rawDownloadLink(messageId) {
@@ -303,6 +305,10 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             };
 
             for await (const blob of blobStore.listBlobs()) {
+                if (sweepOptions.signal?.aborted) {
+                    return removed;
+                }
+
                 if (blob.modifiedAt > cutoff) {
                     continue;
                 }

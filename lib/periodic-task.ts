@@ -2,14 +2,14 @@
 
 /** A running periodic task. */
 export interface PeriodicTask {
-    /** Stops scheduling; resolves once a pass under way has finished. */
+    /** Stops scheduling and aborts the signal of a pass under way; resolves once that pass has ended. */
     stop(): Promise<void>;
 }
 
 /** How a periodic task runs. */
 export interface PeriodicTaskOptions {
-    /** One pass. Its failure goes to `onError`, never into the process. */
-    run: () => Promise<unknown>;
+    /** One pass; `signal` aborts when stop() is called, so a long pass can end early. Its failure goes to `onError`, never into the process. */
+    run: (signal: AbortSignal) => Promise<unknown>;
     /** Pause between the end of one pass and the start of the next, ms. */
     intervalMs: number;
     /** Wait before the first pass, ms (default 0: at once). */
@@ -26,10 +26,11 @@ export function startPeriodicTask(options: PeriodicTaskOptions): PeriodicTask {
     let timer: NodeJS.Timeout | undefined;
     let running: Promise<void> | undefined;
     let stopped = false;
+    const controller = new AbortController();
 
     const pass = async () => {
         try {
-            await options.run();
+            await options.run(controller.signal);
         }
         catch (err) {
             try {
@@ -59,6 +60,7 @@ export function startPeriodicTask(options: PeriodicTaskOptions): PeriodicTask {
         async stop() {
             stopped = true;
             clearTimeout(timer);
+            controller.abort();
             await running;
         }
     };

@@ -31,10 +31,10 @@ const INBOX_PAGE = 500;
 
 /**
  * Deletes batches of records the way the delete endpoints do (each batch's records, then
- * their blobs, a failing batch retried) until `take(batchSize)` answers none; resolves to
- * how many were deleted.
+ * their blobs, a failing batch retried) until `take(batchSize)` answers none, or `signal`
+ * aborts between two batches; resolves to how many were deleted.
  */
-export type DeleteInBatches = (take: (batchSize: number) => Promise<EmailRecord[]>) => Promise<number>;
+export type DeleteInBatches = (take: (batchSize: number) => Promise<EmailRecord[]>, signal?: AbortSignal) => Promise<number>;
 
 /** What a pass runs on. */
 export interface RetentionContext {
@@ -42,6 +42,8 @@ export interface RetentionContext {
     deleteInBatches: DeleteInBatches;
     /** The instant ages are measured from, Unix ms. */
     now: number;
+    /** Ends the pass after the batch under way (the service is closing); what went is counted. */
+    signal?: AbortSignal;
 }
 
 /**
@@ -50,11 +52,11 @@ export interface RetentionContext {
  * with several processes at once, each deleted email is counted by one of them.
  */
 export async function runRetentionPass(policy: RetentionPolicy, context: RetentionContext): Promise<number> {
-    const { recordStore, deleteInBatches } = context;
+    const { recordStore, deleteInBatches, signal } = context;
     let deleted = 0;
     if (policy.maxAgeMs !== undefined) {
         const receivedBefore = context.now - policy.maxAgeMs;
-        deleted += await deleteInBatches((batchSize) => recordStore.deleteReceivedBeforeBatch(receivedBefore, batchSize));
+        deleted += await deleteInBatches((batchSize) => recordStore.deleteReceivedBeforeBatch(receivedBefore, batchSize), signal);
     }
 
     const keep = policy.maxPerInbox;
@@ -63,10 +65,10 @@ export async function runRetentionPass(policy: RetentionPolicy, context: Retenti
         for (;;) {
             const names = await recordStore.inboxesOver(keep, { after, limit: INBOX_PAGE });
             for (const inbox of names) {
-                deleted += await deleteInBatches((batchSize) => recordStore.deleteBeyondNewestBatch(inbox, keep, batchSize));
+                deleted += await deleteInBatches((batchSize) => recordStore.deleteBeyondNewestBatch(inbox, keep, batchSize), signal);
             }
 
-            if (names.length < INBOX_PAGE) {
+            if (names.length < INBOX_PAGE || signal?.aborted) {
                 return deleted;
             }
 

@@ -68,6 +68,21 @@ describe('periodic-task', () => {
             expect(passes).to.equal(1);
         });
 
+        it('aborts the signal of the pass under way on stop(), so a long pass ends early', async () => {
+            let started = false;
+            const task = startPeriodicTask({
+                run(signal) {
+                    started = true;
+                    return new Promise((resolve) => signal.addEventListener('abort', resolve));
+                },
+                intervalMs: 60_000,
+                onError: () => undefined
+            });
+            await waitUntil('the pass started', () => started);
+            // Without the abort this would wait for a pass that never ends.
+            await task.stop();
+        });
+
         it('hands a failed pass to onError and runs the next one, even when onError throws', async () => {
             const errors: unknown[] = [];
             let passes = 0;

@@ -174,6 +174,23 @@ describe('retention', () => {
                 expect((await capture.listInboxes({ limit: 10 })).inboxes.map((i) => i.count)).to.equal([8]);
             });
 
+            it('ends after the batch under way when its signal aborts, counting what went', async () => {
+                await saveDrafts(stores.recordStore, Array.from({ length: 100 }, (_, n) => draft('long', n)));
+                const controller = new AbortController();
+                const aborting: RecordStore = {
+                    ...stores.recordStore,
+                    async deleteReceivedBeforeBatch(before, size) {
+                        controller.abort();
+                        return stores.recordStore.deleteReceivedBeforeBatch(before, size);
+                    }
+                };
+                const service = createInboxCapture({ recordStore: aborting, blobStore: stores.blobStore });
+                expect(await service.pruneEmails({ maxAgeMs: HOUR }, { signal: controller.signal })).to.equal(25);
+                expect((await capture.listInboxes({ limit: 10 })).inboxes.map((i) => i.count)).to.equal([75]);
+                // Aborted before it starts: nothing.
+                expect(await capture.pruneEmails({ maxAgeMs: HOUR, maxPerInbox: 1 }, { signal: controller.signal })).to.equal(0);
+            });
+
             it('leaves lists and long-polls of the emails it keeps as they were', async () => {
                 const t = BASE_TIME;
                 await saveDrafts(stores.recordStore, [
