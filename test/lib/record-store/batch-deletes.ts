@@ -1,17 +1,11 @@
-import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import { sha256Hex } from '../../../lib/ids';
 import { beyondNewestQuery, inboxesOverQuery, lastKeptQuery, receivedBeforeQuery } from '../../../lib/record-store/batch-deletes';
-import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
-import { openPostgresKnex } from '../../../lib/record-store/postgres-knex';
 import { toInsertRow } from '../../../lib/record-store/rows';
-import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
-import { startPostgres, type PostgresServer } from '../../helpers/postgres';
-import { tempDir } from '../../helpers/temp-dir';
+import { openPlannedPostgres, openPlannedSqlite, type PlannedDatabase } from '../../helpers/planned-database';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -44,87 +38,65 @@ const sqlOf = (q: Knex.QueryBuilder, pg: boolean) => (pg ? q.forUpdate().skipLoc
 describe('batch-deletes', () => {
 
     describe('on SQLite (EXPLAIN QUERY PLAN)', () => {
-        let dir: string;
-        let knex: Knex;
+        let db: PlannedDatabase<string[]>;
 
         before(async () => {
-            dir = await tempDir('retention-plan');
-            knex = openSqliteKnex(join(dir, 'inbox-capture.sqlite'));
-            const store = createKnexRecordStore({ knex });
-            await store.migrate();
-            await store.close();
-            await seed(knex);
+            db = await openPlannedSqlite(seed);
         });
 
         after(async () => {
-            await knex.destroy();
-            await rm(dir, { recursive: true, force: true });
+            await db.close();
         });
 
-        const plan = async ({ sql, bindings }: { sql: string; bindings: readonly unknown[] }) =>
-            (await knex.raw(`EXPLAIN QUERY PLAN ${sql}`, bindings as Knex.RawBinding[]) as { detail: string }[]).map((r) => r.detail);
-
         it('receivedBeforeQuery() seeks the received_at index, oldest first, without a sort', async () => {
-            expect(await plan(sqlOf(receivedBeforeQuery(knex, CUTOFF, 25), false))).to.equal(['SEARCH emails USING INDEX emails_received_at (received_at<?)']);
+            expect(await db.plan(sqlOf(receivedBeforeQuery(db.knex, CUTOFF, 25), false))).to.equal(['SEARCH emails USING INDEX emails_received_at (received_at<?)']);
         });
 
         it('beyondNewestQuery() reads the inbox order index for the boundary and for the batch', async () => {
-            expect(await plan(sqlOf(lastKeptQuery(knex, 'box-7', 10, false), false))).to.equal(['SEARCH emails USING COVERING INDEX emails_inbox_order (inbox=?)']);
-            const beyond = await beyondNewestQuery(knex, 'box-7', 10, 25, false);
+            expect(await db.plan(sqlOf(lastKeptQuery(db.knex, 'box-7', 10, false), false))).to.equal(['SEARCH emails USING COVERING INDEX emails_inbox_order (inbox=?)']);
+            const beyond = await beyondNewestQuery(db.knex, 'box-7', 10, 25, false);
             // A seek to the boundary, then the index in order: no sort, no scan.
-            expect(await plan(sqlOf(beyond!.select, false))).to.equal(['SEARCH emails USING INDEX emails_inbox_order (inbox=? AND (received_at,message_id)<(?,?))']);
+            expect(await db.plan(sqlOf(beyond!.select, false))).to.equal(['SEARCH emails USING INDEX emails_inbox_order (inbox=? AND (received_at,message_id)<(?,?))']);
         });
 
         it('inboxesOverQuery() reads only the summary, by its primary key', async () => {
             for (const after of [undefined, 'box-5']) {
-                const steps = await plan(sqlOf(inboxesOverQuery(knex, 50, after, 500), false));
-                expect(steps.join(' | ')).to.not.include('emails');
-                expect(steps.join(' | ')).to.not.include('TEMP B-TREE');
+                const steps = await db.plan(sqlOf(inboxesOverQuery(db.knex, 50, after, 500), false));
                 expect(steps).to.equal([after ? 'SEARCH inboxes USING PRIMARY KEY (name>?)' : 'SCAN inboxes']);
             }
         });
     });
 
     describe('on Postgres (EXPLAIN)', () => {
-        let server: PostgresServer;
-        let knex: Knex;
+        let db: PlannedDatabase<string>;
 
         before(async () => {
-            server = await startPostgres();
-            knex = openPostgresKnex(await server.createDatabase());
-            const store = createKnexRecordStore({ knex });
-            await store.migrate();
-            await store.close();
-            await seed(knex);
+            db = await openPlannedPostgres(seed);
         });
 
         after(async () => {
-            await knex.destroy();
-            await server.stop();
+            await db.close();
         });
 
-        const plan = async ({ sql, bindings }: { sql: string; bindings: readonly unknown[] }) =>
-            ((await knex.raw(`EXPLAIN ${sql}`, bindings as Knex.RawBinding[])) as { rows: { 'QUERY PLAN': string }[] }).rows.map((r) => r['QUERY PLAN']).join('\n');
-
         it('receivedBeforeQuery() scans the received_at index in order, never the table', async () => {
-            const text = await plan(sqlOf(receivedBeforeQuery(knex, CUTOFF, 25), true));
+            const text = await db.plan(sqlOf(receivedBeforeQuery(db.knex, CUTOFF, 25), true));
             expect(text).to.not.include('Seq Scan');
             expect(text).to.not.include('Sort');
             expect(text).to.match(/Index Scan using emails_received_at on emails/);
         });
 
         it('beyondNewestQuery() reads the inbox order index, never the table', async () => {
-            const last = await plan(lastKeptQuery(knex, 'box-7', 10, true).toSQL());
+            const last = await db.plan(lastKeptQuery(db.knex, 'box-7', 10, true).toSQL());
             expect(last).to.not.include('Seq Scan');
             expect(last).to.match(/Index (Only )?Scan Backward using emails_inbox_order on emails/);
-            const beyond = await beyondNewestQuery(knex, 'box-7', 10, 25, true);
-            const text = await plan(sqlOf(beyond!.select, true));
+            const beyond = await beyondNewestQuery(db.knex, 'box-7', 10, 25, true);
+            const text = await db.plan(sqlOf(beyond!.select, true));
             expect(text).to.not.include('Seq Scan');
             expect(text).to.match(/Index Scan (Backward )?using emails_inbox_order on emails/);
         });
 
         it('inboxesOverQuery() reads only the summary', async () => {
-            const text = await plan(sqlOf(inboxesOverQuery(knex, 50, 'box-5', 500), true));
+            const text = await db.plan(sqlOf(inboxesOverQuery(db.knex, 50, 'box-5', 500), true));
             expect(text).to.not.include('emails');
             expect(text).to.match(/on inboxes/);
         });
