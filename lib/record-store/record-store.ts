@@ -71,9 +71,6 @@ export interface RecordStore {
     /** Deletes one record and returns it (so its blobs can go next), or null. */
     deleteEmail(messageId: string): Promise<EmailRecord | null>;
 
-    /** Deletes up to `batchSize` records of an inbox and returns them. */
-    deleteInboxBatch(inbox: string, batchSize: number): Promise<EmailRecord[]>;
-
     /**
      * Deletes up to `batchSize` records received before `receivedBefore` (Unix ms), oldest
      * first, and returns them (the retention sweep's maximum age). Found through an index;
@@ -92,6 +89,9 @@ export interface RecordStore {
      * order) and returns them; none once the inbox holds `keep` or fewer.
      */
     deleteBeyondNewestBatch(inbox: string, keep: number, batchSize: number): Promise<EmailRecord[]>;
+
+    /** Deletes up to `batchSize` records of an inbox and returns them. */
+    deleteInboxBatch(inbox: string, batchSize: number): Promise<EmailRecord[]>;
 
     /** Of the given blob keys, those some record still references (for the orphan sweep). */
     referencedBlobKeys(keys: string[]): Promise<Set<string>>;
