@@ -3,6 +3,8 @@ import type { BlobStore } from '../lib/blob-store/blob-store';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
+import type { RetentionOptions } from '../lib/retention';
+import { readRetentionEnv } from './retention-config';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
 
 /** The data dir of the embedded stores, relative to the working directory (docs/design.md). */
@@ -38,6 +40,8 @@ export interface EnvConfig {
     maxHttpConnections?: number;
     /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the core's default budget (128 MiB). */
     maxMessageBytesInFlight?: number;
+    /** INBOX_CAPTURE_RETENTION_*; absent means off (EXTENSIONS §5). */
+    retention?: RetentionOptions;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -142,7 +146,8 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
         config.maxMessageBytesInFlight = Number(inFlight);
     }
 
-    return config;
+    const retention = readRetentionEnv((name) => read(env, name), (message) => new ConfigError(message));
+    return retention ? { ...config, retention } : config;
 }
 
 /** The stores a configuration selects, ready for createInboxCapture(). */

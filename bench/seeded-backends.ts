@@ -16,6 +16,8 @@ export interface SeededBackend {
     name: 'SQLite' | 'Postgres';
     /** A fresh Knex on the seeded data (the production configuration, cold pool). */
     open(): Knex;
+    /** SQLite: the data dir holding the file as `inbox-capture.sqlite`, for the embedded stores. */
+    dataDir?: string;
     cleanup(): Promise<void>;
 }
 
@@ -26,7 +28,7 @@ export function seededBackends(only: string[] = ['sqlite', 'postgres']): Array<(
         backends.push(async () => {
             const dir = await tempDir('bench-seeded');
             const file = Path.join(dir, 'inbox-capture.sqlite');
-            return { name: 'SQLite', open: () => openSqliteKnex(file), cleanup: () => Fs.rm(dir, { recursive: true, force: true }) };
+            return { name: 'SQLite', open: () => openSqliteKnex(file), dataDir: dir, cleanup: () => Fs.rm(dir, { recursive: true, force: true }) };
         });
     }
 

@@ -5,7 +5,9 @@
 // (see docs/api.md): INBOX_CAPTURE_DATA_DIR, DATABASE_URL, S3_BUCKET (+ S3_ENDPOINT,
 // S3_REGION, S3_FORCE_PATH_STYLE), HOST, PORT, SMTP_PORT, INBOX_CAPTURE_SIGNING_SECRET,
 // INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT,
-// SMTP_AUTH (+ SMTP_AUTH_USERS), SMTP_TLS (+ SMTP_TLS_CERT, SMTP_TLS_KEY).
+// SMTP_AUTH (+ SMTP_AUTH_USERS), SMTP_TLS (+ SMTP_TLS_CERT, SMTP_TLS_KEY),
+// INBOX_CAPTURE_RETENTION_MAX_AGE / _MAX_PER_INBOX / _INTERVAL (retention, off by default).
+// Orphan blobs (left by a crash) are swept at start and then hourly.
 //
 //   npm ci && node examples/standalone.js
 //
@@ -27,7 +29,7 @@ function load(path) {
     }
 }
 
-const { createInboxCapture } = load('../dist/lib/inbox-capture');
+const { createInboxCapture, DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } = load('../dist/lib/inbox-capture');
 const { createMessageBudget } = load('../dist/lib/message-budget');
 const { inboxCapturePlugin } = load('../dist/adapters/hapi');
 const { createSmtpListener, DEFAULT_MAX_CONNECTIONS: SMTP_MAX_CONNECTIONS } = load('../dist/adapters/smtp');
@@ -62,7 +64,13 @@ async function main() {
     const stores = await openStoresFromConfig(config);
     // One budget for SMTP sessions and ingests alike (docs/guarantees.md).
     const messageBudget = config.maxMessageBytesInFlight === undefined ? undefined : createMessageBudget(config.maxMessageBytesInFlight);
-    const capture = createInboxCapture({ ...stores, messageBudget, log: logError });
+    const capture = createInboxCapture({
+        ...stores,
+        messageBudget,
+        retention: config.retention,
+        orphanSweep: { intervalMs: DEFAULT_ORPHAN_SWEEP_INTERVAL_MS },
+        log: logError
+    });
 
     const server = Hapi.server({ host: config.host, port: config.port });
     // Below the open-file limit, so idle connections cannot starve SMTP, files or /health.

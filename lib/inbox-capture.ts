@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { retryWithBackoff } from './backoff';
+import { startBackgroundSweeps, type BackgroundSweepOptions } from './background-sweeps';
 import { blobKeysOf } from './blob-store/blob-key';
 import type { BlobStore, DownloadLink } from './blob-store/blob-store';
 import { InboxCaptureError } from './errors';
@@ -11,6 +12,7 @@ import { sharedMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
+import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
 
@@ -23,9 +25,11 @@ const DELETE_RETRIES = 5;
 const DELETE_BACKOFF_MS = 50;
 /** Blobs younger than this may belong to an ingest still in flight: the sweep leaves them. */
 export const ORPHAN_GRACE_MS = 10 * 60_000;
+/** The standalone service sweeps orphan blobs hourly: a crash leaves few, and listing every blob costs. */
+export const DEFAULT_ORPHAN_SWEEP_INTERVAL_MS = 60 * 60_000;
 
 /** What the service is built from: the stores and ingest settings of every ingest, and the link lifetime. */
-export interface InboxCaptureOptions extends IngestContext {
+export interface InboxCaptureOptions extends IngestContext, BackgroundSweepOptions {
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
 }
@@ -39,7 +43,7 @@ export interface InboxCapture {
     /** The budget of message bytes in flight its ingests share (the SMTP listener reserves DATA from it too). */
     readonly messageBudget: MessageBudget;
 
-    /** Runs migrations and subscribes to cross-process notifications. */
+    /** Runs migrations, subscribes to cross-process notifications, starts the configured sweeps. */
     start(): Promise<void>;
     /**
      * Parses and stores one message; returns the stored copies, one per inbox (records:
@@ -59,6 +63,12 @@ export interface InboxCapture {
     deleteEmail(messageId: string): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
     deleteInbox(inbox: string): Promise<number>;
+    /**
+     * One retention pass (EXTENSIONS §5): deletes the emails older than `maxAgeMs` (measured
+     * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
+     * as deleteInbox() does; returns how many. `signal` ends it early, between two batches.
+     */
+    pruneEmails(policy: RetentionPolicy, options?: { now?: number; signal?: AbortSignal }): Promise<number>;
     /** A time-limited link to the raw .eml (a URL, or a signed target the server serves), or null when the email does not exist. */
     rawDownloadLink(messageId: string): Promise<DownloadLink | null>;
     /** A time-limited link to one attachment (as rawDownloadLink()), or null when email or attachment is missing. */
@@ -78,10 +88,10 @@ export interface InboxCapture {
     /**
      * Removes blobs no record references and older than `graceMs` (default 10 min:
      * younger ones may belong to an ingest whose record is not committed yet).
-     * Returns how many.
+     * Returns how many. `signal` ends it early, between two chunks of keys.
      */
-    sweepOrphanBlobs(options?: { graceMs?: number }): Promise<number>;
-    /** Stops watching and closes both stores. */
+    sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal }): Promise<number>;
+    /** Stops the sweeps (waiting for a pass under way), stops watching, closes both stores. */
     close(): Promise<void>;
 }
 
@@ -93,6 +103,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const ttl = options.downloadTtlSeconds ?? DEFAULT_DOWNLOAD_TTL_SECONDS;
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
+    let stopSweeps: (() => Promise<void>) | undefined;
     const revocationListeners = new Set<(name: string) => void>();
     const messageBudget = options.messageBudget ?? sharedMessageBudget();
     const ingestContext: IngestContext = {
@@ -110,6 +121,28 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     // references: the copies of one delivery share them. What fails here is left to the sweep.
     const removeBlobs = (records: EmailRecord[]) => removeUnreferencedBlobs({ recordStore, blobStore, log }, blobKeysOf(records), 'deleted emails');
 
+    // As the delete endpoints delete: records in batches, each batch's blobs after it.
+    const deleteInBatches: DeleteInBatches = async (take, signal) => {
+        let deleted = 0;
+        while (!signal?.aborted) {
+            // docs/design.md: a failing batch (a busy database) is retried with
+            // exponential backoff; each batch gets its retries afresh.
+            const batch = await retryWithBackoff(() => take(DELETE_BATCH_SIZE), {
+                retries: DELETE_RETRIES,
+                firstMs: DELETE_BACKOFF_MS,
+                onRetry: (err) => log('delete batch failed; backing off', err)
+            });
+            if (batch.length === 0) {
+                return deleted;
+            }
+
+            deleted += batch.length;
+            await removeBlobs(batch);
+        }
+
+        return deleted;
+    };
+
     const capture: InboxCapture = {
         recordStore,
         blobStore,
@@ -122,6 +155,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             if (recordStore.watchInboxes && !unwatch) {
                 unwatch = await recordStore.watchInboxes((inbox) => notifier.publish(inbox));
             }
+
+            stopSweeps ??= startBackgroundSweeps(capture, options, log);
         },
 
         ingestRawEmail(raw, ingestOptions = {}) {
@@ -170,23 +205,12 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return true;
         },
 
-        async deleteInbox(inbox) {
-            let deleted = 0;
-            for (;;) {
-                // docs/design.md: a failing batch (a busy database) is retried with
-                // exponential backoff; each batch gets its retries afresh.
-                const batch = await retryWithBackoff(() => recordStore.deleteInboxBatch(inbox, DELETE_BATCH_SIZE), {
-                    retries: DELETE_RETRIES,
-                    firstMs: DELETE_BACKOFF_MS,
-                    onRetry: (err) => log('delete batch failed; backing off', err)
-                });
-                if (batch.length === 0) {
-                    return deleted;
-                }
+        deleteInbox(inbox) {
+            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize));
+        },
 
-                deleted += batch.length;
-                await removeBlobs(batch);
-            }
+        pruneEmails(policy, pruneOptions = {}) {
+            return runRetentionPass(policy, { recordStore, deleteInBatches, now: pruneOptions.now ?? Date.now(), signal: pruneOptions.signal });
         },
 
         async rawDownloadLink(messageId) {
@@ -271,6 +295,10 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             };
 
             for await (const blob of blobStore.listBlobs()) {
+                if (sweepOptions.signal?.aborted) {
+                    return removed;
+                }
+
                 if (blob.modifiedAt > cutoff) {
                     continue;
                 }
@@ -289,6 +317,11 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         },
 
         async close() {
+            if (stopSweeps) {
+                await stopSweeps();
+                stopSweeps = undefined;
+            }
+
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;

@@ -7,6 +7,8 @@
 export { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from './inbox-capture';
 export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type IngestOptions } from './ingest';
 export { createMessageBudget, sharedMessageBudget, DEFAULT_MESSAGE_BUDGET_BYTES, type MessageBudget, type MessageReservation } from './message-budget';
+export type { RetentionOptions, RetentionPolicy } from './retention';
+export type { OrphanSweepOptions } from './background-sweeps';
 
 // Records and queries.
 export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQuery, RecordPage, StoredAttachment } from './types';

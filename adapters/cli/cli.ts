@@ -6,12 +6,13 @@ import { gc } from './commands/gc';
 import { ingest } from './commands/ingest';
 import { keysCreate, keysList, keysRevoke } from './commands/keys';
 import { migrate } from './commands/migrate';
+import { prune } from './commands/prune';
 
 /** The program name in messages and help. */
 export const PROGRAM = 'inbox-capture';
 
 /** Every command, in the order help lists them. */
-export const COMMANDS: Command[] = [keysCreate, keysList, keysRevoke, migrate, ingest, gc];
+export const COMMANDS: Command[] = [keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune];
 
 /** Command groups: `keys` alone is not a command but names one of these. */
 const GROUPS: Record<string, string> = { keys: 'keys create|list|revoke' };
@@ -23,7 +24,9 @@ const ENVIRONMENT_HELP = [
     '  S3_BUCKET                     selects S3 for stored files (with S3_ENDPOINT,',
     '                                S3_REGION, S3_FORCE_PATH_STYLE, AWS credentials)',
     '  INBOX_CAPTURE_SIGNING_SECRET  key for file download links (default: generated',
-    '                                once, kept in the data dir)'
+    '                                once, kept in the data dir)',
+    '  INBOX_CAPTURE_RETENTION_MAX_AGE, INBOX_CAPTURE_RETENTION_MAX_PER_INBOX',
+    '                                the rules prune applies without flags'
 ];
 
 function mainHelp(): string {

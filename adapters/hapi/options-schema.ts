@@ -5,6 +5,7 @@ import { DEFAULT_DOWNLOAD_TTL_SECONDS } from '../../lib/inbox-capture';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
 import { defaultInboxFromAddress, type InboxFromAddress } from '../../lib/recipients';
 import type { RecordStore } from '../../lib/record-store/record-store';
+import { DEFAULT_RETENTION_INTERVAL_MS, MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/retention';
 
 /** Default data directory of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
@@ -54,6 +55,8 @@ export interface InboxCapturePluginOptions {
     docs?: boolean;
     /** Turns single public routes off (each default true). */
     publicRoutes?: PublicRoutesOptions;
+    /** Deletes old mail every `intervalMs` (EXTENSIONS §5): past `maxAgeMs`, beyond the newest `maxPerInbox` per inbox (default: off). */
+    retention?: RetentionOptions;
 }
 
 /** The options after validation: defaults applied. */
@@ -80,7 +83,10 @@ const withMethods = (label: string, methods: string[]) => Joi.any()
         return missing.length === 0 ? value : helpers.message({ custom: `"${label}" lacks ${missing.map((m) => `${m}()`).join(', ')}` });
     });
 
-const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', 'maxMessageBytes', 'maxMessageBytesInFlight', 'downloadTtlSeconds', 'inboxFromAddress'];
+const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', 'maxMessageBytes', 'maxMessageBytesInFlight', 'downloadTtlSeconds', 'inboxFromAddress', 'retention'];
+
+// Durations of retention, ms: EXTENSIONS §5 allows `1s` as the shortest.
+const retentionDuration = Joi.number().integer().min(MIN_RETENTION_DURATION_MS).max(MAX_RETENTION_DURATION_MS);
 
 /** The plugin's options: one schema, the only place their defaults live. */
 export const optionsSchema = Joi.object({
@@ -95,6 +101,11 @@ export const optionsSchema = Joi.object({
     maxPageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_PAGE_BYTES),
     inboxFromAddress: Joi.function().maxArity(1).default(() => defaultInboxFromAddress),
     docs: Joi.boolean().default(true),
+    retention: Joi.object({
+        maxAgeMs: retentionDuration,
+        maxPerInbox: Joi.number().integer().min(1).max(MAX_PER_INBOX_LIMIT),
+        intervalMs: retentionDuration.default(DEFAULT_RETENTION_INTERVAL_MS)
+    }).or('maxAgeMs', 'maxPerInbox'),
     publicRoutes: Joi.object({
         health: Joi.boolean().default(true),
         version: Joi.boolean().default(true),

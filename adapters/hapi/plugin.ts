@@ -77,6 +77,7 @@ async function buildCapture(server: Server, options: ResolvedPluginOptions): Pro
         messageBudget: options.maxMessageBytesInFlight === undefined ? undefined : createMessageBudget(options.maxMessageBytesInFlight),
         downloadTtlSeconds: options.downloadTtlSeconds,
         inboxFromAddress: options.inboxFromAddress,
+        retention: options.retention,
         log: (message, error) => server.log(['inbox-capture', 'warning'], { message, error })
     });
     return { capture, owned, ownsAll: !options.recordStore && !options.blobStore };

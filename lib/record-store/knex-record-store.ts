@@ -14,6 +14,7 @@ import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
 import { backfillLinksAndCodes } from './backfill-links-codes';
+import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
 import { migrate } from './migration-source';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from './record-store';
@@ -224,16 +225,29 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         async deleteInboxBatch(inbox, batchSize) {
             assertPositiveInteger(batchSize, 'batchSize');
             const cleanInbox = cleanText(inbox);
-            return write(async (trx) => {
-                // Oldest stored first. On Postgres, rows another process is deleting
-                // right now are skipped, so two bulk deletes share the work.
-                const select = trx('emails').select(EMAIL_COLUMNS).where('inbox', cleanInbox).orderBy('seq', 'asc').limit(batchSize);
-                const rows = await (pg ? select.forUpdate().skipLocked() : select) as EmailRow[];
-                if (rows.length > 0) {
-                    await removeRows(trx, rows.map((r) => r.seq));
-                }
+            // Oldest stored first; two bulk deletes on Postgres share the work (deleteSelected()).
+            return write((trx) => deleteSelected(trx, trx('emails').select(EMAIL_COLUMNS).where('inbox', cleanInbox).orderBy('seq', 'asc').limit(batchSize), pg));
+        },
 
-                return rows.map(toRecord);
+        async deleteReceivedBeforeBatch(receivedBefore, batchSize) {
+            assertPositiveInteger(batchSize, 'batchSize');
+            return write((trx) => deleteSelected(trx, receivedBeforeQuery(trx, receivedBefore, batchSize), pg));
+        },
+
+        async inboxesOver(maxCount, page) {
+            assertPositiveInteger(page.limit, 'limit');
+            const rows = await read<{ name: string }>(inboxesOverQuery(knex, maxCount, page.after, page.limit));
+            return rows.map((r) => r.name);
+        },
+
+        async deleteBeyondNewestBatch(inbox, keep, batchSize) {
+            assertPositiveInteger(keep, 'keep');
+            assertPositiveInteger(batchSize, 'batchSize');
+            const cleanInbox = cleanText(inbox);
+            return write(async (trx) => {
+                // The boundary is found again in each batch's transaction: mail stored since moves it.
+                const beyond = await beyondNewestQuery(trx, cleanInbox, keep, batchSize, pg);
+                return beyond ? deleteSelected(trx, beyond.select, pg) : [];
             });
         },
 

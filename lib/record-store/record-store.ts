@@ -75,6 +75,25 @@ export interface RecordStore {
     /** Deletes one record and returns it (so its blobs can go next), or null. */
     deleteEmail(messageId: string): Promise<EmailRecord | null>;
 
+    /**
+     * Deletes up to `batchSize` records received before `receivedBefore` (Unix ms), oldest
+     * first, and returns them (the retention sweep's maximum age). Found through an index;
+     * with several processes at once, each record is returned to one of them.
+     */
+    deleteReceivedBeforeBatch(receivedBefore: number, batchSize: number): Promise<EmailRecord[]>;
+
+    /**
+     * Up to `limit` names, in name order after `after`, of the inboxes holding more than
+     * `maxCount` emails, read from the inbox summary (the retention sweep's per-inbox maximum).
+     */
+    inboxesOver(maxCount: number, page: { after?: string; limit: number }): Promise<string[]>;
+
+    /**
+     * Deletes up to `batchSize` records of `inbox` beyond its newest `keep` (in the list's
+     * order) and returns them; none once the inbox holds `keep` or fewer.
+     */
+    deleteBeyondNewestBatch(inbox: string, keep: number, batchSize: number): Promise<EmailRecord[]>;
+
     /** Deletes up to `batchSize` records of an inbox and returns them. */
     deleteInboxBatch(inbox: string, batchSize: number): Promise<EmailRecord[]>;
 

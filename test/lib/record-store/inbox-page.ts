@@ -1,18 +1,12 @@
-import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import { sha256Hex } from '../../../lib/ids';
 import { inboxPageQuery, toInboxPage } from '../../../lib/record-store/inbox-page';
-import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
-import { openPostgresKnex } from '../../../lib/record-store/postgres-knex';
 import { toInsertRow } from '../../../lib/record-store/rows';
-import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import type { InboxQuery } from '../../../lib/types';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
-import { startPostgres, type PostgresServer } from '../../helpers/postgres';
-import { tempDir } from '../../helpers/temp-dir';
+import { openPlannedPostgres, openPlannedSqlite, type PlannedDatabase } from '../../helpers/planned-database';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -60,29 +54,21 @@ describe('inbox-page', () => {
     });
 
     describe('inboxPageQuery() on SQLite (EXPLAIN QUERY PLAN)', () => {
-        let dir: string;
-        let knex: Knex;
+        let db: PlannedDatabase<string[]>;
 
         before(async () => {
-            dir = await tempDir('inbox-plan');
-            knex = openSqliteKnex(join(dir, 'inbox-capture.sqlite'));
-            const store = createKnexRecordStore({ knex });
-            await store.migrate();
-            await store.close();
-            await seed(knex);
+            db = await openPlannedSqlite(seed);
         });
 
         after(async () => {
-            await knex.destroy();
-            await rm(dir, { recursive: true, force: true });
+            await db.close();
         });
 
-        const plan = async (sql: string, bindings: readonly unknown[]) =>
-            (await knex.raw(`EXPLAIN QUERY PLAN ${sql}`, bindings as Knex.RawBinding[]) as { detail: string }[]).map((r) => r.detail);
+        const plan = (sql: string, bindings: readonly unknown[]) => db.plan({ sql, bindings });
 
         for (const [title, query] of QUERIES) {
             it(`reads ${title} through an index of the summary, never the emails`, async () => {
-                const { sql, bindings } = inboxPageQuery(knex, query).toSQL();
+                const { sql, bindings } = inboxPageQuery(db.knex, query).toSQL();
                 const steps = await plan(sql, bindings);
                 expect(steps.join(' | ')).to.not.include('emails');
                 for (const step of steps.filter((s) => s.includes('inboxes'))) {
@@ -103,29 +89,21 @@ describe('inbox-page', () => {
     });
 
     describe('inboxPageQuery() on Postgres (EXPLAIN)', () => {
-        let server: PostgresServer;
-        let knex: Knex;
+        let db: PlannedDatabase<string>;
 
         before(async () => {
-            server = await startPostgres();
-            knex = openPostgresKnex(await server.createDatabase());
-            const store = createKnexRecordStore({ knex });
-            await store.migrate();
-            await store.close();
-            await seed(knex);
+            db = await openPlannedPostgres(seed);
         });
 
         after(async () => {
-            await knex.destroy();
-            await server.stop();
+            await db.close();
         });
 
-        const plan = async (sql: string, bindings: readonly unknown[]) =>
-            ((await knex.raw(`EXPLAIN ${sql}`, bindings as Knex.RawBinding[])) as { rows: { 'QUERY PLAN': string }[] }).rows.map((r) => r['QUERY PLAN']).join('\n');
+        const plan = (sql: string, bindings: readonly unknown[]) => db.plan({ sql, bindings });
 
         for (const [title, query] of QUERIES) {
             it(`reads ${title} through an index of the summary, never the emails`, async () => {
-                const { sql, bindings } = inboxPageQuery(knex, query).toSQL();
+                const { sql, bindings } = inboxPageQuery(db.knex, query).toSQL();
                 const text = await plan(sql, bindings);
                 expect(text, title).to.not.include('Seq Scan');
                 expect(text, title).to.not.include('emails');
