@@ -3,7 +3,7 @@
  * defaults) one after another. Around each, another process asks `/health` every 50 ms
  * and the server's RSS is sampled from /proc; for each it prints what was sent, the
  * answer the attacker got, the slowest `/health`, failed `/health`, peak RSS and RSS
- * afterwards. Not part of `run.ts` (the full sizes write about 2.5 GB):
+ * afterwards. Not part of `run.ts` (the full sizes write about 1.3 GB):
  *
  *   node dist-bench/bench/attacks.js [--quick | --smoke] [--only 1,5] [--malloc-default] [--node-flags="--cpu-prof"] [--json FILE]
  *
