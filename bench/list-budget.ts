@@ -6,9 +6,10 @@
  * reached, the largest page, the server's peak RSS (VmHWM from /proc) and the slowest
  * /health. Not part of `run.ts` (it writes about 1.2 GB); run it by hand:
  *
- *   node dist-bench/bench/list-budget.js [--root DIR] [--messages 24] [--lines 24000]
+ *   node dist-bench/bench/list-budget.js [--root DIR] [--messages 24] [--lines 24000] [--node-flags "--cpu-prof"]
  *
- * `--root` is a checkout whose dist/ is built (another commit, for a before/after).
+ * `--root` is a checkout whose dist/ is built (another commit, for a before/after);
+ * `--node-flags` go to the server's node (a CPU profile of it, say).
  */
 
 import * as ChildProcess from 'node:child_process';
@@ -16,46 +17,44 @@ import * as Fs from 'node:fs';
 import * as Http from 'node:http';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { mib } from './process-rss';
-
-const HEALTH_EVERY_MS = 50;
-
-// The /health prober's process: asks until its stdin closes, then prints the slowest answer and the failures.
-const HEALTH_PROBE = `
-const http = require('node:http');
-const [url, every] = process.argv.slice(1);
-let slowest = 0, failed = 0, asked = 0, done = false;
-process.stdin.on('end', () => { done = true; }).resume();
-const ask = () => {
-    if (done) { console.log('slowest /health: ' + slowest.toFixed(0) + ' ms of ' + asked + ', failed: ' + failed); return; }
-    const t = process.hrtime.bigint();
-    http.get(url, (res) => { res.resume(); res.on('end', () => { asked++; slowest = Math.max(slowest, Number(process.hrtime.bigint() - t) / 1e6); failed += res.statusCode === 200 ? 0 : 1; setTimeout(ask, Number(every)); }); })
-        .on('error', () => { asked++; failed++; setTimeout(ask, Number(every)); });
-};
-ask();
-`;
+import { describeHealth, startHealthProbe } from './health-probe';
+import { mib, peakRssOf } from './process-rss';
 
 function option(name: string, fallback: string): string {
     const at = process.argv.indexOf(`--${name}`);
     return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1]! : fallback;
 }
 
-function peakRssOf(pid: number): number {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(Fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : NaN;
-}
+// One body per line count, shared: the attacks send the same 24 MiB to 50 sessions at once.
+const bodies = new Map<number, Buffer>();
 
-function message(i: number, lines: number): Buffer {
-    const line = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(28).slice(0, 998);
+/**
+ * Message `i` of the attack as its head and body: `lines` lines of 998 characters of plain
+ * text to `to`, Message-ID `<${idPrefix}-${i}@example.test>`.
+ */
+export function bigMessageParts(i: number, lines: number, to = 'victim@example.test', idPrefix = 'big'): [Buffer, Buffer] {
     const head = [
-        'From: attacker@example.test', 'To: victim@example.test', `Subject: big ${i}`,
-        `Message-ID: <big-${i}@example.test>`, 'MIME-Version: 1.0',
+        'From: attacker@example.test', `To: ${to}`, `Subject: big ${i}`,
+        `Message-ID: <${idPrefix}-${i}@example.test>`, 'MIME-Version: 1.0',
         'Content-Type: text/plain; charset=us-ascii', 'Content-Transfer-Encoding: 7bit', '', ''
     ].join('\r\n');
-    return Buffer.concat([Buffer.from(head), Buffer.from(`${line}\r\n`.repeat(lines))]);
+    let body = bodies.get(lines);
+    if (!body) {
+        const line = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(28).slice(0, 998);
+        body = Buffer.from(`${line}\r\n`.repeat(lines));
+        bodies.set(lines, body);
+    }
+
+    return [Buffer.from(head), body];
 }
 
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Http.IncomingHttpHeaders; body: Buffer }> {
+/** Message `i` of the attack in one Buffer (see bigMessageParts). */
+export function bigMessage(i: number, lines: number): Buffer {
+    return Buffer.concat(bigMessageParts(i, lines));
+}
+
+/** GET `url`, the whole body read. */
+export function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Http.IncomingHttpHeaders; body: Buffer }> {
     return new Promise((resolve, reject) => {
         Http.get(url, { headers }, (res) => {
             const chunks: Buffer[] = [];
@@ -64,6 +63,48 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
             res.on('error', reject);
         }).on('error', reject);
     });
+}
+
+/** What listing an inbox page by page came to. */
+export interface Listing {
+    first: { status: number; nosniff: string | undefined; body: string };
+    pages: number;
+    /** Distinct messageIds reached. */
+    reached: number;
+    largestBytes: number;
+    ms: number;
+}
+
+/** `GET /v1/emails?inbox=` and every page after it by cursor, as a client would (stops at a non-200). */
+export async function listEveryPage(base: string, key: string, inbox: string): Promise<Listing> {
+    const auth = { authorization: `Bearer ${key}` };
+    const seen = new Set<string>();
+    let pages = 0;
+    let largestBytes = 0;
+    let cursor: string | undefined;
+    let first: Listing['first'] | undefined;
+    const started = Date.now();
+    do {
+        const res = await get(`${base}/v1/emails?inbox=${inbox}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, auth);
+        first ??= { status: res.status, nosniff: res.headers['x-content-type-options'] as string | undefined, body: res.body.subarray(0, 120).toString() };
+        if (res.status !== 200) {
+            break;
+        }
+
+        pages++;
+        largestBytes = Math.max(largestBytes, res.body.length);
+        const page = JSON.parse(res.body.toString()) as { emails: { messageId: string }[]; nextCursor?: string };
+        page.emails.forEach((e) => seen.add(e.messageId));
+        cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return { first: first!, pages, reached: seen.size, largestBytes, ms: Date.now() - started };
+}
+
+/** "first answer: 200 x-content-type-options=nosniff; 24 pages, emails reached: 24 of 24, largest page: 22.9 MiB". */
+export function describeListing(listed: Listing, count: number): string {
+    const { first } = listed;
+    return `first answer: ${first.status} x-content-type-options=${first.nosniff ?? '(none)'}${first.status === 200 ? '' : ` body ${first.body}`}; ` +
+        `${listed.pages} pages, emails reached: ${listed.reached} of ${count}, largest page: ${mib(listed.largestBytes)} MiB`;
 }
 
 async function main(): Promise<void> {
@@ -80,14 +121,15 @@ async function main(): Promise<void> {
         const capture = createInboxCapture(await openEmbeddedStores({ dataDir }));
         await capture.start();
         for (let i = 0; i < count; i++) {
-            await capture.ingestRawEmail(message(i, lines), { recipients: ['victim@example.test'] });
+            await capture.ingestRawEmail(bigMessage(i, lines), { recipients: ['victim@example.test'] });
         }
 
         const key = await capture.createKey('bench');
         await capture.close();
-        console.log(`seeded ${count} messages of ${lines} lines (${mib(message(0, lines).length)} MiB each) in ${dataDir}`);
+        console.log(`seeded ${count} messages of ${lines} lines (${mib(bigMessage(0, lines).length)} MiB each) in ${dataDir}`);
 
-        const child = ChildProcess.spawn(process.execPath, [Path.join(root, 'examples/standalone.js')], {
+        const nodeFlags = option('node-flags', '').split(' ').filter((flag) => flag !== '');
+        const child = ChildProcess.spawn(process.execPath, [...nodeFlags, Path.join(root, 'examples/standalone.js')], {
             env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', SMTP_PORT: '0' },
             stdio: ['ignore', 'pipe', 'pipe']
         });
@@ -108,49 +150,35 @@ async function main(): Promise<void> {
         });
 
         // /health is asked from a process of its own: this one parses pages of 24 MiB, which would delay its timing.
-        const health = ChildProcess.spawn(process.execPath, ['-e', HEALTH_PROBE, `${base}/health`, String(HEALTH_EVERY_MS)], { stdio: ['pipe', 'pipe', 'inherit'] });
-        let healthReport = '';
-        health.stdout.on('data', (chunk: Buffer) => {
-            healthReport += chunk.toString();
-        });
+        const health = await startHealthProbe(`${base}/health`);
+        const listed = await listEveryPage(base, key, 'victim');
+        const healthReport = await health.stop();
 
-        const auth = { authorization: `Bearer ${key}` };
-        const seen = new Set<string>();
-        let pages = 0;
-        let largest = 0;
-        let cursor: string | undefined;
-        let first: { status: number; nosniff: string | undefined; body: string } | undefined;
-        const started = Date.now();
-        do {
-            const res = await get(`${base}/v1/emails?inbox=victim${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, auth);
-            first ??= { status: res.status, nosniff: res.headers['x-content-type-options'] as string | undefined, body: res.body.subarray(0, 120).toString() };
-            if (res.status !== 200) {
-                break;
-            }
+        // Then GET one of each, by id, while /health is asked again.
+        const getHealth = await startHealthProbe(`${base}/health`);
+        const statuses: number[] = [];
+        for (let i = 0; i < count; i++) {
+            const res = await get(`${base}/v1/emails/${encodeURIComponent(`big-${i}@example.test`)}`, { authorization: `Bearer ${key}` });
+            statuses.push(res.status);
+        }
 
-            pages++;
-            largest = Math.max(largest, res.body.length);
-            const page = JSON.parse(res.body.toString()) as { emails: { messageId: string }[]; nextCursor?: string };
-            page.emails.forEach((e) => seen.add(e.messageId));
-            cursor = page.nextCursor;
-        } while (cursor !== undefined);
-        const listMs = Date.now() - started;
-
-        health.stdin.end();
-        await new Promise((resolve) => health.once('exit', resolve));
+        const getReport = await getHealth.stop();
         const peak = peakRssOf(child.pid!);
         child.kill('SIGTERM');
         await new Promise((resolve) => child.once('exit', resolve));
-        console.log(`first answer: ${first?.status} x-content-type-options=${first?.nosniff ?? '(none)'}${first?.status === 200 ? '' : ` body ${first?.body}`}`);
-        console.log(`pages: ${pages}, emails reached: ${seen.size} of ${count}, largest page: ${mib(largest)} MiB, listing took ${listMs} ms`);
-        console.log(`server peak RSS (VmHWM): ${mib(peak)} MiB; ${healthReport.trim()}`);
+        console.log(`${describeListing(listed, count)}, listing took ${listed.ms} ms`);
+        console.log(`server peak RSS (VmHWM): ${mib(peak)} MiB; /health while listing ${describeHealth(healthReport)}`);
+        console.log(`GET one of each: ${statuses.filter((s) => s === 200).length} of ${count} answered 200; /health meanwhile ${describeHealth(getReport)}`);
     }
     finally {
         Fs.rmSync(dataDir, { recursive: true, force: true });
     }
 }
 
-main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-});
+// Imported by attacks.ts for its pieces; run as a script, it runs the reproduction.
+if (require.main === module) {
+    main().catch((err: unknown) => {
+        console.error(err);
+        process.exit(1);
+    });
+}

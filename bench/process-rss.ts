@@ -38,3 +38,14 @@ export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
 export function mib(bytes: number): string {
     return Number.isFinite(bytes) ? (bytes / 2 ** 20).toFixed(1) : '-';
 }
+
+/** Peak resident set size of a process over its life so far, bytes (VmHWM); NaN when it cannot be read. */
+export function peakRssOf(pid: number): number {
+    try {
+        const match = /^VmHWM:\s+(\d+) kB/m.exec(Fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+        return match ? Number(match[1]) * 1024 : NaN;
+    }
+    catch {
+        return NaN;
+    }
+}

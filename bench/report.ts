@@ -40,14 +40,18 @@ export interface BenchArgs {
     values: Record<string, string | boolean | undefined>;
 }
 
-/** Parses `--smoke`, `--json <file>` and the benchmark's own string options. */
-export function readArgs(extra: string[] = []): BenchArgs {
+/** Parses `--smoke`, `--json <file>`, the benchmark's own string options and its own boolean `flags`. */
+export function readArgs(extra: string[] = [], flags: string[] = []): BenchArgs {
     const options: Record<string, { type: 'string' | 'boolean' }> = {
         smoke: { type: 'boolean' },
         json: { type: 'string' }
     };
     for (const name of extra) {
         options[name] = { type: 'string' };
+    }
+
+    for (const name of flags) {
+        options[name] = { type: 'boolean' };
     }
 
     const { values } = parseArgs({ args: process.argv.slice(2), options, strict: true, allowPositionals: false });
@@ -93,8 +97,8 @@ export function verdict(met: boolean | null): string {
  * Runs a benchmark as a script: parses the options, prints the machine summary and
  * the result, writes the JSON when asked, and exits non-zero on a failure.
  */
-export function runBench(name: string, script: string, bench: (args: BenchArgs) => Promise<Omit<BenchResult, 'name' | 'command' | 'smoke' | 'startedAt' | 'seconds'>>, extra: string[] = []): void {
-    const args = readArgs(extra);
+export function runBench(name: string, script: string, bench: (args: BenchArgs) => Promise<Omit<BenchResult, 'name' | 'command' | 'smoke' | 'startedAt' | 'seconds'>>, extra: string[] = [], flags: string[] = []): void {
+    const args = readArgs(extra, flags);
     const startedAt = new Date();
     const begin = process.hrtime.bigint();
     const command = `node dist-bench/bench/${script}.js ${process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json').join(' ')}`.trim();

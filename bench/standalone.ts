@@ -9,7 +9,8 @@ import { tempDir } from '../test/helpers/temp-dir';
 /** The repository root (this file runs from dist-bench/bench/). */
 export const ROOT = Path.resolve(__dirname, '..', '..');
 const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
-const CLI = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
+/** The CLI of the built package. */
+export const CLI = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 
 /** Longest wait for the service to print that it listens, ms. */
 const START_TIMEOUT_MS = 60_000;
@@ -24,10 +25,14 @@ export interface StandaloneOptions {
     s3?: { endpoint: string; bucket: string };
     /** Extra node flags, e.g. `--cpu-prof`. */
     nodeFlags?: string[];
+    /** More environment variables, e.g. `INBOX_CAPTURE_MAX_HTTP_CONNECTIONS`. */
+    env?: Record<string, string>;
 }
 
 /** A running `node examples/standalone.js`. */
 export interface Standalone {
+    /** The environment it runs with (for the CLI against the same data). */
+    env: NodeJS.ProcessEnv;
     pid: number;
     base: string;
     smtpPort: number;
@@ -79,7 +84,8 @@ export async function startStandalone(options: StandaloneOptions = {}): Promise<
         S3_REGION: options.s3 ? 'us-east-1' : undefined,
         S3_FORCE_PATH_STYLE: options.s3 ? 'true' : undefined,
         AWS_ACCESS_KEY_ID: options.s3 ? 'S3RVER' : process.env.AWS_ACCESS_KEY_ID,
-        AWS_SECRET_ACCESS_KEY: options.s3 ? 'S3RVER' : process.env.AWS_SECRET_ACCESS_KEY
+        AWS_SECRET_ACCESS_KEY: options.s3 ? 'S3RVER' : process.env.AWS_SECRET_ACCESS_KEY,
+        ...options.env
     });
 
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', `bench-${process.pid}-${port}`], { cwd: ROOT, env });
@@ -127,6 +133,7 @@ export async function startStandalone(options: StandaloneOptions = {}): Promise<
     }
 
     return {
+        env,
         pid: child.pid!,
         base: `http://127.0.0.1:${port}`,
         smtpPort,

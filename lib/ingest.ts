@@ -7,7 +7,7 @@ import { generateMessageId, newBlobPrefix } from './ids';
 import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from './notifier';
 import { parseMessage, type ParsedMessage } from './parse';
-import { linksAndCodesOf } from './links-and-codes';
+import { linksAndCodesInSlices } from './links-and-codes';
 import { budgetSpent, sharedMessageBudget, type MessageBudget, type MessageReservation } from './message-budget';
 import { readBounded } from './read-bounded';
 import { defaultInboxFromAddress, isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
@@ -178,7 +178,7 @@ async function writeCopies(
     const body = parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
     const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
     // Once per message, shared by its copies: they have the same subject and bodies.
-    const { links, codes } = linksAndCodesOf({ subject: parsed.subject, body, htmlBody: parsed.html });
+    const { links, codes } = await linksAndCodesInSlices({ subject: parsed.subject, body, htmlBody: parsed.html });
 
     // One raw blob and one blob per attachment, whatever the number of copies: every
     // copy references the same keys (a delete removes only what no copy still uses).

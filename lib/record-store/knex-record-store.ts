@@ -8,10 +8,11 @@ import { sha256Hex } from '../ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../recipients';
 import type { SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
-import type { ApiKeyInfo, RecordPage, StoredAttachment } from '../types';
+import type { ApiKeyInfo, EmailRecord, RecordPage, StoredAttachment } from '../types';
 import { cleanDraft, cleanText } from './clean-text';
 import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
+import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
 import { backfillLinksAndCodes } from './backfill-links-codes';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
@@ -130,6 +131,25 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     // getEmail()'s SQL and bindings for the reader, compiled on first use (the hash is the first binding).
     let getEmailSql: Knex.SqlNative | undefined;
 
+    // SQLite reads a long body in pieces (long-text.ts); node-postgres decodes a value as it arrives.
+    const emailColumns = pg ? EMAIL_COLUMNS : pieceColumns(knex);
+    const readPiece: PieceReader = async (column, seq, from, length) => {
+        const [row] = await read<{ piece: Buffer | null }>(pieceQuery(knex, column, seq, from, length));
+        return row ? row.piece ?? Buffer.alloc(0) : null;
+    };
+    // The records of rows read with emailColumns; a row deleted while its pieces were read is left out.
+    const toRecords = async (rows: PiecedRow[]): Promise<EmailRecord[]> => {
+        const records: EmailRecord[] = [];
+        for (const row of rows) {
+            const whole = pg ? row as EmailRow : await completeRow(row, readPiece);
+            if (whole) {
+                records.push(toRecord(whole));
+            }
+        }
+
+        return records;
+    };
+
     const store: RecordStore = {
         stagedBlobTarget: sqliteFile,
 
@@ -158,24 +178,24 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async getEmail(messageId) {
             const hash = sha256Hex(cleanText(messageId));
-            const byHash = (h: string) => knex('emails').select(EMAIL_COLUMNS).where('message_id_hash', h).limit(1);
+            const byHash = (h: string) => knex('emails').select(emailColumns).where('message_id_hash', h).limit(1);
             if (!reader) {
-                const [row] = await byHash(hash) as EmailRow[];
-                return row ? toRecord(row) : null;
+                const [record] = await toRecords(await byHash(hash) as PiecedRow[]);
+                return record ?? null;
             }
 
             // The SQL is built once: a read by id is the hottest query, and Knex's query
             // building cost more than the read through the prepared statement itself.
             getEmailSql ??= byHash('').toSQL().toNative();
-            const [row] = await reader.all<EmailRow>(getEmailSql.sql, [hash, ...getEmailSql.bindings.slice(1)]);
-            return row ? toRecord(row) : null;
+            const [record] = await toRecords(await reader.all<PiecedRow>(getEmailSql.sql, [hash, ...getEmailSql.bindings.slice(1)]));
+            return record ?? null;
         },
 
         async listEmails(query) {
             assertPositiveInteger(query.limit, 'limit');
             if (query.maxBytes === undefined) {
-                const rows = await read<EmailRow>(emailPageQuery(knex, query, pg).select(EMAIL_COLUMNS));
-                return { records: rows.slice(0, query.limit).map(toRecord), hasMore: rows.length > query.limit } satisfies RecordPage;
+                const rows = await read<PiecedRow>(emailPageQuery(knex, query, pg).select(emailColumns));
+                return { records: await toRecords(rows.slice(0, query.limit)), hasMore: rows.length > query.limit } satisfies RecordPage;
             }
 
             // Sizes first, then only the rows that fit: a page of large emails never
@@ -184,13 +204,10 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             const sized = await read<SizedRow>(emailPageQuery(knex, query, pg).select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)));
             const count = countWithinBudget(sized.map((r) => toNumber(r.size)), query.limit, query.maxBytes);
             const seqs = sized.slice(0, count).map((r) => r.seq);
-            const rows = seqs.length === 0 ? [] : await read<EmailRow>(knex('emails').select(EMAIL_COLUMNS).whereIn('seq', seqs));
+            const rows = seqs.length === 0 ? [] : await read<PiecedRow>(knex('emails').select(emailColumns).whereIn('seq', seqs));
             // By seq, in the order of the sizing query (a row deleted meanwhile is just absent).
             const bySeq = new Map(rows.map((row) => [String(row.seq), row]));
-            const records = seqs.flatMap((seq) => {
-                const row = bySeq.get(String(seq));
-                return row ? [toRecord(row)] : [];
-            });
+            const records = await toRecords(seqs.flatMap((seq) => bySeq.get(String(seq)) ?? []));
             return { records, hasMore: sized.length > count } satisfies RecordPage;
         },
 

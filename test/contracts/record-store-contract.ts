@@ -648,6 +648,26 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 it('throws on a budget below 1', async () => {
                     await expect(store().listEmails({ inbox: newInbox(), limit: 1, maxBytes: 0 })).to.reject();
                 });
+
+                it('reads bodies of megabytes exactly, characters of 2 to 4 bytes across the pieces SQLite reads them in', async () => {
+                    const inbox = newInbox();
+                    // 1 + 9n bytes: a piece of 4 MiB ends inside '😀' (2 UTF-16 units, 4 bytes).
+                    const body = `a${'\u00e9\u4e2d\u{1f600}'.repeat(1_000_000)}`;
+                    const htmlBody = `<p>${'\u4e2d'.repeat(1_500_000)}</p>`;
+                    const older = await saveOne(store(), big(inbox, 10));
+                    const large = await saveOne(store(), big(inbox, 0, { body, htmlBody }));
+                    const exact = (record: EmailRecord | null | undefined) => record?.body === body && record.htmlBody === htmlBody;
+                    expect(exact(await store().getEmail(large.messageId))).to.be.true();
+                    const page = await store().listEmails({ inbox, limit: 10, maxBytes: 1000 });
+                    expect(ids(page.records)).to.equal([large.messageId]);
+                    expect(exact(page.records[0])).to.be.true();
+                    const next = await store().listEmails({ inbox, limit: 10, maxBytes: 1000, after: positionOf(large) });
+                    expect(ids(next.records)).to.equal([older.messageId]);
+                    expect(next.records[0]!.body).to.equal('b'.repeat(10));
+                    const whole = await store().listEmails({ inbox, limit: 10 });
+                    expect(ids(whole.records)).to.equal([large.messageId, older.messageId]);
+                    expect(exact(whole.records[0])).to.be.true();
+                });
             });
         });
 

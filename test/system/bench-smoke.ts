@@ -14,8 +14,8 @@ const ROOT = Path.join(__dirname, '..', '..');
 const BENCH_DIR = Path.join(ROOT, 'dist-bench', 'bench');
 const run = promisify(execFile);
 
-/** Every benchmark script; the smoke run of each must finish and print its tables. */
-const BENCHMARKS = ['fsync-bandwidth', 'parse-ceiling', 'smtp-ingest', 'cpu-profile', 'get-one', 'long-poll-fanout', 'list', 'inboxes', 'retention'];
+/** Every benchmark script (and attacks.ts, not in run.ts); the smoke run of each must finish and print its tables. */
+const BENCHMARKS = ['fsync-bandwidth', 'parse-ceiling', 'smtp-ingest', 'cpu-profile', 'get-one', 'long-poll-fanout', 'list', 'inboxes', 'retention', 'attacks'];
 
 /** Longest one smoke run may take, ms: they take seconds; the margin is for a busy machine. */
 const SMOKE_TIMEOUT_MS = 180_000;
@@ -62,6 +62,17 @@ describe('bench', () => {
 
                 expect(stdout).to.include('machine: ');
                 expect(stdout).to.include(`Command: \`node dist-bench/bench/${name}.js --smoke\``);
+                if (name === 'attacks') {
+                    // Not a speed figure: each of the seven ran, got its clear answer, and the service stayed up.
+                    const answers = result.tables[0]!.rows.map((row) => row[2]!);
+                    expect(answers).to.have.length(7);
+                    expect(answers.join('\n')).to.not.include('the harness failed').and.to.not.include('THE SERVICE EXITED');
+                    expect(answers[2]).to.include('open to group or others: none');
+                    expect(answers[3]).to.include('5 of 5 reached, 3 of 3 older');
+                    expect(answers[5]).to.include('SMTP delivery: 250');
+                    expect(answers[6]).to.include('TOO_MANY_RECIPIENTS');
+                }
+
                 if (name === 'smtp-ingest') {
                     // Not a speed figure: every acknowledged message must be listed afterwards.
                     const listed = result.targets.find((t) => t.target.startsWith('every acknowledged message'));

@@ -7,7 +7,7 @@ import { AUTH_STRATEGY } from '../auth-scheme';
 import { toEmailView } from '../email-view';
 import { apiError } from '../error-mapping';
 import { serialisedJson } from '../json-response';
-import { serialiseEmailPage } from '../list-page-body';
+import { serialiseEmailPage, toJsonChunks } from '../list-page-body';
 import { deleteInboxQuerySchema, listQuerySchema, queryFailAction, toListQuery, type ListQueryValues } from '../list-query-schema';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
 
@@ -74,7 +74,9 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
             throw apiError(404, 'NOT_FOUND');
         }
 
-        return toEmailView(record, prefix);
+        // Serialised here in slices, as a list page is: a body of megabytes never holds the event loop in one go.
+        const view = toEmailView(record, prefix);
+        return serialisedJson(request, view, await toJsonChunks(view));
     };
 
     const headers = async (request: Request) => {

@@ -70,6 +70,20 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
             expect((list.result as { emails: EmailView[] }).emails[0]).to.equal(one.result as EmailView);
         });
 
+        it('answers a body of megabytes exactly (serialised in slices; SQLite reads it in pieces)', async () => {
+            // 4.5 Mi UTF-16 units in lines: several slices of JSON and, on SQLite, several pieces of text, cut inside characters.
+            const text = `${'\u00e9\u4e2d\u{1f600} \\ "q"'.repeat(100)}\n`.repeat(4_500);
+            await p.api.ingestRawEmail(Buffer.from(buildMail({ to: 'big.one@example.com', text, messageId: 'big-one@example.com' })));
+            const stored = await p.api.capture.getEmail('big-one@example.com');
+            expect(stored!.body.length).to.be.above(4 * 2 ** 20);
+            const res = await p.server.inject({ url: '/v1/emails/big-one%40example.com', headers: p.auth });
+            expect(res.statusCode).to.equal(200);
+            const view = JSON.parse(res.payload) as EmailView;
+            expect(view.body === stored!.body).to.be.true();
+            expect(Number(res.headers['content-length'])).to.equal(Buffer.byteLength(res.payload));
+            expect(res.result).to.equal(view);
+        });
+
         it('answers 404 NOT_FOUND for an unknown id', async () => {
             const res = await p.server.inject({ url: '/v1/emails/unknown%40example.com', headers: p.auth });
             expect(res.statusCode).to.equal(404);
