@@ -54,6 +54,8 @@ export interface InboxCapturePluginOptions {
     docs?: boolean;
     /** Turns single public routes off (each default true). */
     publicRoutes?: PublicRoutesOptions;
+    /** `false` removes the web interface at /ui (default true). */
+    ui?: boolean;
 }
 
 /** The options after validation: defaults applied. */
@@ -65,6 +67,7 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     inboxFromAddress: InboxFromAddress;
     docs: boolean;
     publicRoutes: Required<PublicRoutesOptions>;
+    ui: boolean;
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -100,7 +103,8 @@ export const optionsSchema = Joi.object({
         version: Joi.boolean().default(true),
         openapi: Joi.boolean().default(true),
         docs: Joi.boolean().default(true)
-    }).default()
+    }).default(),
+    ui: Joi.boolean().default(true)
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.
