@@ -23,9 +23,14 @@ export function mailCsp(remote: boolean): string {
 
 const escapeAttribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
-/** The frame's document: our policy and referrer meta first (the parser puts both in the head), then the mail as sent. */
+/**
+ * The frame's document: our policy, referrer policy and base target first (the parser
+ * puts them in the head, and the first of each wins), then the mail as sent. The base
+ * target sends a clicked link to a new window, which the sandbox refuses, so the mail
+ * stays in view (links are in their own tab, to copy or open).
+ */
 export function mailSrcdoc(html: string, remote: boolean): string {
-    return `<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="${escapeAttribute(mailCsp(remote))}"><meta name="referrer" content="no-referrer">${html}`;
+    return `<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="${escapeAttribute(mailCsp(remote))}"><meta name="referrer" content="no-referrer"><base target="_blank">${html}`;
 }
 
 /** A viewer frame for one email's HTML; `show(remote)` (re)writes the mail into it. */

@@ -32,7 +32,7 @@ describe('ui-routes', () => {
         it('serves the page at /ui/ with a strict CSP, X-Frame-Options DENY and no referrer', async () => {
             const res = await p.server.inject('/ui/');
             expect(res.statusCode).to.equal(200);
-            expect(res.headers['content-type']).to.startWith('text/html');
+            expect(res.headers['content-type'] as string).to.startWith('text/html');
             expect(res.payload).to.contain('<script type="module" src="js/web-ui/main.js">');
             const csp = res.headers['content-security-policy'] as string;
             expect(csp).to.equal(uiCsp());
@@ -66,7 +66,7 @@ describe('ui-routes', () => {
         it('serves the modules, with the headers, as JavaScript', async () => {
             const res = await p.server.inject('/ui/js/web-ui/main.js');
             expect(res.statusCode).to.equal(200);
-            expect(res.headers['content-type']).to.startWith('text/javascript');
+            expect(res.headers['content-type'] as string).to.startWith('text/javascript');
             expect(res.headers['x-frame-options']).to.equal('DENY');
             expect(res.headers['content-security-policy']).to.equal(uiCsp());
             const client = await p.server.inject('/ui/js/client/index.js');
