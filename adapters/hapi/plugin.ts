@@ -22,7 +22,7 @@ import { emailRoutes } from './routes/emails';
 import { inboxRoutes } from './routes/inboxes';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
-import { downloadOrigins, registerUiRoutes } from './ui-routes';
+import { downloadOrigins, uiRoutes } from './ui-routes';
 
 /** The plugin's name: `server.plugins['inbox-capture']`, `server.registrations['inbox-capture']`. */
 export const PLUGIN_NAME = 'inbox-capture';
@@ -132,7 +132,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             }
 
             if (options.ui) {
-                await registerUiRoutes(server, { prefix, connectSources: await downloadOrigins(capture.blobStore) });
+                server.route(uiRoutes({ prefix, connectSources: await downloadOrigins(capture.blobStore) }));
             }
 
             // Last: a route clash with the host (say its own /health) fails before any migration.

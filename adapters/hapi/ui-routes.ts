@@ -1,8 +1,10 @@
+import * as Crypto from 'node:crypto';
+import * as Fs from 'node:fs';
 import * as Path from 'node:path';
-import Inert from '@hapi/inert';
-import type { Request, ResponseObject, ResponseToolkit, Server, ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { packageRoot } from '../../lib/package-version';
+import { apiError } from './error-mapping';
 import { servesOwnLinks } from './routes/blobs';
 
 /** Where `npm run build` leaves the web interface (scripts/build-web-ui.js). */
@@ -70,33 +72,76 @@ export async function downloadOrigins(store: BlobStore): Promise<string[]> {
     }
 }
 
+/** Media types of the interface's files, by extension; a file of another kind is not served. */
+const TYPES: Record<string, string> = {
+    '.html': 'text/html; charset=utf-8',
+    '.js': 'text/javascript; charset=utf-8',
+    '.css': 'text/css; charset=utf-8',
+    '.png': 'image/png',
+    '.svg': 'image/svg+xml'
+};
+
+interface UiFile {
+    body: Buffer;
+    type: string;
+    etag: string;
+}
+
+/** Every file of the built interface by its path under /ui/, read once (about 60 KB). */
+export function loadUiFiles(root: string = webUiDir()): Map<string, UiFile> {
+    const files = new Map<string, UiFile>();
+    const walk = (dir: string, prefix: string) => {
+        for (const entry of Fs.readdirSync(dir, { withFileTypes: true })) {
+            const path = `${prefix}${entry.name}`;
+            const type = TYPES[Path.extname(entry.name)];
+            if (entry.isDirectory()) {
+                walk(Path.join(dir, entry.name), `${path}/`);
+            }
+            else if (entry.isFile() && type) {
+                const body = Fs.readFileSync(Path.join(dir, entry.name));
+                files.set(path, { body, type, etag: Crypto.createHash('sha1').update(body).digest('hex') });
+            }
+        }
+    };
+
+    if (Fs.existsSync(root)) {
+        walk(root, '');
+    }
+
+    return files;
+}
+
 /**
- * GET /ui/{path*}: the web interface's static files (inert, confined to dist/web-ui),
- * revalidated by content-hash ETag on every load (`no-cache`: names carry no hash, and
- * an upgrade must never mix old and new modules), with the pages' security headers.
- * GET /ui redirects to /ui/ so the pages' relative URLs resolve under the prefix.
+ * GET /ui/{path*}: the web interface's static files, read into memory at registration
+ * from dist/web-ui, so only those exact paths exist (nothing else of the disk is
+ * reachable) and the host's server gets no decorations (inert would add its handlers
+ * server-wide). Content-hash ETags with `no-cache`: the browser revalidates each file and
+ * gets 304 while it is unchanged, and an upgrade never mixes old and new modules (the
+ * names carry no hash). GET /ui redirects to /ui/ so the pages' relative URLs, and
+ * their calls to ../v1, resolve under the route prefix.
  */
-export async function registerUiRoutes(server: Server, options: { prefix: string; connectSources: string[] }): Promise<void> {
-    // once: a host that registered inert itself keeps its registration.
-    await server.register({ plugin: Inert, once: true });
-    const root = webUiDir();
+export function uiRoutes(options: { prefix: string; connectSources: string[]; files?: Map<string, UiFile> }): ServerRoute[] {
+    const files = options.files ?? loadUiFiles();
     const pageCsp = uiCsp(options.connectSources);
 
-    const secure = (response: ResponseObject, file: string): ResponseObject => {
-        const viewer = file === VIEWER;
-        return response
+    const file = (request: Request, h: ResponseToolkit) => {
+        const path = (request.params.path as string | undefined) || 'index.html';
+        const found = files.get(path);
+        if (!found) {
+            throw apiError(404, 'NOT_FOUND');
+        }
+
+        const viewer = path === VIEWER;
+        return h.response(found.body)
+            .type(found.type)
+            .etag(found.etag)
             .header('Content-Security-Policy', viewer ? VIEWER_CSP : pageCsp)
             .header('X-Frame-Options', viewer ? 'SAMEORIGIN' : 'DENY')
             .header('Referrer-Policy', 'no-referrer')
             .header('Cache-Control', 'no-cache');
     };
 
-    const file = (request: Request, h: ResponseToolkit) => {
-        const path = (request.params.path as string | undefined) || 'index.html';
-        return secure(h.file(path, { confine: root, etagMethod: 'hash' }), path);
-    };
-
-    const routes: ServerRoute[] = [
+    return [
         {
             method: 'GET',
             path: '/ui',
@@ -110,5 +155,4 @@ export async function registerUiRoutes(server: Server, options: { prefix: string
             handler: file
         }
     ];
-    server.route(routes);
 }

@@ -66,6 +66,8 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
     let email: Email | null = null;
     let headers: Promise<Header[]> | null = null;
     let tab: Tab = 'html';
+    // The id last asked for, so a slow answer for an earlier one is dropped.
+    let shown: string | undefined;
 
     const htmlPanel = (e: Email): Node => {
         if (!e.htmlBody) {
@@ -196,18 +198,29 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
         async show(route) {
             back.href = routeHash({ inbox: route.inbox });
             if (!route.messageId) {
+                shown = undefined;
                 clear('No email open');
                 return;
             }
 
             if (!email || email.messageId !== route.messageId) {
+                const wanted = route.messageId;
+                shown = wanted;
                 clear('Loading…');
                 try {
-                    const loaded = await withApi((api) => api.getEmail(route.messageId as string));
+                    const loaded = await withApi((api) => api.getEmail(wanted));
+                    // Another email was opened meanwhile: that one's answer decides.
+                    if (shown !== wanted) {
+                        return;
+                    }
+
                     email = loaded;
                 }
                 catch (err) {
-                    clear(describeError(err));
+                    if (shown === wanted) {
+                        clear(describeError(err));
+                    }
+
                     return;
                 }
             }

@@ -26,6 +26,8 @@ export interface EmailsPaneHooks {
     inboxDeleted(inbox: string): void;
     /** An email was deleted from the list (Delete key). */
     emailDeleted(messageId: string): void;
+    /** New mail arrived in the open inbox (counts changed). */
+    arrived(): void;
 }
 
 /** The emails pane. */
@@ -142,6 +144,7 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
                 if (fresh.length > 0) {
                     showStatus(s);
                     toast(fresh.length === 1 ? 'New email arrived.' : `${fresh.length} new emails arrived.`);
+                    hooks.arrived();
                 }
             }
             catch (err) {

@@ -22,6 +22,9 @@ const emails = emailsPane({
         }
 
         void inboxes.reload();
+    },
+    arrived() {
+        void inboxes.reload();
     }
 });
 const email = emailPane({

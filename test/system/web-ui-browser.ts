@@ -143,6 +143,8 @@ describe('web interface in a browser', () => {
             expect(await rows(page).nth(1).locator('.clip').count()).to.equal(0);
             expect(await page.evaluate('window.notReloaded')).to.be.true();
             expect(apiRequests.some((url) => url.includes('wait=true'))).to.be.true();
+            // The inbox list follows: its count is up to date.
+            await page.locator('#inbox-list a.item', { hasText: 'live-inbox' }).locator('.count', { hasText: '2 emails' }).waitFor();
         });
 
         it('pages by cursor while scrolling, 50 at a time, never all at once', { timeout: 60_000 }, async () => {

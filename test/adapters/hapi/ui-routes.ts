@@ -2,7 +2,10 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { uiCsp, VIEWER_CSP, webUiDir } from '../../../adapters/hapi/ui-routes';
+import { downloadOrigins, loadUiFiles, uiCsp, VIEWER_CSP, webUiDir } from '../../../adapters/hapi/ui-routes';
+import { createS3BlobStore } from '../../../lib/blob-store/s3-blob-store';
+import { startS3 } from '../../helpers/s3';
+import { tempDir, removeDir } from '../../helpers/temp-dir';
 import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
 import { startStandalone } from '../../helpers/standalone-service';
 
@@ -20,7 +23,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 describe('ui-routes', () => {
 
-    describe('registerUiRoutes()', () => {
+    describe('uiRoutes()', () => {
         let p: ProvisionedServer;
 
         before(async () => {
@@ -108,6 +111,61 @@ describe('ui-routes', () => {
         it('needs no key', async () => {
             const res = await p.server.inject({ url: '/ui/', headers: { authorization: 'Bearer wrong' } });
             expect(res.statusCode).to.equal(200);
+        });
+    });
+
+    describe('loadUiFiles()', () => {
+
+        it('reads nothing from a directory that does not exist (an unbuilt package answers 404)', async () => {
+            const dir = await tempDir('no-ui');
+            try {
+                expect(loadUiFiles(Path.join(dir, 'missing')).size).to.equal(0);
+            }
+            finally {
+                await removeDir(dir);
+            }
+        });
+
+        it('keeps only files of known media types, by their path under /ui/', async () => {
+            const dir = await tempDir('ui-files');
+            try {
+                await Fs.mkdir(Path.join(dir, 'js'));
+                await Fs.writeFile(Path.join(dir, 'index.html'), '<!doctype html>');
+                await Fs.writeFile(Path.join(dir, 'js', 'a.js'), 'export {};');
+                await Fs.writeFile(Path.join(dir, 'secret.key'), 'no');
+                const files = loadUiFiles(dir);
+                expect([...files.keys()].sort()).to.equal(['index.html', 'js/a.js']);
+                expect(files.get('js/a.js')!.type).to.equal('text/javascript; charset=utf-8');
+            }
+            finally {
+                await removeDir(dir);
+            }
+        });
+    });
+
+    describe('downloadOrigins()', () => {
+
+        it('is empty for a store that serves its own links', async () => {
+            const p = await provisionServer();
+            try {
+                expect(await downloadOrigins(p.api.capture.blobStore)).to.equal([]);
+                expect((await p.server.inject('/ui/')).headers['content-security-policy']).to.contain('connect-src \'self\';');
+            }
+            finally {
+                await p.cleanup();
+            }
+        });
+
+        it('names the S3 endpoint, so the pages may fetch downloads from it', async () => {
+            const s3 = await startS3();
+            try {
+                const store = createS3BlobStore({ client: s3.createClient(), bucket: s3.bucket });
+                expect(await downloadOrigins(store)).to.equal([s3.endpoint]);
+                expect(uiCsp([s3.endpoint])).to.contain(`connect-src 'self' ${s3.endpoint};`);
+            }
+            finally {
+                await s3.stop();
+            }
         });
     });
 
