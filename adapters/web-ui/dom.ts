@@ -57,3 +57,15 @@ export function moveFocus(list: HTMLElement, step: 1 | -1): HTMLAnchorElement | 
     next.scrollIntoView({ block: 'nearest' });
     return next;
 }
+
+/** Marks the list item whose `data-<key>` is `value` as the current one (`aria-current="page"`), and no other. */
+export function markCurrent(list: HTMLElement, key: 'inbox' | 'id', value: string | undefined): void {
+    for (const link of Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item'))) {
+        if (value !== undefined && link.dataset[key] === value) {
+            link.setAttribute('aria-current', 'page');
+        }
+        else {
+            link.removeAttribute('aria-current');
+        }
+    }
+}

@@ -2,10 +2,10 @@
 // paged by cursor as the person scrolls (never all at once), and live: a server
 // long-poll (wait=true) brings new mail in without a reload.
 
-import type { Email } from '../client/index';
+import { InboxCaptureApiError, type Email } from '../client/index';
 import { describeError, isAbort, withApi } from './api';
 import { confirmDelete, toast } from './dialogs';
-import { byId, el, moveFocus } from './dom';
+import { byId, el, markCurrent, moveFocus } from './dom';
 import { formatShortTime, formatTime } from './format';
 import { routeHash } from './route';
 
@@ -148,7 +148,8 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
                 }
             }
             catch (err) {
-                if (isAbort(err) || state !== s) {
+                // A refusal (bad inbox name, say) will not change by asking again; the list shows it.
+                if (isAbort(err) || state !== s || (err instanceof InboxCaptureApiError && err.status < 500)) {
                     return;
                 }
 
@@ -255,14 +256,7 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         },
         select(messageId) {
             selected = messageId;
-            for (const link of Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item'))) {
-                if (link.dataset.id === messageId) {
-                    link.setAttribute('aria-current', 'page');
-                }
-                else {
-                    link.removeAttribute('aria-current');
-                }
-            }
+            markCurrent(list, 'id', messageId);
         },
         remove(messageId) {
             const link = Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item')).find((a) => a.dataset.id === messageId);

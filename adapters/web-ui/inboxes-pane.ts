@@ -3,7 +3,7 @@
 
 import type { Inbox } from '../client/index';
 import { describeError, withApi } from './api';
-import { byId, el, moveFocus } from './dom';
+import { byId, el, markCurrent, moveFocus } from './dom';
 import { formatShortTime, formatTime } from './format';
 import { routeHash } from './route';
 
@@ -83,14 +83,7 @@ export function inboxesPane(): InboxesPane {
         reload: () => load(true),
         select(inbox) {
             selected = inbox;
-            for (const link of Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item'))) {
-                if (link.dataset.inbox === inbox) {
-                    link.setAttribute('aria-current', 'page');
-                }
-                else {
-                    link.removeAttribute('aria-current');
-                }
-            }
+            markCurrent(list, 'inbox', inbox);
         }
     };
 }
