@@ -268,10 +268,14 @@ describe('web interface in a browser', () => {
             await page.keyboard.press('Delete');
             await page.locator('#confirm-dialog').waitFor();
             await page.click('#confirm-cancel');
+            // Closed first: while the modal dialog is open, the list is inert and takes no focus.
+            await page.locator('#confirm-dialog').waitFor({ state: 'hidden' });
             expect(await p.api.capture.getEmail(gone.messageId)).to.not.be.null();
 
             await rows(page).first().focus();
+            expect(await page.evaluate('document.activeElement.dataset.id')).to.equal(gone.messageId);
             await page.keyboard.press('Delete');
+            await page.locator('#confirm-dialog').waitFor();
             await page.click('#confirm-ok');
             await waitForCount(page, '#email-list a.item', 1);
             expect(await p.api.capture.getEmail(gone.messageId)).to.be.null();
