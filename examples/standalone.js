@@ -101,6 +101,9 @@ async function main() {
         // One service for HTTP and SMTP: mail arriving over SMTP wakes the HTTP long-polls.
         await server.register({ plugin: inboxCapturePlugin, options: { capture } });
 
+        // People opening the service's address get the web interface (docs/ui.md).
+        server.route({ method: 'GET', path: '/', options: { auth: false }, handler: (request, h) => h.redirect('/ui/') });
+
         // The host's choice (the plugin leaves host 404s alone): every unknown path answers
         // the API's error shape.
         server.route({

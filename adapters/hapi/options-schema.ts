@@ -57,6 +57,8 @@ export interface InboxCapturePluginOptions {
     publicRoutes?: PublicRoutesOptions;
     /** Deletes old mail every `intervalMs` (EXTENSIONS §5): past `maxAgeMs`, beyond the newest `maxPerInbox` per inbox (default: off). */
     retention?: RetentionOptions;
+    /** `false` removes the web interface at /ui (default true). */
+    ui?: boolean;
 }
 
 /** The options after validation: defaults applied. */
@@ -68,6 +70,7 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     inboxFromAddress: InboxFromAddress;
     docs: boolean;
     publicRoutes: Required<PublicRoutesOptions>;
+    ui: boolean;
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -111,7 +114,8 @@ export const optionsSchema = Joi.object({
         version: Joi.boolean().default(true),
         openapi: Joi.boolean().default(true),
         docs: Joi.boolean().default(true)
-    }).default()
+    }).default(),
+    ui: Joi.boolean().default(true)
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.

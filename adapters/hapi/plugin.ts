@@ -22,6 +22,7 @@ import { emailRoutes } from './routes/emails';
 import { inboxRoutes } from './routes/inboxes';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
+import { downloadOrigins, uiRoutes } from './ui-routes';
 
 /** The plugin's name: `server.plugins['inbox-capture']`, `server.registrations['inbox-capture']`. */
 export const PLUGIN_NAME = 'inbox-capture';
@@ -129,6 +130,10 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
             if (options.docs && options.publicRoutes.docs) {
                 server.route(docsRoutes({ prefix, openapiPath: OPENAPI_PATH, title: 'inbox-capture API' }));
+            }
+
+            if (options.ui) {
+                server.route(uiRoutes({ prefix, connectSources: await downloadOrigins(capture.blobStore) }));
             }
 
             // Last: a route clash with the host (say its own /health) fails before any migration.

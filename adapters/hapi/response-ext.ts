@@ -20,13 +20,15 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
  */
 export const DEFAULT_CSP = 'default-src \'none\'; frame-ancestors \'none\'';
 
-/** Adds the security headers (and the default CSP when the response brings none) to a response. */
+/** Adds the security headers and the default CSP, each unless the response brings its own. */
 export function secureResponse(response: ResponseObject): ResponseObject {
+    // A route that sets its own (the web interface's viewer frame) keeps it; hapi keeps names lowercased.
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
-        response.header(name, value);
+        if (response.headers[name.toLowerCase()] === undefined) {
+            response.header(name, value);
+        }
     }
 
-    // hapi keeps header names lowercased.
     if (response.headers['content-security-policy'] === undefined) {
         response.header('Content-Security-Policy', DEFAULT_CSP);
     }

@@ -1,0 +1,273 @@
+// The second pane: one inbox's emails, newest first, searched by sender and subject,
+// paged by cursor as the person scrolls (never all at once), and live: a server
+// long-poll (wait=true) brings new mail in without a reload.
+
+import { InboxCaptureApiError, type Email } from '../client/index';
+import { describeError, isAbort, withApi } from './api';
+import { confirmDelete, toast } from './dialogs';
+import { byId, el, markCurrent, moveFocus } from './dom';
+import { formatShortTime, formatTime } from './format';
+import { routeHash } from './route';
+
+/** Emails per page: small pages, because each email object carries its bodies. */
+const PAGE_SIZE = 50;
+/** Seconds of one long-poll: under the API's 28 s maximum. */
+const LIVE_TIMEOUT_SECONDS = 25;
+/** New emails one long-poll brings at most; past it the list is loaded again. */
+const LIVE_LIMIT = 100;
+/** Milliseconds before a failed long-poll is tried again. */
+const LIVE_RETRY_MS = 3000;
+/** Milliseconds between typing in a search field and asking the server. */
+const SEARCH_DELAY_MS = 300;
+
+/** What the emails pane tells the rest of the interface. */
+export interface EmailsPaneHooks {
+    /** The open inbox was deleted. */
+    inboxDeleted(inbox: string): void;
+    /** An email was deleted from the list (Delete key). */
+    emailDeleted(messageId: string): void;
+    /** New mail arrived in the open inbox (counts changed). */
+    arrived(): void;
+}
+
+/** The emails pane. */
+export interface EmailsPane {
+    /** Shows an inbox (no-op when it is already shown), or nothing. */
+    open(inbox: string | undefined): void;
+    /** Marks the open email. */
+    select(messageId: string | undefined): void;
+    /** Takes a deleted email out of the list. */
+    remove(messageId: string): void;
+}
+
+interface State {
+    inbox: string;
+    sender: string;
+    subject: string;
+    cursor?: string;
+    hasMore: boolean;
+    loading: boolean;
+    /** Newest receivedAt shown: the live poll asks for what came after it. */
+    newest?: number;
+    seen: Set<string>;
+    live: AbortController;
+}
+
+/** Wires the emails pane of index.html. */
+export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
+    const list = byId<HTMLUListElement>('email-list');
+    const status = byId('emails-status');
+    const title = byId('emails-title');
+    const more = byId<HTMLButtonElement>('emails-more');
+    const senderInput = byId<HTMLInputElement>('search-sender');
+    const subjectInput = byId<HTMLInputElement>('search-subject');
+    const deleteInbox = byId<HTMLButtonElement>('delete-inbox');
+    let state: State | null = null;
+    let selected: string | undefined;
+
+    const row = (email: Email) => el('li', {},
+        el('a', { class: 'item', href: routeHash({ inbox: email.inbox, messageId: email.messageId }), 'data-id': email.messageId, 'aria-current': email.messageId === selected ? 'page' : undefined },
+            el('span', { class: 'from' }, email.sender || '(no sender)'),
+            el('time', { class: 'time', datetime: new Date(email.receivedAt).toISOString(), title: formatTime(email.receivedAt) }, formatShortTime(email.receivedAt)),
+            el('span', { class: 'subject' }, email.subject || '(no subject)'),
+            email.attachments.length > 0 && el('span', { class: 'clip', title: `${email.attachments.length} attachment(s)` }, el('span', { 'aria-hidden': 'true' }, '📎'), el('span', { class: 'sr-only' }, 'has attachments'))));
+
+    const showStatus = (s: State) => {
+        status.textContent = list.children.length > 0 ? '' : (s.sender || s.subject ? 'No email matches the search.' : 'This inbox is empty.');
+    };
+
+    const loadPage = async (s: State) => {
+        if (s.loading || !s.hasMore) {
+            return;
+        }
+
+        s.loading = true;
+        try {
+            const page = await withApi((api) => api.listEmails({ inbox: s.inbox, limit: PAGE_SIZE, cursor: s.cursor, sender: s.sender || undefined, subject: s.subject || undefined }));
+            if (state !== s) {
+                return;
+            }
+
+            for (const email of page.emails) {
+                if (!s.seen.has(email.messageId)) {
+                    s.seen.add(email.messageId);
+                    list.appendChild(row(email));
+                }
+
+                s.newest = Math.max(s.newest ?? 0, email.receivedAt);
+            }
+
+            s.cursor = page.nextCursor;
+            s.hasMore = page.hasMore;
+            more.hidden = !page.hasMore;
+            showStatus(s);
+        }
+        catch (err) {
+            if (state === s) {
+                status.textContent = describeError(err);
+            }
+        }
+        finally {
+            s.loading = false;
+        }
+    };
+
+    // New mail: one long-poll after another for what arrives after the newest shown.
+    const live = async (s: State) => {
+        while (!s.live.signal.aborted) {
+            try {
+                const page = await withApi((api) => api.listEmails({
+                    inbox: s.inbox, wait: true, timeout: LIVE_TIMEOUT_SECONDS, limit: LIVE_LIMIT,
+                    receivedAfter: s.newest === undefined ? undefined : s.newest + 1,
+                    sender: s.sender || undefined, subject: s.subject || undefined
+                }, { signal: s.live.signal }));
+                if (state !== s) {
+                    return;
+                }
+
+                if (page.hasMore) {
+                    // A burst larger than a page: start over from the newest.
+                    start(s.inbox, true);
+                    return;
+                }
+
+                const fresh = page.emails.filter((email) => !s.seen.has(email.messageId));
+                for (const email of fresh.reverse()) {
+                    s.seen.add(email.messageId);
+                    list.insertBefore(row(email), list.firstChild);
+                }
+
+                for (const email of page.emails) {
+                    s.newest = Math.max(s.newest ?? 0, email.receivedAt);
+                }
+
+                if (fresh.length > 0) {
+                    showStatus(s);
+                    toast(fresh.length === 1 ? 'New email arrived.' : `${fresh.length} new emails arrived.`);
+                    hooks.arrived();
+                }
+            }
+            catch (err) {
+                // A refusal (bad inbox name, say) will not change by asking again; the list shows it.
+                if (isAbort(err) || state !== s || (err instanceof InboxCaptureApiError && err.status < 500)) {
+                    return;
+                }
+
+                await new Promise((resolve) => window.setTimeout(resolve, LIVE_RETRY_MS));
+            }
+        }
+    };
+
+    const start = (inbox: string, force = false) => {
+        const sender = senderInput.value.trim();
+        const subject = subjectInput.value.trim();
+        if (!force && state && state.inbox === inbox && state.sender === sender && state.subject === subject) {
+            return;
+        }
+
+        state?.live.abort();
+        const s: State = { inbox, sender, subject, hasMore: true, loading: false, seen: new Set(), live: new AbortController() };
+        state = s;
+        list.replaceChildren();
+        more.hidden = true;
+        status.textContent = 'Loading…';
+        title.textContent = inbox;
+        deleteInbox.disabled = false;
+        void loadPage(s).then(() => live(s));
+    };
+
+    // Infinite scroll: the "Older emails" button loads the next page as soon as it scrolls into view.
+    new IntersectionObserver((entries) => {
+        if (state && entries.some((entry) => entry.isIntersecting)) {
+            void loadPage(state);
+        }
+    }).observe(more);
+    more.addEventListener('click', () => state && void loadPage(state));
+
+    let timer: number | undefined;
+    const searchSoon = () => {
+        window.clearTimeout(timer);
+        timer = window.setTimeout(() => state && start(state.inbox), SEARCH_DELAY_MS);
+    };
+    senderInput.addEventListener('input', searchSoon);
+    subjectInput.addEventListener('input', searchSoon);
+    byId<HTMLFormElement>('email-search').addEventListener('submit', (event) => {
+        event.preventDefault();
+        window.clearTimeout(timer);
+        if (state) {
+            start(state.inbox);
+        }
+    });
+
+    deleteInbox.addEventListener('click', async () => {
+        const s = state;
+        if (!s || !await confirmDelete(`Delete every email of the inbox "${s.inbox}"? This cannot be undone.`)) {
+            return;
+        }
+
+        try {
+            const deleted = await withApi((api) => api.deleteInbox(s.inbox));
+            toast(`Deleted ${deleted} ${deleted === 1 ? 'email' : 'emails'} of ${s.inbox}.`);
+            hooks.inboxDeleted(s.inbox);
+        }
+        catch (err) {
+            toast(describeError(err));
+        }
+    });
+
+    list.addEventListener('keydown', async (event) => {
+        if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+            event.preventDefault();
+            moveFocus(list, event.key === 'ArrowDown' ? 1 : -1);
+            return;
+        }
+
+        const link = (event.target as HTMLElement).closest<HTMLAnchorElement>('a.item');
+        if (event.key === 'Delete' && link?.dataset.id) {
+            event.preventDefault();
+            const id = link.dataset.id;
+            if (await confirmDelete('Delete this email? This cannot be undone.')) {
+                try {
+                    await withApi((api) => api.deleteEmail(id));
+                    toast('Email deleted.');
+                    hooks.emailDeleted(id);
+                }
+                catch (err) {
+                    toast(describeError(err));
+                }
+            }
+        }
+    });
+
+    return {
+        open(inbox) {
+            if (inbox) {
+                start(inbox);
+                return;
+            }
+
+            state?.live.abort();
+            state = null;
+            list.replaceChildren();
+            title.textContent = 'Emails';
+            status.textContent = 'Choose an inbox.';
+            more.hidden = true;
+            deleteInbox.disabled = true;
+        },
+        select(messageId) {
+            selected = messageId;
+            markCurrent(list, 'id', messageId);
+        },
+        remove(messageId) {
+            const link = Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item')).find((a) => a.dataset.id === messageId);
+            const item = link?.parentElement;
+            const next = (item?.nextElementSibling ?? item?.previousElementSibling)?.querySelector<HTMLAnchorElement>('a.item');
+            item?.remove();
+            next?.focus();
+            if (state) {
+                state.seen.delete(messageId);
+                showStatus(state);
+            }
+        }
+    };
+}

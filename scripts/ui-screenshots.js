@@ -1,0 +1,82 @@
+'use strict';
+
+// Screenshots of the web interface for the docs (docs/ui.md, README): the three panes on
+// a wide screen and one pane at 375 px, from a throwaway server with a few sample emails.
+//
+//   npm run build && node scripts/ui-screenshots.js
+//
+// Writes docs/ui-three-panes.png and docs/ui-375px.png. Not part of npm test.
+
+process.env.AWS_EXECUTION_ENV ??= 'AWS_Lambda_nodejs20.x'; // before the import: @sparticuz/chromium unpacks its libraries
+const Fs = require('node:fs');
+const Os = require('node:os');
+const Path = require('node:path');
+const Hapi = require('@hapi/hapi');
+const ChromiumPackage = require('@sparticuz/chromium');
+const Chromium = ChromiumPackage.default ?? ChromiumPackage;
+const { chromium } = require('playwright-core');
+const { inboxCapturePlugin } = require('../dist/adapters/hapi');
+
+const DOCS = Path.join(__dirname, '..', 'docs');
+
+function mail({ to, from, subject, text, html }) {
+    const boundary = 'b-screenshot';
+    return [
+        `From: ${from}`, `To: ${to}`, `Subject: ${subject}`, 'MIME-Version: 1.0',
+        `Content-Type: multipart/alternative; boundary="${boundary}"`, '',
+        `--${boundary}`, 'Content-Type: text/plain; charset=utf-8', '', text,
+        `--${boundary}`, 'Content-Type: text/html; charset=utf-8', '', html,
+        `--${boundary}--`, ''
+    ].join('\r\n');
+}
+
+const SAMPLES = [
+    ['orders', 'shop@example.test', 'Your order #1042 has shipped', 'Track it at https://shop.example.test/track/1042', '<h2 style="color:#0b57d0;font-family:sans-serif">On its way!</h2><p style="font-family:sans-serif">Order #1042 left our warehouse today.</p><p><a href="https://shop.example.test/track/1042" style="background:#0b57d0;color:#fff;padding:8px 14px;border-radius:6px;text-decoration:none;font-family:sans-serif">Track my parcel</a></p>'],
+    ['signup-7f3a', 'no-reply@app.example.test', 'Welcome! Please confirm your address', 'Confirm: https://app.example.test/confirm?t=abc', '<p style="font-family:sans-serif">Welcome aboard.</p><p><a href="https://app.example.test/confirm?t=abc">Confirm my account</a></p>'],
+    ['signup-7f3a', 'security@app.example.test', 'Your sign-in code is 482913', 'Your code: 482913. It expires in 10 minutes.', '<p style="font-family:sans-serif">Your code:</p><p style="font:700 28px monospace;letter-spacing:4px">482913</p><p style="font-family:sans-serif;color:#666">It expires in 10 minutes. <img src="https://tracker.example.test/open.gif" alt=""></p>'],
+    ['signup-19c0', 'no-reply@app.example.test', 'Reset your password', 'Reset: https://app.example.test/reset?t=xyz', '<p style="font-family:sans-serif"><a href="https://app.example.test/reset?t=xyz">Choose a new password</a></p>']
+];
+
+async function main() {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'ui-shots-'));
+    const server = Hapi.server({ host: '127.0.0.1', port: 0 });
+    let browser;
+    try {
+        await server.register({ plugin: inboxCapturePlugin, options: { dataDir } });
+        await server.start();
+        const api = server.plugins['inbox-capture'];
+        const key = await api.capture.createKey('screenshots');
+        const stored = [];
+        for (const [inbox, from, subject, text, html] of SAMPLES) {
+            stored.push(...await api.ingestRawEmail(mail({ to: `${inbox}@example.test`, from, subject, text, html }), { recipients: [`${inbox}@example.test`] }));
+        }
+
+        const shown = stored[2];
+
+        browser = await chromium.launch({ executablePath: await Chromium.executablePath(), args: [], headless: true });
+        const shoot = async (viewport, file) => {
+            const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
+            await context.addInitScript(`sessionStorage.setItem('inbox-capture.apiKey', ${JSON.stringify(key)})`);
+            const page = await context.newPage();
+            await page.goto(`${server.info.uri}/ui/#/inbox/signup-7f3a/email/${encodeURIComponent(shown.messageId)}/html`);
+            await page.frameLocator('iframe.mail-frame').frameLocator('#mail').locator('p').first().waitFor();
+            await page.locator('#email-list a.item').nth(1).waitFor({ state: 'attached' });
+            await page.screenshot({ path: Path.join(DOCS, file) });
+            await context.close();
+            console.log(`docs/${file}`);
+        };
+
+        await shoot({ width: 1280, height: 720 }, 'ui-three-panes.png');
+        await shoot({ width: 375, height: 740 }, 'ui-375px.png');
+    }
+    finally {
+        await browser?.close();
+        await server.stop();
+        Fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+}
+
+main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+});

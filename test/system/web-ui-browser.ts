@@ -1,0 +1,372 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import * as Fs from 'node:fs/promises';
+import * as Nodemailer from 'nodemailer';
+import * as Path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createSmtpListener, type SmtpListener } from '../../adapters/smtp';
+import { launchBrowser } from '../helpers/browser';
+import { buildMail } from '../helpers/mail';
+import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
+import { contextWithKey, openUi, waitForCount, waitForHash } from '../helpers/web-ui';
+
+const { expect } = Code;
+const { describe, it, before, after, afterEach } = exports.lab = Lab.script();
+
+const AXE = Path.join(__dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
+const ATTACHMENT = Buffer.from([0, 1, 2, 3, 250, 251, 252, 253, 254, 255]);
+
+describe('web interface in a browser', () => {
+    let browser: Browser;
+    let p: ProvisionedServer;
+    let smtp: SmtpListener;
+    let smtpPort: number;
+    let baseUrl: string;
+    let context: BrowserContext | undefined;
+    let apiRequests: string[] = [];
+
+    before(async () => {
+        browser = await launchBrowser();
+        p = await provisionServer({ listen: true });
+        baseUrl = p.server.info.uri;
+        smtp = createSmtpListener({ capture: p.api.capture, port: 0 });
+        smtpPort = (await smtp.listen()).port;
+        p.server.ext('onRequest', (request, h) => {
+            if (request.path.startsWith('/v1/')) {
+                apiRequests.push(request.url.pathname + request.url.search);
+            }
+
+            return h.continue;
+        });
+    });
+
+    after(async () => {
+        await browser?.close();
+        await smtp?.close();
+        await p?.cleanup();
+    });
+
+    afterEach(async () => {
+        await context?.close();
+        context = undefined;
+        apiRequests = [];
+    });
+
+    const deliver = (inbox: string, mail: Parameters<typeof buildMail>[0] = {}) => p.api.ingestRawEmail(buildMail({ to: `${inbox}@test.example`, ...mail }), { recipients: [`${inbox}@test.example`] });
+
+    const open = async (hash: string, options: Parameters<Browser['newContext']>[0] = {}): Promise<Page> => {
+        context = await contextWithKey(browser, p.apiKey, options);
+        const page = await context.newPage();
+        await openUi(page, baseUrl, hash);
+        return page;
+    };
+
+    const rows = (page: Page) => page.locator('#email-list a.item');
+
+    describe('key entry', () => {
+
+        it('asks once per tab, says so when a key is refused, and keeps it in sessionStorage only', async () => {
+            await deliver('keyed-inbox');
+            context = await browser.newContext();
+            const page = await context.newPage();
+            await page.goto(`${baseUrl}/ui/`);
+            const dialog = page.locator('#key-dialog');
+            await dialog.waitFor();
+            expect(await page.locator('#inbox-list a.item').count()).to.equal(0);
+
+            await page.fill('#key-input', 'not-a-key');
+            await page.click('#key-dialog button[type=submit]');
+            await page.locator('#key-message', { hasText: 'refused' }).waitFor();
+            expect(await dialog.isVisible()).to.be.true();
+
+            await page.fill('#key-input', p.apiKey);
+            await page.click('#key-dialog button[type=submit]');
+            await page.locator('#inbox-list a.item', { hasText: 'keyed-inbox' }).waitFor();
+            expect(await dialog.isVisible()).to.be.false();
+            expect(await page.evaluate('[sessionStorage.getItem("inbox-capture.apiKey"), localStorage.length, document.cookie]')).to.equal([p.apiKey, 0, '']);
+
+            // A reload keeps the tab's key; another tab asks again.
+            await page.reload();
+            await page.locator('#inbox-list a.item', { hasText: 'keyed-inbox' }).waitFor();
+            expect(await dialog.isVisible()).to.be.false();
+            const other = await context.newPage();
+            await other.goto(`${baseUrl}/ui/`);
+            await other.locator('#key-dialog').waitFor();
+            expect(await other.locator('#key-message').textContent()).to.contain('Enter an API key');
+        });
+    });
+
+    describe('inboxes', () => {
+
+        it('lists inboxes with counts and last arrival, and filters them by prefix', async () => {
+            await deliver('filter-alpha-1');
+            await deliver('filter-alpha-1');
+            await deliver('filter-alpha-2');
+            await deliver('filter-beta-1');
+            await deliver('unfiltered');
+            const page = await open('#/');
+            await page.locator('#inbox-list a.item', { hasText: 'unfiltered' }).waitFor();
+            await page.fill('#inbox-prefix', 'filter-');
+            await waitForCount(page, '#inbox-list a.item', 3);
+            const names = await page.locator('#inbox-list a.item .name').allTextContents();
+            expect(names).to.equal(['filter-beta-1', 'filter-alpha-2', 'filter-alpha-1']);
+            expect(await page.locator('#inbox-list a.item', { hasText: 'filter-alpha-1' }).locator('.count').textContent()).to.equal('2 emails');
+            expect(await page.locator('#inbox-list a.item', { hasText: 'filter-alpha-1' }).locator('time').getAttribute('datetime')).to.match(/^\d{4}-\d\d-\d\dT/);
+
+            await page.fill('#inbox-prefix', 'filter-alpha');
+            await waitForCount(page, '#inbox-list a.item', 2);
+            expect(await page.locator('#inbox-list a.item .name').allTextContents()).to.equal(['filter-alpha-2', 'filter-alpha-1']);
+            expect(apiRequests).to.include('/v1/inboxes?limit=50&prefix=filter-alpha');
+        });
+    });
+
+    describe('emails', () => {
+
+        it('shows mail sent over SMTP in the open inbox without a reload', async () => {
+            await deliver('live-inbox', { subject: 'already here' });
+            const page = await open('#/inbox/live-inbox');
+            await rows(page).first().waitFor();
+            await page.evaluate('window.notReloaded = true');
+
+            const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+            try {
+                await transport.sendMail({ from: 'app@test.example', to: 'live-inbox@test.example', subject: 'arrived live', text: 'hi', attachments: [{ filename: 'a.bin', content: ATTACHMENT }] });
+            }
+            finally {
+                transport.close();
+            }
+
+            await rows(page).filter({ hasText: 'arrived live' }).waitFor();
+            expect(await rows(page).locator('.subject').allTextContents()).to.equal(['arrived live', 'already here']);
+            expect(await rows(page).first().locator('.from').textContent()).to.equal('app@test.example');
+            expect(await rows(page).first().locator('.clip').count()).to.equal(1);
+            expect(await rows(page).nth(1).locator('.clip').count()).to.equal(0);
+            expect(await page.evaluate('window.notReloaded')).to.be.true();
+            expect(apiRequests.some((url) => url.includes('wait=true'))).to.be.true();
+            // The inbox list follows: its count is up to date.
+            await page.locator('#inbox-list a.item', { hasText: 'live-inbox' }).locator('.count', { hasText: '2 emails' }).waitFor();
+        });
+
+        it('pages by cursor while scrolling, 50 at a time, never all at once', { timeout: 60_000 }, async () => {
+            for (let i = 0; i < 120; i++) {
+                await deliver('many-inbox', { subject: `number ${String(i).padStart(3, '0')}` });
+            }
+
+            const page = await open('#/inbox/many-inbox');
+            await rows(page).nth(49).waitFor();
+            await page.waitForTimeout(300);
+            expect(await rows(page).count()).to.equal(50);
+
+            for (const expected of [100, 120]) {
+                await page.locator('#emails-more').scrollIntoViewIfNeeded();
+                await rows(page).nth(expected - 1).waitFor();
+            }
+
+            const subjects = await rows(page).locator('.subject').allTextContents();
+            expect(subjects.length).to.equal(120);
+            expect(subjects[0]).to.equal('number 119');
+            expect(subjects[119]).to.equal('number 000');
+            const pages = apiRequests.filter((url) => url.startsWith('/v1/emails?') && !url.includes('wait=true'));
+            expect(pages.length).to.equal(3);
+            expect(pages.every((url) => url.includes('limit=50'))).to.be.true();
+            expect(pages.filter((url) => url.includes('cursor=')).length).to.equal(2);
+        });
+
+        it('searches by sender and by subject', async () => {
+            await deliver('search-inbox', { from: 'alice@test.example', subject: 'Welcome aboard' });
+            await deliver('search-inbox', { from: 'bob@test.example', subject: 'Your invoice' });
+            await deliver('search-inbox', { from: 'alice@test.example', subject: 'Invoice reminder' });
+            const page = await open('#/inbox/search-inbox');
+            await rows(page).nth(2).waitFor();
+
+            await page.fill('#search-sender', 'alice');
+            await waitForCount(page, '#email-list a.item', 2);
+            await page.fill('#search-subject', 'invoice');
+            await waitForCount(page, '#email-list a.item', 1);
+            expect(await rows(page).locator('.subject').allTextContents()).to.equal(['Invoice reminder']);
+            expect(apiRequests.some((url) => url.includes('sender=alice') && url.includes('subject=invoice'))).to.be.true();
+        });
+
+        it('moves with up and down, opens with enter', async () => {
+            await deliver('keys-inbox', { subject: 'older' });
+            await deliver('keys-inbox', { subject: 'newer' });
+            const page = await open('#/inbox/keys-inbox');
+            await rows(page).nth(1).waitFor();
+            await rows(page).first().focus();
+            await page.keyboard.press('ArrowDown');
+            expect(await page.evaluate("document.activeElement.querySelector('.subject').textContent")).to.equal('older');
+            await page.keyboard.press('ArrowUp');
+            await page.keyboard.press('ArrowDown');
+            await page.keyboard.press('Enter');
+            await page.locator('#email-subject', { hasText: 'older' }).waitFor();
+            expect(page.url()).to.contain('#/inbox/keys-inbox/email/');
+        });
+    });
+
+    describe('one email', () => {
+
+        it('shows subject, from, to, time, text, headers, links and codes, as text, and survives a reload', async () => {
+            const [email] = await deliver('one-inbox', {
+                from: 'shop@test.example',
+                subject: 'Your code is 482913 <b>bold?</b>',
+                text: 'Confirm at https://example.test/confirm?t=1 <img src=x onerror=alert(1)>',
+                html: '<p>Hi</p><a href="https://example.test/button">Confirm my account</a>'
+            });
+            const hash = `#/inbox/one-inbox/email/${encodeURIComponent(email.messageId)}/headers`;
+            const page = await open(hash);
+            await page.locator('table.headers').waitFor();
+            await page.reload();
+            await page.locator('table.headers td', { hasText: 'Your code is 482913' }).waitFor();
+            expect(await page.locator('#email-subject').textContent()).to.equal('Your code is 482913 <b>bold?</b>');
+            expect(await page.locator('#email-subject b').count()).to.equal(0);
+            expect(await page.locator('#email-from').textContent()).to.equal('shop@test.example');
+            expect(await page.locator('#email-to').textContent()).to.equal('one-inbox@test.example');
+            expect(await page.locator('#email-time').textContent()).to.not.equal('');
+            expect(await page.locator('#tab-headers').getAttribute('aria-selected')).to.equal('true');
+            expect(await page.evaluate('document.body.dataset.view')).to.equal('email');
+
+            await page.click('#tab-text');
+            await page.locator('pre.text-body').waitFor();
+            expect(await page.locator('pre.text-body').textContent()).to.contain('<img src=x onerror=alert(1)>');
+            expect(await page.locator('pre.text-body img').count()).to.equal(0);
+            expect(page.url()).to.endWith('/text');
+
+            await page.click('#tab-links');
+            await page.locator('ul.codes button', { hasText: '482913' }).waitFor();
+            expect(await page.locator('ul.links a').allTextContents()).to.equal(['Confirm my account', 'https://example.test/confirm?t=1']);
+            expect(await page.locator('ul.links a').first().getAttribute('rel')).to.equal('noopener noreferrer');
+            await context!.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+            await page.click('ul.codes button');
+            await page.locator('#toast', { hasText: 'Copied 482913' }).waitFor();
+            expect(await page.evaluate('navigator.clipboard.readText()')).to.equal('482913');
+        });
+
+        it('downloads attachments and the raw message, byte for byte', async () => {
+            const raw = buildMail({ to: 'dl-inbox@test.example', subject: 'with file', attachments: [{ filename: 'data.bin', contentType: 'application/octet-stream', content: ATTACHMENT }] });
+            const [email] = await p.api.ingestRawEmail(raw, { recipients: ['dl-inbox@test.example'] });
+            const page = await open(`#/inbox/dl-inbox/email/${encodeURIComponent(email.messageId)}/attachments`);
+            const button = page.getByRole('button', { name: `Download ${email.attachments[0].filename}` });
+            const [attachment] = await Promise.all([page.waitForEvent('download'), button.click()]);
+            expect(await Fs.readFile(await attachment.path())).to.equal(ATTACHMENT);
+            expect(attachment.suggestedFilename()).to.equal(email.attachments[0].filename);
+
+            const [eml] = await Promise.all([page.waitForEvent('download'), page.click('#download-raw')]);
+            expect((await Fs.readFile(await eml.path())).toString('utf8')).to.equal(raw);
+            expect(eml.suggestedFilename()).to.endWith('.eml');
+        });
+    });
+
+    describe('deletes', () => {
+
+        it('deletes one email from the list with the Delete key, after a confirmation', async () => {
+            const [keep] = await deliver('del-one', { subject: 'keep me' });
+            const [gone] = await deliver('del-one', { subject: 'delete me' });
+            const page = await open('#/inbox/del-one');
+            await rows(page).nth(1).waitFor();
+            await rows(page).first().focus();
+
+            await page.keyboard.press('Delete');
+            await page.locator('#confirm-dialog').waitFor();
+            await page.click('#confirm-cancel');
+            // Closed first: while the modal dialog is open, the list is inert and takes no focus.
+            await page.locator('#confirm-dialog').waitFor({ state: 'hidden' });
+            expect(await p.api.capture.getEmail(gone.messageId)).to.not.be.null();
+
+            await rows(page).first().focus();
+            expect(await page.evaluate('document.activeElement.dataset.id')).to.equal(gone.messageId);
+            await page.keyboard.press('Delete');
+            await page.locator('#confirm-dialog').waitFor();
+            await page.click('#confirm-ok');
+            await waitForCount(page, '#email-list a.item', 1);
+            expect(await p.api.capture.getEmail(gone.messageId)).to.be.null();
+            expect(await p.api.capture.getEmail(keep.messageId)).to.not.be.null();
+        });
+
+        it('deletes the open email with its button', async () => {
+            const [email] = await deliver('del-open', { subject: 'open and delete' });
+            const page = await open(`#/inbox/del-open/email/${encodeURIComponent(email.messageId)}`);
+            await page.locator('#email-subject', { hasText: 'open and delete' }).waitFor();
+            await page.click('#delete-email');
+            await page.click('#confirm-ok');
+            await waitForHash(page, '#/inbox/del-open');
+            expect(await p.api.capture.getEmail(email.messageId)).to.be.null();
+        });
+
+        it('deletes the inbox after a confirmation', async () => {
+            await deliver('del-inbox', { subject: 'a' });
+            await deliver('del-inbox', { subject: 'b' });
+            const page = await open('#/inbox/del-inbox');
+            await rows(page).nth(1).waitFor();
+            await page.click('#delete-inbox');
+            expect(await page.locator('#confirm-text').textContent()).to.contain('del-inbox');
+            await page.click('#confirm-ok');
+            await waitForHash(page, '#/');
+            expect((await p.api.capture.listEmails({ inbox: 'del-inbox', limit: 10 })).records).to.equal([]);
+            await page.locator('#inbox-list .name', { hasText: /^del-inbox$/ }).waitFor({ state: 'detached' });
+        });
+    });
+
+    describe('layout and accessibility', () => {
+
+        const visiblePanes = (page: Page) => page.evaluate("Array.from(document.querySelectorAll('.pane')).filter((pane) => pane.offsetParent !== null).map((pane) => pane.id)");
+
+        it('shows three panes on a wide screen', async () => {
+            const [email] = await deliver('wide-inbox');
+            const page = await open(`#/inbox/wide-inbox/email/${encodeURIComponent(email.messageId)}`, { viewport: { width: 1280, height: 800 } });
+            await page.locator('#email-body:not([hidden])').waitFor();
+            expect(await visiblePanes(page)).to.equal(['pane-inboxes', 'pane-emails', 'pane-email']);
+        });
+
+        it('shows one pane at a time at 375 px, without horizontal scrolling', async () => {
+            const [email] = await deliver('narrow-inbox', { subject: 'a rather long subject line that would not fit on a phone screen at all, not even close' });
+            const page = await open('#/', { viewport: { width: 375, height: 740 } });
+            const noScroll = () => page.evaluate('document.documentElement.scrollWidth <= window.innerWidth');
+            await page.locator('#inbox-list a.item').first().waitFor();
+            expect(await visiblePanes(page)).to.equal(['pane-inboxes']);
+            expect(await noScroll()).to.be.true();
+
+            await page.locator('#inbox-list a.item', { hasText: 'narrow-inbox' }).click();
+            await rows(page).first().waitFor();
+            expect(await visiblePanes(page)).to.equal(['pane-emails']);
+            expect(await noScroll()).to.be.true();
+
+            await rows(page).first().click();
+            await page.locator('#email-body:not([hidden])').waitFor();
+            expect(await visiblePanes(page)).to.equal(['pane-email']);
+            expect(page.url()).to.contain(encodeURIComponent(email.messageId));
+            expect(await noScroll()).to.be.true();
+
+            await page.click('#email-back');
+            await rows(page).first().waitFor();
+            expect(await visiblePanes(page)).to.equal(['pane-emails']);
+        });
+
+        it('has no serious or critical axe-core violations', async () => {
+            const [email] = await deliver('axe-inbox', { subject: 'check me', html: '<p>Hello</p>', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] });
+            const axe = await Fs.readFile(AXE, 'utf8');
+            const run = async (page: Page) => {
+                // Evaluated over the DevTools protocol, not as a page script, so the page's CSP stays as it is.
+                await page.evaluate(axe);
+                const violations = await page.evaluate('axe.run().then((result) => result.violations.map((v) => `${v.impact}: ${v.id}`))') as string[];
+                return violations.filter((v) => /^(serious|critical)/.test(v));
+            };
+
+            const wide = await open(`#/inbox/axe-inbox/email/${encodeURIComponent(email.messageId)}/links`, { viewport: { width: 1280, height: 800 } });
+            await wide.locator('#email-body:not([hidden])').waitFor();
+            await rows(wide).first().waitFor();
+            expect(await run(wide)).to.equal([]);
+
+            await context!.close();
+            const narrow = await open('#/inbox/axe-inbox', { viewport: { width: 375, height: 740 } });
+            await rows(narrow).first().waitFor();
+            expect(await run(narrow)).to.equal([]);
+
+            await context!.close();
+            context = await browser.newContext();
+            const keyPage = await context.newPage();
+            await keyPage.goto(`${baseUrl}/ui/`);
+            await keyPage.locator('#key-dialog').waitFor();
+            expect(await run(keyPage)).to.equal([]);
+        });
+    });
+});
