@@ -4,6 +4,7 @@ import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbedd
 import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
+import { readWebhookEnv, type WebhookEnv } from './webhook-env';
 
 /** The data dir of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
@@ -38,6 +39,8 @@ export interface EnvConfig {
     maxHttpConnections?: number;
     /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the core's default budget (128 MiB). */
     maxMessageBytesInFlight?: number;
+    /** INBOX_CAPTURE_WEBHOOK_*: the plugin's `webhooks` and `webhookDelivery` options (absent: no webhooks). */
+    webhooks?: WebhookEnv;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -140,6 +143,13 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
         }
 
         config.maxMessageBytesInFlight = Number(inFlight);
+    }
+
+    const webhooks = readWebhookEnv((name) => read(env, name), (message) => {
+        throw new ConfigError(message);
+    });
+    if (webhooks) {
+        config.webhooks = webhooks;
     }
 
     return config;

@@ -4,7 +4,8 @@
 // listener, sharing one service object. Configured only by environment variables
 // (see docs/api.md): INBOX_CAPTURE_DATA_DIR, DATABASE_URL, S3_BUCKET (+ S3_ENDPOINT,
 // S3_REGION, S3_FORCE_PATH_STYLE), HOST, PORT, SMTP_PORT, INBOX_CAPTURE_SIGNING_SECRET,
-// INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT.
+// INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT,
+// INBOX_CAPTURE_WEBHOOK_URL (+ INBOX_CAPTURE_WEBHOOK_SECRET).
 //
 //   npm ci && node examples/standalone.js
 //
@@ -87,7 +88,7 @@ async function main() {
 
     try {
         // One service for HTTP and SMTP: mail arriving over SMTP wakes the HTTP long-polls.
-        await server.register({ plugin: inboxCapturePlugin, options: { capture } });
+        await server.register({ plugin: inboxCapturePlugin, options: { capture, ...config.webhooks } });
 
         // The host's choice (the plugin leaves host 404s alone): every unknown path answers
         // the API's error shape.

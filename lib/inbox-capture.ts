@@ -12,6 +12,8 @@ import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll
 import { createNotifier, type Notifier } from './notifier';
 import type { RecordStore } from './record-store/record-store';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
+import { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks/webhook-dispatcher';
+import { webhookUrlsFor } from './webhooks/webhook-target';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -80,7 +82,13 @@ export interface InboxCapture {
      * Returns how many.
      */
     sweepOrphanBlobs(options?: { graceMs?: number }): Promise<number>;
-    /** Stops watching and closes both stores. */
+    /**
+     * Tells `targets` of every email stored from now on (EXTENSIONS §6): each ingest saves
+     * one pending delivery per (copy, target URL) in its commit, and the dispatcher started
+     * here sends them (and those other processes left). Once per service; close() stops it.
+     */
+    startWebhooks(options: Omit<WebhookDispatcherOptions, 'recordStore' | 'log'>): WebhookDispatcher;
+    /** Stops the webhook dispatcher and watching, and closes both stores. */
     close(): Promise<void>;
 }
 
@@ -92,6 +100,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const ttl = options.downloadTtlSeconds ?? DEFAULT_DOWNLOAD_TTL_SECONDS;
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
+    let webhooks: WebhookDispatcher | undefined;
     const revocationListeners = new Set<(name: string) => void>();
     const messageBudget = options.messageBudget ?? sharedMessageBudget();
     const ingestContext: IngestContext = {
@@ -298,7 +307,26 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return removed;
         },
 
+        startWebhooks(webhookOptions) {
+            if (webhooks) {
+                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already started for this service');
+            }
+
+            const { targets } = webhookOptions;
+            const dispatcher = startWebhookDispatcher({ ...webhookOptions, recordStore, log });
+            ingestContext.webhooks = { urlsFor: (inbox) => webhookUrlsFor(targets, inbox), wake: () => dispatcher.wake() };
+            webhooks = {
+                wake: () => dispatcher.wake(),
+                async close() {
+                    ingestContext.webhooks = undefined;
+                    await dispatcher.close();
+                }
+            };
+            return webhooks;
+        },
+
         async close() {
+            await webhooks?.close();
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;

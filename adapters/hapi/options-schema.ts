@@ -3,8 +3,13 @@ import type { BlobStore } from '../../lib/blob-store/blob-store';
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { DEFAULT_DOWNLOAD_TTL_SECONDS } from '../../lib/inbox-capture';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
-import { defaultInboxFromAddress, type InboxFromAddress } from '../../lib/recipients';
+import { defaultInboxFromAddress, INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/recipients';
 import type { RecordStore } from '../../lib/record-store/record-store';
+import {
+    DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_FIRST_RETRY_MS, DEFAULT_WEBHOOK_GIVE_UP_MS, DEFAULT_WEBHOOK_MAX_RETRY_MS,
+    DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions
+} from '../../lib/webhooks/webhook-dispatcher';
+import type { WebhookTarget } from '../../lib/webhooks/webhook-target';
 
 /** Default data directory of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
@@ -19,6 +24,9 @@ export const MIN_SIGNING_SECRET_LENGTH = 16;
  * Measured: bench/README.md, "Tuned constants › DEFAULT_MAX_PAGE_BYTES".
  */
 export const DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024;
+
+/** Longest webhook URL, characters: what browsers and proxies reliably take. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** Which public routes exist (docs/design.md). */
 export interface PublicRoutesOptions {
@@ -54,6 +62,10 @@ export interface InboxCapturePluginOptions {
     docs?: boolean;
     /** Turns single public routes off (each default true). */
     publicRoutes?: PublicRoutesOptions;
+    /** Told of every stored email with a POST (EXTENSIONS §6; default none). Allowed with `capture`. */
+    webhooks?: WebhookTarget[];
+    /** Timing of webhook deliveries (docs/api.md; each has a default). */
+    webhookDelivery?: WebhookDeliveryOptions;
 }
 
 /** The options after validation: defaults applied. */
@@ -65,6 +77,8 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     inboxFromAddress: InboxFromAddress;
     docs: boolean;
     publicRoutes: Required<PublicRoutesOptions>;
+    webhooks: WebhookTarget[];
+    webhookDelivery: Required<WebhookDeliveryOptions>;
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -100,6 +114,21 @@ export const optionsSchema = Joi.object({
         version: Joi.boolean().default(true),
         openapi: Joi.boolean().default(true),
         docs: Joi.boolean().default(true)
+    }).default(),
+    webhooks: Joi.array().items(Joi.object({
+        url: Joi.string().uri({ scheme: ['http', 'https'] }).max(MAX_WEBHOOK_URL_LENGTH).required(),
+        secret: Joi.string().min(1),
+        inboxes: Joi.array().items(Joi.string().max(MAX_INBOX_LENGTH).pattern(INBOX_PATTERN)).min(1)
+    })).unique('url').default([]),
+    webhookDelivery: Joi.object({
+        // At most 10 s: a 2xx within 10 s is success (EXTENSIONS §6).
+        timeoutMs: Joi.number().integer().min(1).max(DEFAULT_WEBHOOK_TIMEOUT_MS).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
+        // At most 10 s: the first retry comes within 10 s.
+        firstRetryMs: Joi.number().integer().min(1).max(10_000).default(DEFAULT_WEBHOOK_FIRST_RETRY_MS),
+        maxRetryMs: Joi.number().integer().min(1).default(DEFAULT_WEBHOOK_MAX_RETRY_MS),
+        giveUpAfterMs: Joi.number().integer().min(1).default(DEFAULT_WEBHOOK_GIVE_UP_MS),
+        pollIntervalMs: Joi.number().integer().min(10).default(DEFAULT_WEBHOOK_POLL_MS),
+        concurrency: Joi.number().integer().min(1).max(1000).default(DEFAULT_WEBHOOK_CONCURRENCY)
     }).default()
 })
     .custom((value: ResolvedPluginOptions, helpers) => {

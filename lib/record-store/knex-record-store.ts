@@ -21,6 +21,7 @@ import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRo
 import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
 import { IN_LIST_CHUNK, removeRows } from './save-statements';
+import { webhookOutbox } from './webhook-outbox';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -150,7 +151,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             }
 
             // Shares a transaction, and its commit, with the saves queued alongside.
-            return batchSave({ drafts: drafts.map(cleanDraft), blobs });
+            return batchSave({ drafts: drafts.map(cleanDraft), blobs, webhookUrls: saveOptions?.webhookUrls });
         },
 
         async getEmail(messageId) {
@@ -249,6 +250,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
             return referenced;
         },
+
+        ...webhookOutbox({ knex, pg, write }),
 
         async createKey(name, hashHex) {
             const info: ApiKeyInfo = { name: cleanText(name), createdAt: Date.now(), revokedAt: null };

@@ -9,6 +9,7 @@ import * as addressableIds from './migrations/20261124120000_addressable_ids';
 import * as inboxSummary from './migrations/20261124200000_inbox_summary';
 import * as linksCodes from './migrations/20261125000000_links_codes';
 import * as shortMessageIds from './migrations/20261126000000_short_message_ids';
+import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -29,7 +30,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261124120000_addressable_ids': addressableIds,
     '20261124200000_inbox_summary': inboxSummary,
     '20261125000000_links_codes': linksCodes,
-    '20261126000000_short_message_ids': shortMessageIds
+    '20261126000000_short_message_ids': shortMessageIds,
+    '20261129000000_webhook_deliveries': webhookDeliveries
 };
 
 /**

@@ -16,6 +16,8 @@ import type { SaveResult } from './record-store';
 import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
 import { withRemovedBlobKeys } from './save-statements';
+import { WEBHOOK_DELIVERIES_TABLE } from './migrations/20261129000000_webhook_deliveries';
+import { webhookDeliveryRows } from './webhook-outbox';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
@@ -40,7 +42,10 @@ const SQL = {
         SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
     // By the id digest, so the insert needs no RETURNING read back into JS.
     insertLinks: `INSERT INTO email_blobs (email_seq, blob_key)
-        SELECT emails.seq, link.value ->> 1 FROM json_each(?) AS link JOIN emails ON emails.message_id_hash = link.value ->> 0`
+        SELECT emails.seq, link.value ->> 1 FROM json_each(?) AS link JOIN emails ON emails.message_id_hash = link.value ->> 0`,
+    // The webhook outbox rows of the stored emails (webhook-outbox.ts), due at once.
+    insertWebhooks: `INSERT INTO ${WEBHOOK_DELIVERIES_TABLE} (id, message_id, url, attempts, created_at, next_attempt_at)
+        SELECT value ->> 0, value ->> 1, value ->> 2, 0, value ->> 3, value ->> 3 FROM json_each(?)`
 };
 
 type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
@@ -70,9 +75,10 @@ export interface SqliteBatchWriter {
     /**
      * Stores deliveries in order (each as if it ran alone after the one before) and the
      * staged blobs, in one transaction: all of it, or nothing (then it throws). The
-     * caller keeps the writers of this file in one line (sqliteWriteTurns()).
+     * caller keeps the writers of this file in one line (sqliteWriteTurns()). `webhookUrls[i]`
+     * are the webhook URLs of delivery i's drafts: their outbox rows commit with them.
      */
-    save(deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]>;
+    save(deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls?: (string[][] | undefined)[]): Promise<SaveResult[]>;
     /** Closes the connection (waits for the transaction in flight). */
     close(): Promise<void>;
 }
@@ -105,11 +111,11 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
         throw err;
     });
 
-    const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]> => {
+    const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls: (string[][] | undefined)[]): Promise<SaveResult[]> => {
         const connection = await open();
         const { db } = connection;
         try {
-            const results = await storeBatch(connection, deliveries, blobs);
+            const results = await storeBatch(connection, deliveries, blobs, webhookUrls);
             await execSql(db, 'COMMIT');
             observer?.commit?.(deliveries.length);
             return results;
@@ -123,8 +129,8 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
     };
 
     return {
-        save(deliveries, blobs) {
-            const saving = save(deliveries, blobs);
+        save(deliveries, blobs, webhookUrls = []) {
+            const saving = save(deliveries, blobs, webhookUrls);
             inFlight = saving.catch(() => undefined);
             return saving;
         },
@@ -145,7 +151,7 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
 // from it, then the writes. node-sqlite3 starts calls on different statements at once
 // (the connection runs them in any order), so writes that depend on each other are
 // chained and the rest run alongside; every one is awaited before the caller's COMMIT.
-async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]> {
+async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls: (string[][] | undefined)[]): Promise<SaveResult[]> {
     const { db, statements: s } = connection;
     const planned = prepareDeliveries(deliveries);
     const drafts = planned.flat();
@@ -188,6 +194,11 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             }
         })();
         const writes: Promise<unknown>[] = [records];
+        const outbox = webhookDeliveryRows(plan.results, webhookUrls, Date.now());
+        if (outbox.length > 0) {
+            writes.push(all(s.insertWebhooks, [JSON.stringify(outbox.map((row) => [row.id, row.message_id, row.url, row.created_at]))]));
+        }
+
         const modifiedAt = Date.now();
         for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
             const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
