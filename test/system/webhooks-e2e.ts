@@ -119,7 +119,7 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         expect(payload.event).to.equal('email.received');
         const got = await fetch(`${service.base}/v1/emails/${encodeURIComponent(payload.email.messageId)}`, { headers: { authorization: `Bearer ${key}` } });
         expect(got.status).to.equal(200);
-        expect(payload.email).to.equal(await got.json());
+        expect(payload.email).to.equal(await got.json() as typeof payload.email);
         expect((payload.email as unknown as { codes: string[] }).codes).to.equal(['482913']);
 
         // After the 2xx nothing more is sent.
