@@ -86,8 +86,9 @@ export interface InboxCapture {
      * Tells `targets` of every email stored from now on (EXTENSIONS §6): each ingest saves
      * one pending delivery per (copy, target URL) in its commit, and the dispatcher started
      * here sends them (and those other processes left). Once per service; close() stops it.
+     * `recordOnly`: deliveries are only saved, for a running service to send (a CLI ingest).
      */
-    startWebhooks(options: Omit<WebhookDispatcherOptions, 'recordStore' | 'log'>): WebhookDispatcher;
+    startWebhooks(options: Omit<WebhookDispatcherOptions, 'recordStore' | 'log'> & { recordOnly?: boolean }): WebhookDispatcher;
     /** Stops the webhook dispatcher and watching, and closes both stores. */
     close(): Promise<void>;
 }
@@ -312,8 +313,10 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already started for this service');
             }
 
-            const { targets } = webhookOptions;
-            const dispatcher = startWebhookDispatcher({ ...webhookOptions, recordStore, log });
+            const { targets, recordOnly, ...timing } = webhookOptions;
+            const dispatcher: WebhookDispatcher = recordOnly ?
+                { wake: () => undefined, close: () => Promise.resolve() } :
+                startWebhookDispatcher({ ...timing, targets, recordStore, log });
             ingestContext.webhooks = { urlsFor: (inbox) => webhookUrlsFor(targets, inbox), wake: () => dispatcher.wake() };
             webhooks = {
                 wake: () => dispatcher.wake(),

@@ -145,6 +145,18 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         expect(a!.body.equals(b!.body)).to.be.true();
     });
 
+    it('mail stored by `inbox-capture ingest` (an MTA pipe) is delivered by the running service', async () => {
+        const hook = await receiver();
+        const env = await sqliteEnv({ INBOX_CAPTURE_WEBHOOK_URL: hook.url() });
+        await startService(env);
+
+        const ingested = await runNode([BIN, 'ingest', '--recipient=piped@test.example'], { cwd: ROOT, env, input: buildMail({ to: 'piped@test.example', subject: 'through the pipe' }) });
+        expect(ingested.code, ingested.stderr).to.equal(0);
+        const [request] = await hook.waitFor(1, LIMIT_MS);
+        const payload = JSON.parse(request!.body.toString('utf8')) as { email: { messageId: string; subject: string } };
+        expect([payload.email.messageId, payload.email.subject]).to.equal([ingested.stdout.trim(), 'through the pipe']);
+    });
+
     it('retries after a 500, a timeout and a refused connection, never follows a 3xx, with the same delivery id; nothing after the 2xx', async () => {
         const failing = await receiver((i) => ({ status: i < 2 ? 500 : 204 }));
         const slow = await receiver((i) => (i === 0 ? 'hold' : { status: 200 }));
