@@ -24,6 +24,8 @@ export interface StandaloneOptions {
     s3?: { endpoint: string; bucket: string };
     /** Extra node flags, e.g. `--cpu-prof`. */
     nodeFlags?: string[];
+    /** Further variables of the service, e.g. INBOX_CAPTURE_WEBHOOK_URL. */
+    env?: Record<string, string>;
 }
 
 /** A running `node examples/standalone.js`. */
@@ -79,7 +81,8 @@ export async function startStandalone(options: StandaloneOptions = {}): Promise<
         S3_REGION: options.s3 ? 'us-east-1' : undefined,
         S3_FORCE_PATH_STYLE: options.s3 ? 'true' : undefined,
         AWS_ACCESS_KEY_ID: options.s3 ? 'S3RVER' : process.env.AWS_ACCESS_KEY_ID,
-        AWS_SECRET_ACCESS_KEY: options.s3 ? 'S3RVER' : process.env.AWS_SECRET_ACCESS_KEY
+        AWS_SECRET_ACCESS_KEY: options.s3 ? 'S3RVER' : process.env.AWS_SECRET_ACCESS_KEY,
+        ...options.env
     });
 
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', `bench-${process.pid}-${port}`], { cwd: ROOT, env });

@@ -115,13 +115,12 @@ export interface RecordStore {
     watchInboxes?(listener: (inbox: string) => void): Promise<() => Promise<void>>;
 
     /**
-     * Optional (webhooks need it): claims up to `limit` due deliveries to `urls`, oldest due
-     * first, each claimed by one caller across processes, for `leaseMs` (then due again).
+     * Optional (webhooks need it): removes the deliveries in `done` (sent, skipped or given
+     * up; each only while its claim is the latest), then claims up to `limit` due deliveries
+     * to `urls`, oldest due first, each claimed by one caller across processes, for `leaseMs`
+     * (then due again). One transaction for both.
      */
-    claimWebhookDeliveries?(urls: string[], limit: number, leaseMs: number): Promise<WebhookDelivery[]>;
-
-    /** Removes a delivery that is done (sent, or given up); a no-op when the claim is no longer the latest. */
-    finishWebhookDelivery?(delivery: WebhookDelivery): Promise<void>;
+    claimWebhookDeliveries?(urls: string[], limit: number, leaseMs: number, done?: WebhookDelivery[]): Promise<WebhookDelivery[]>;
 
     /** Records a failed attempt and when to try again; a no-op when the claim is no longer the latest. */
     retryWebhookDelivery?(delivery: WebhookDelivery, nextAttemptAt: number, error: string): Promise<void>;

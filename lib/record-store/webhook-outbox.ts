@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { WEBHOOK_DELIVERIES_TABLE } from './migrations/20261129000000_webhook_deliveries';
 import type { RecordStore, SaveResult, WebhookDelivery } from './record-store';
 import { toNumber } from './rows';
+import { IN_LIST_CHUNK } from './save-statements';
 
 /** Rows per multi-row INSERT into webhook_deliveries (6 values each): under SQLite's 999 bound parameters. */
 const INSERT_CHUNK = 150;
@@ -63,7 +64,7 @@ export interface WebhookOutboxOptions {
     write<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
 }
 
-type OutboxMethods = Required<Pick<RecordStore, 'claimWebhookDeliveries' | 'finishWebhookDelivery' | 'retryWebhookDelivery' | 'dropWebhookDeliveriesBefore'>>;
+type OutboxMethods = Required<Pick<RecordStore, 'claimWebhookDeliveries' | 'retryWebhookDelivery' | 'dropWebhookDeliveriesBefore'>>;
 
 /** The RecordStore's outbox methods on Knex. */
 export function webhookOutbox(options: WebhookOutboxOptions): OutboxMethods {
@@ -71,20 +72,29 @@ export function webhookOutbox(options: WebhookOutboxOptions): OutboxMethods {
     const table = WEBHOOK_DELIVERIES_TABLE;
 
     return {
-        async claimWebhookDeliveries(urls, limit, leaseMs) {
-            if (urls.length === 0 || limit < 1) {
-                return [];
+        async claimWebhookDeliveries(urls, limit, leaseMs, done = []) {
+            const wanted = urls.length > 0 && limit >= 1;
+            if (done.length === 0) {
+                // A read first: an idle poll never takes SQLite's write lock.
+                const due = wanted ? await knex(table).select('id').where('next_attempt_at', '<=', Date.now()).whereIn('url', urls).limit(1) as unknown[] : [];
+                if (due.length === 0) {
+                    return [];
+                }
             }
 
             const now = Date.now();
-            // A read first: an idle poll never takes SQLite's write lock.
-            const due = await knex(table).select('id').where('next_attempt_at', '<=', now).whereIn('url', urls).limit(1) as unknown[];
-            if (due.length === 0) {
-                return [];
-            }
-
             const claim = randomUUID();
             return write(async (trx) => {
+                for (let i = 0; i < done.length; i += IN_LIST_CHUNK) {
+                    const chunk = done.slice(i, i + IN_LIST_CHUNK);
+                    // A delivery claimed again since (its lease ran out) is deleted too: it was sent.
+                    await trx(table).whereIn('id', chunk.map((d) => d.id)).whereIn('claim', [...new Set(chunk.map((d) => d.claim))]).delete();
+                }
+
+                if (!wanted) {
+                    return [];
+                }
+
                 // Postgres: rows another process is claiming right now are skipped, never sent twice.
                 // SQLite: the write transaction is the claim (one writer at a time).
                 const select = trx(table).select('id').where('next_attempt_at', '<=', now).whereIn('url', urls).orderBy('next_attempt_at').limit(limit);
@@ -105,10 +115,6 @@ export function webhookOutbox(options: WebhookOutboxOptions): OutboxMethods {
                     claim
                 } satisfies WebhookDelivery));
             });
-        },
-
-        async finishWebhookDelivery(delivery) {
-            await write((trx) => trx(table).where({ id: delivery.id, claim: delivery.claim }).delete());
         },
 
         async retryWebhookDelivery(delivery, nextAttemptAt, error) {

@@ -71,8 +71,8 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     const backoff = { firstMs: options.firstRetryMs ?? DEFAULT_WEBHOOK_FIRST_RETRY_MS, maxMs: options.maxRetryMs ?? DEFAULT_WEBHOOK_MAX_RETRY_MS };
     const giveUpAfterMs = options.giveUpAfterMs ?? DEFAULT_WEBHOOK_GIVE_UP_MS;
     const concurrency = options.concurrency ?? DEFAULT_WEBHOOK_CONCURRENCY;
-    const { claimWebhookDeliveries: claim, finishWebhookDelivery: finish, retryWebhookDelivery: retry, dropWebhookDeliveriesBefore: drop } = store;
-    if (!claim || !finish || !retry || !drop) {
+    const { claimWebhookDeliveries: claim, retryWebhookDelivery: retry, dropWebhookDeliveriesBefore: drop } = store;
+    if (!claim || !retry || !drop) {
         throw new TypeError('webhooks need a record store with a webhook outbox (createKnexRecordStore)');
     }
 
@@ -80,6 +80,9 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     const urls = [...secrets.keys()];
     const controller = new AbortController();
     const sending = new Set<Promise<void>>();
+    // Deliveries that are done (sent, skipped, given up): removed by the next claim's transaction,
+    // so a busy receiver costs one write transaction per batch of deliveries, not one each.
+    const done: WebhookDelivery[] = [];
     // Outbox reads and drops in flight, which close() waits for before the store closes.
     const reading = new Set<Promise<unknown>>();
     const track = <T>(work: Promise<T>): Promise<T> => {
@@ -97,14 +100,14 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         const record = await store.getEmail(delivery.messageId);
         if (!record) {
             // Deleted before it was sent: there is nothing left to tell.
-            await finish.call(store, delivery);
+            done.push(delivery);
             return;
         }
 
         const { body, headers } = webhookRequest(delivery.id, render(record), secrets.get(delivery.url));
         const outcome = await postWebhook(delivery.url, body, headers, timeoutMs, controller.signal);
         if (outcome.ok) {
-            await finish.call(store, delivery);
+            done.push(delivery);
             return;
         }
 
@@ -116,7 +119,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         const next = Date.now() + backoffMs(delivery.attempts, backoff);
         if (next - delivery.createdAt > giveUpAfterMs) {
             log(`webhook delivery ${delivery.id} to ${delivery.url} given up after ${delivery.attempts + 1} attempts: ${outcome.error}`);
-            await finish.call(store, delivery);
+            done.push(delivery);
             return;
         }
 
@@ -140,7 +143,20 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         timers.add(timer);
     };
 
-    // Claims what free slots can take, again while claims come back full.
+    // Removes the deliveries done so far and claims what the free slots can take (none when closing).
+    const settleAndClaim = async (free: number): Promise<WebhookDelivery[]> => {
+        const finished = done.splice(0);
+        try {
+            return await track(claim.call(store, urls, free, timeoutMs + LEASE_MARGIN_MS, finished));
+        }
+        catch (err) {
+            // Not removed: the next transaction tries again.
+            done.unshift(...finished);
+            throw err;
+        }
+    };
+
+    // Settles and claims, again while claims come back full or more deliveries finished meanwhile.
     const pump = async (): Promise<void> => {
         if (pumping) {
             again = true;
@@ -152,11 +168,11 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             do {
                 again = false;
                 const free = concurrency - sending.size;
-                if (closed || free < 1) {
+                if (closed || (free < 1 && done.length === 0)) {
                     break;
                 }
 
-                const claimed = await track(claim.call(store, urls, free, timeoutMs + LEASE_MARGIN_MS));
+                const claimed = await settleAndClaim(Math.max(0, free));
                 if (closed) {
                     // Claimed while closing: the leases run out and a process sends them.
                     break;
@@ -172,7 +188,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
                     sending.add(attempt);
                 }
 
-                again ||= claimed.length === free;
+                again ||= free > 0 && claimed.length === free;
             } while (again);
         }
         catch (err) {
@@ -216,6 +232,10 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             controller.abort();
             while (sending.size > 0 || reading.size > 0) {
                 await Promise.allSettled([...sending, ...reading]);
+            }
+
+            if (done.length > 0) {
+                await settleAndClaim(0).catch((err: unknown) => log('recording sent webhook deliveries failed; they are sent again after their lease', err));
             }
         }
     };

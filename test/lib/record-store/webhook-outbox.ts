@@ -14,13 +14,19 @@ const { describe, it, before, after } = exports.lab = Lab.script();
 const LONG_LEASE_MS = 60_000;
 
 // The outbox methods, which a Knex store always has.
-function outbox(store: RecordStore): Required<Pick<RecordStore, 'claimWebhookDeliveries' | 'finishWebhookDelivery' | 'retryWebhookDelivery' | 'dropWebhookDeliveriesBefore'>> {
-    const { claimWebhookDeliveries, finishWebhookDelivery, retryWebhookDelivery, dropWebhookDeliveriesBefore } = store;
-    if (!claimWebhookDeliveries || !finishWebhookDelivery || !retryWebhookDelivery || !dropWebhookDeliveriesBefore) {
+function outbox(store: RecordStore) {
+    const { claimWebhookDeliveries, retryWebhookDelivery, dropWebhookDeliveriesBefore } = store;
+    if (!claimWebhookDeliveries || !retryWebhookDelivery || !dropWebhookDeliveriesBefore) {
         throw new Error('the store has no webhook outbox');
     }
 
-    return { claimWebhookDeliveries, finishWebhookDelivery, retryWebhookDelivery, dropWebhookDeliveriesBefore };
+    return {
+        claimWebhookDeliveries,
+        retryWebhookDelivery,
+        dropWebhookDeliveriesBefore,
+        // Done deliveries are removed by a claim's transaction; limit 0 claims nothing.
+        finish: (...done: WebhookDelivery[]) => claimWebhookDeliveries([], 0, LONG_LEASE_MS, done)
+    };
 }
 
 async function withStore(open: () => Promise<MigratedStore>, test: (opened: MigratedStore) => Promise<void>): Promise<void> {
@@ -96,7 +102,7 @@ describe('webhook-outbox', () => {
                     expect(second!.id).to.equal(first!.id);
 
                     // The stale claim's outcome is ignored.
-                    await o.finishWebhookDelivery(first!);
+                    expect(await o.finish(first!)).to.equal([]);
                     await o.retryWebhookDelivery(first!, 0, 'stale');
                     const [row] = await knex(WEBHOOK_DELIVERIES_TABLE).select('attempts', 'last_error') as { attempts: number; last_error: string | null }[];
                     expect([Number(row!.attempts), row!.last_error]).to.equal([0, null]);
@@ -105,8 +111,21 @@ describe('webhook-outbox', () => {
                     await o.retryWebhookDelivery(retried, Date.now() - 1, 'HTTP 500');
                     const [again] = await o.claimWebhookDeliveries(['http://a.test/h'], 1, LONG_LEASE_MS);
                     expect([again!.id, again!.attempts]).to.equal([first!.id, 1]);
-                    await o.finishWebhookDelivery(again!);
+                    await o.finish(again!);
                     expect(await knex(WEBHOOK_DELIVERIES_TABLE).select('id')).to.equal([]);
+                });
+            });
+
+            it('removes the done deliveries and claims the next ones in one call', async () => {
+                await withStore(open, async ({ knex, store }) => {
+                    const o = outbox(store);
+                    await store.saveEmails([draft('batch', 1)], { webhookUrls: [['http://a.test/h', 'http://b.test/h']] });
+                    await store.saveEmails([draft('batch', 2)], { webhookUrls: [['http://a.test/h']] });
+                    const first = await o.claimWebhookDeliveries(['http://a.test/h', 'http://b.test/h'], 2, LONG_LEASE_MS);
+                    const next = await o.claimWebhookDeliveries(['http://a.test/h', 'http://b.test/h'], 5, LONG_LEASE_MS, first);
+                    expect(next.length).to.equal(1);
+                    const left = await knex(WEBHOOK_DELIVERIES_TABLE).select('id') as { id: string }[];
+                    expect(left.map((r) => r.id)).to.equal([next[0]!.id]);
                 });
             });
 
