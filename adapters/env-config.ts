@@ -6,6 +6,7 @@ import type { RecordStore } from '../lib/record-store/record-store';
 import type { RetentionOptions } from '../lib/retention';
 import { readRetentionEnv } from './retention-config';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
+import { readWebhookEnv, type WebhookEnv } from './webhook-env';
 
 /** The data dir of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
@@ -42,6 +43,8 @@ export interface EnvConfig {
     maxMessageBytesInFlight?: number;
     /** INBOX_CAPTURE_RETENTION_*; absent means off (EXTENSIONS §5). */
     retention?: RetentionOptions;
+    /** INBOX_CAPTURE_WEBHOOK_*: the plugin's `webhooks` and `webhookDelivery` options (absent: no webhooks). */
+    webhooks?: WebhookEnv;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -147,7 +150,18 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     }
 
     const retention = readRetentionEnv((name) => read(env, name), (message) => new ConfigError(message));
-    return retention ? { ...config, retention } : config;
+    if (retention) {
+        config.retention = retention;
+    }
+
+    const webhooks = readWebhookEnv((name) => read(env, name), (message) => {
+        throw new ConfigError(message);
+    });
+    if (webhooks) {
+        config.webhooks = webhooks;
+    }
+
+    return config;
 }
 
 /** The stores a configuration selects, ready for createInboxCapture(). */

@@ -25,7 +25,7 @@ export interface StandaloneOptions {
     s3?: { endpoint: string; bucket: string };
     /** Extra node flags, e.g. `--cpu-prof`. */
     nodeFlags?: string[];
-    /** More environment variables, e.g. `INBOX_CAPTURE_MAX_HTTP_CONNECTIONS`. */
+    /** More environment variables, e.g. `INBOX_CAPTURE_MAX_HTTP_CONNECTIONS` or `INBOX_CAPTURE_WEBHOOK_URL`. */
     env?: Record<string, string>;
 }
 

@@ -15,6 +15,8 @@ import type { RecordStore } from './record-store/record-store';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
+import { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks/webhook-dispatcher';
+import { webhookUrlsFor } from './webhooks/webhook-target';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -91,7 +93,14 @@ export interface InboxCapture {
      * Returns how many. `signal` ends it early, between two chunks of keys.
      */
     sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal }): Promise<number>;
-    /** Stops the sweeps (waiting for a pass under way), stops watching, closes both stores. */
+    /**
+     * Tells `targets` of every email stored from now on (EXTENSIONS §6): each ingest saves
+     * one pending delivery per (copy, target URL) in its commit, and the dispatcher started
+     * here sends them (and those other processes left). Once per service; close() stops it.
+     * `recordOnly`: deliveries are only saved, for a running service to send (a CLI ingest).
+     */
+    startWebhooks(options: Omit<WebhookDispatcherOptions, 'recordStore' | 'log'> & { recordOnly?: boolean }): WebhookDispatcher;
+    /** Stops the sweeps (waiting for a pass under way), the webhook dispatcher and watching; closes both stores. */
     close(): Promise<void>;
 }
 
@@ -104,6 +113,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const log = options.log ?? (() => undefined);
     let unwatch: (() => Promise<void>) | undefined;
     let stopSweeps: (() => Promise<void>) | undefined;
+    let webhooks: WebhookDispatcher | undefined;
     const revocationListeners = new Set<(name: string) => void>();
     const messageBudget = options.messageBudget ?? sharedMessageBudget();
     const ingestContext: IngestContext = {
@@ -316,12 +326,33 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return removed;
         },
 
+        startWebhooks(webhookOptions) {
+            if (webhooks) {
+                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already started for this service');
+            }
+
+            const { targets, recordOnly, ...timing } = webhookOptions;
+            const dispatcher: WebhookDispatcher = recordOnly ?
+                { wake: () => undefined, close: () => Promise.resolve() } :
+                startWebhookDispatcher({ ...timing, targets, recordStore, log });
+            ingestContext.webhooks = { urlsFor: (inbox) => webhookUrlsFor(targets, inbox), wake: () => dispatcher.wake() };
+            webhooks = {
+                wake: () => dispatcher.wake(),
+                async close() {
+                    ingestContext.webhooks = undefined;
+                    await dispatcher.close();
+                }
+            };
+            return webhooks;
+        },
+
         async close() {
             if (stopSweeps) {
                 await stopSweeps();
                 stopSweeps = undefined;
             }
 
+            await webhooks?.close();
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;

@@ -58,6 +58,16 @@ export interface IngestContext {
     inboxFromAddress?: InboxFromAddress;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
     log?: (message: string, error?: unknown) => void;
+    /** Webhooks to tell of the stored copies: their deliveries are saved with them, then the dispatcher is woken. */
+    webhooks?: WebhookRouting;
+}
+
+/** Which webhook URLs want an inbox's mail, and who sends them. */
+export interface WebhookRouting {
+    /** The webhook URLs for mail of `inbox` (none: no delivery). */
+    urlsFor(inbox: string): string[];
+    /** Called after a commit that wrote deliveries; must not block. */
+    wake(): void;
 }
 
 /**
@@ -116,10 +126,17 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
     }
 
     const removal: BlobRemoval = { recordStore, blobStore, timeoutMs: blobTimeoutMs, log };
+    // One pending webhook delivery per (copy, URL), committed with the copy (EXTENSIONS §6).
+    const routing = options.webhooks;
+    const webhookUrls = routing ? drafts.map((d) => routing.urlsFor(d.inbox)) : [];
+    const hasWebhooks = webhookUrls.some((urls) => urls.length > 0);
     let result: SaveResult;
     try {
         // Staged blobs commit with the records: they are never written without them.
-        result = await recordStore.saveEmails(drafts, staged.length > 0 ? { blobs: staged } : undefined);
+        result = await recordStore.saveEmails(drafts, staged.length > 0 || hasWebhooks ? {
+            ...(staged.length > 0 ? { blobs: staged } : {}),
+            ...(hasWebhooks ? { webhookUrls } : {})
+        } : undefined);
     }
     catch (err) {
         // Ambiguous (the commit may have gone through, its answer lost): only what no record references.
@@ -136,6 +153,15 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
     // the rest go unless another copy of their delivery still references them.
     const removed = new Set(result.removedBlobKeys);
     await removeUnreferencedBlobs(removal, blobKeysOf(result.replaced).filter((key) => !removed.has(key)), 'replaced emails');
+
+    if (routing && hasWebhooks) {
+        try {
+            routing.wake();
+        }
+        catch (err) {
+            log('waking the webhook dispatcher failed; its poll sends the deliveries', err);
+        }
+    }
 
     if (notifier) {
         for (const inbox of new Set(result.saved.map((r) => r.inbox))) {

@@ -68,6 +68,11 @@ export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCaptur
     const config = readEnvConfig(io.env, io.cwd);
     const stores = await openStoresFromConfig(config);
     const capture = createInboxCapture(stores);
+    if (config.webhooks) {
+        // `ingest` records the webhook deliveries of what it stores; a running service sends them.
+        capture.startWebhooks({ targets: config.webhooks.webhooks, render: () => null, recordOnly: true });
+    }
+
     try {
         // Every command migrates first: `keys create` on a fresh data dir must just work.
         await capture.recordStore.migrate();

@@ -3,9 +3,14 @@ import type { BlobStore } from '../../lib/blob-store/blob-store';
 import type { InboxCapture } from '../../lib/inbox-capture';
 import { DEFAULT_DOWNLOAD_TTL_SECONDS } from '../../lib/inbox-capture';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
-import { defaultInboxFromAddress, type InboxFromAddress } from '../../lib/recipients';
+import { defaultInboxFromAddress, INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/recipients';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { DEFAULT_RETENTION_INTERVAL_MS, MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/retention';
+import {
+    DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_FIRST_RETRY_MS, DEFAULT_WEBHOOK_GIVE_UP_MS, DEFAULT_WEBHOOK_MAX_RETRY_MS,
+    DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions
+} from '../../lib/webhooks/webhook-dispatcher';
+import type { WebhookTarget } from '../../lib/webhooks/webhook-target';
 
 /** Default data directory of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
@@ -20,6 +25,9 @@ export const MIN_SIGNING_SECRET_LENGTH = 16;
  * Measured: bench/README.md, "Tuned constants › DEFAULT_MAX_PAGE_BYTES".
  */
 export const DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024;
+
+/** Longest webhook URL, characters: what browsers and proxies reliably take. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** Which public routes exist (docs/design.md). */
 export interface PublicRoutesOptions {
@@ -59,6 +67,10 @@ export interface InboxCapturePluginOptions {
     retention?: RetentionOptions;
     /** `false` removes the web interface at /ui (default true). */
     ui?: boolean;
+    /** Told of every stored email with a POST (EXTENSIONS §6; default none). Allowed with `capture`. */
+    webhooks?: WebhookTarget[];
+    /** Timing of webhook deliveries (docs/api.md; each has a default). */
+    webhookDelivery?: WebhookDeliveryOptions;
 }
 
 /** The options after validation: defaults applied. */
@@ -71,6 +83,8 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     docs: boolean;
     publicRoutes: Required<PublicRoutesOptions>;
     ui: boolean;
+    webhooks: WebhookTarget[];
+    webhookDelivery: Required<WebhookDeliveryOptions>;
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -115,7 +129,22 @@ export const optionsSchema = Joi.object({
         openapi: Joi.boolean().default(true),
         docs: Joi.boolean().default(true)
     }).default(),
-    ui: Joi.boolean().default(true)
+    ui: Joi.boolean().default(true),
+    webhooks: Joi.array().items(Joi.object({
+        url: Joi.string().uri({ scheme: ['http', 'https'] }).max(MAX_WEBHOOK_URL_LENGTH).required(),
+        secret: Joi.string().min(1),
+        inboxes: Joi.array().items(Joi.string().max(MAX_INBOX_LENGTH).pattern(INBOX_PATTERN)).min(1)
+    })).unique('url').default([]),
+    webhookDelivery: Joi.object({
+        // At most 10 s: a 2xx within 10 s is success (EXTENSIONS §6).
+        timeoutMs: Joi.number().integer().min(1).max(DEFAULT_WEBHOOK_TIMEOUT_MS).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
+        // At most 10 s: the first retry comes within 10 s.
+        firstRetryMs: Joi.number().integer().min(1).max(10_000).default(DEFAULT_WEBHOOK_FIRST_RETRY_MS),
+        maxRetryMs: Joi.number().integer().min(1).default(DEFAULT_WEBHOOK_MAX_RETRY_MS),
+        giveUpAfterMs: Joi.number().integer().min(1).default(DEFAULT_WEBHOOK_GIVE_UP_MS),
+        pollIntervalMs: Joi.number().integer().min(10).default(DEFAULT_WEBHOOK_POLL_MS),
+        concurrency: Joi.number().integer().min(1).max(1000).default(DEFAULT_WEBHOOK_CONCURRENCY)
+    }).default()
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.

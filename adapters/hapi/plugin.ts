@@ -7,6 +7,7 @@ import type { IngestOptions } from '../../lib/ingest';
 import { packageVersion } from '../../lib/package-version';
 import { createMessageBudget } from '../../lib/message-budget';
 import type { RecordStore } from '../../lib/record-store/record-store';
+import type { WebhookDispatcher } from '../../lib/webhooks/webhook-dispatcher';
 import type { EmailView } from './api-types';
 import { registerAuth } from './auth-scheme';
 import { docsRoutes } from './docs-page';
@@ -109,6 +110,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         const close = ownsAll ? () => capture.close() : () => closeAll(owned);
 
         const context: RouteContext = { capture, prefix, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
+        let webhooks: WebhookDispatcher | undefined;
         try {
             registerAuth(server, capture);
             server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), notFoundRoute()]);
@@ -138,8 +140,13 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
             // Last: a route clash with the host (say its own /health) fails before any migration.
             await capture.start();
+            if (options.webhooks.length > 0) {
+                // The email object as GET /v1/emails/{messageId} answers it, under this registration's prefix.
+                webhooks = capture.startWebhooks({ ...options.webhookDelivery, targets: options.webhooks, render: (record) => toEmailView(record, prefix) });
+            }
         }
         catch (err) {
+            await webhooks?.close();
             await close();
             throw err;
         }
@@ -156,7 +163,11 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
                 controller.abort();
             }
         });
-        server.ext('onPostStop', close);
+        // The dispatcher first: its last writes need the stores open.
+        server.ext('onPostStop', async () => {
+            await webhooks?.close();
+            await close();
+        });
 
         const api: InboxCapturePluginApi = {
             ingestRawEmail: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((record) => toEmailView(record, prefix)),

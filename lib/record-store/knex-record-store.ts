@@ -24,6 +24,7 @@ import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
 import { removeRows } from './save-statements';
 import { referencedBlobKeys } from './blob-references';
+import { webhookOutbox } from './webhook-outbox';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -173,7 +174,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
             // Shares a transaction, and its commit, with the saves queued alongside.
             const cleaned = new Map<StoredAttachment[], StoredAttachment[]>();
-            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs });
+            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, webhookUrls: saveOptions?.webhookUrls });
         },
 
         async getEmail(messageId) {
@@ -271,6 +272,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         referencedBlobKeys(keys) {
             return referencedBlobKeys(knex, keys);
         },
+
+        ...webhookOutbox({ knex, pg, write }),
 
         async createKey(name, hashHex) {
             const info: ApiKeyInfo = { name: cleanText(name), createdAt: Date.now(), revokedAt: null };

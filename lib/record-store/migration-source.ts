@@ -10,6 +10,7 @@ import * as inboxSummary from './migrations/20261124200000_inbox_summary';
 import * as linksCodes from './migrations/20261125000000_links_codes';
 import * as shortMessageIds from './migrations/20261126000000_short_message_ids';
 import * as retentionIndex from './migrations/20261128000000_retention_index';
+import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -31,7 +32,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261124200000_inbox_summary': inboxSummary,
     '20261125000000_links_codes': linksCodes,
     '20261126000000_short_message_ids': shortMessageIds,
-    '20261128000000_retention_index': retentionIndex
+    '20261128000000_retention_index': retentionIndex,
+    '20261129000000_webhook_deliveries': webhookDeliveries
 };
 
 /**

@@ -26,6 +26,25 @@ export interface SaveOptions {
      * target must be this store's `stagedBlobTarget`.
      */
     blobs?: StagedBlob[];
+    /**
+     * Webhook URLs to tell of each stored draft, in the order of the drafts (EXTENSIONS §6):
+     * one pending delivery per (stored email, URL) is written in the same transaction.
+     */
+    webhookUrls?: string[][];
+}
+
+/** A pending webhook delivery, as a dispatcher claimed it. */
+export interface WebhookDelivery {
+    /** The X-Inbox-Capture-Delivery id: the same on every attempt. */
+    id: string;
+    messageId: string;
+    url: string;
+    /** Attempts made before this one. */
+    attempts: number;
+    /** When the email was stored with it, Unix ms. */
+    createdAt: number;
+    /** The token of this claim: only its holder records the outcome. */
+    claim: string;
 }
 
 /**
@@ -121,6 +140,20 @@ export interface RecordStore {
      * stores mail (Postgres LISTEN/NOTIFY). Resolves to an unsubscribe function.
      */
     watchInboxes?(listener: (inbox: string) => void): Promise<() => Promise<void>>;
+
+    /**
+     * Optional (webhooks need it): removes the deliveries in `done` (sent, skipped or given
+     * up; each only while its claim is the latest), then claims up to `limit` due deliveries
+     * to `urls`, oldest due first, each claimed by one caller across processes, for `leaseMs`
+     * (then due again). One transaction for both.
+     */
+    claimWebhookDeliveries?(urls: string[], limit: number, leaseMs: number, done?: WebhookDelivery[]): Promise<WebhookDelivery[]>;
+
+    /** Records a failed attempt and when to try again; a no-op when the claim is no longer the latest. */
+    retryWebhookDelivery?(delivery: WebhookDelivery, nextAttemptAt: number, error: string): Promise<void>;
+
+    /** Removes deliveries stored before `createdBefore` (Unix ms), whatever their URL; answers how many. */
+    dropWebhookDeliveriesBefore?(createdBefore: number): Promise<number>;
 
     /** Releases connections. */
     close(): Promise<void>;

@@ -17,6 +17,8 @@ import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
 import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import { withRemovedBlobKeys } from './save-statements';
+import { WEBHOOK_DELIVERIES_TABLE } from './migrations/20261129000000_webhook_deliveries';
+import { webhookDeliveryRows } from './webhook-outbox';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
@@ -45,7 +47,10 @@ const SQL = {
     insertLinks: `INSERT INTO email_blobs (email_seq, blob_key)
         SELECT emails.seq, emails.raw_key FROM emails WHERE emails.message_id_hash IN (SELECT value FROM json_each(?1))
         UNION SELECT emails.seq, attachment.value ->> 'blobKey' FROM emails, json_each(emails.attachments) AS attachment
-        WHERE emails.message_id_hash IN (SELECT value FROM json_each(?1))`
+        WHERE emails.message_id_hash IN (SELECT value FROM json_each(?1))`,
+    // The webhook outbox rows of the stored emails (webhook-outbox.ts), due at once.
+    insertWebhooks: `INSERT INTO ${WEBHOOK_DELIVERIES_TABLE} (id, message_id, url, attempts, created_at, next_attempt_at)
+        SELECT value ->> 0, value ->> 1, value ->> 2, 0, value ->> 3, value ->> 3 FROM json_each(?)`
 };
 
 type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
@@ -75,9 +80,10 @@ export interface SqliteBatchWriter {
     /**
      * Stores deliveries in order (each as if it ran alone after the one before) and the
      * staged blobs, in one transaction: all of it, or nothing (then it throws). The
-     * caller keeps the writers of this file in one line (sqliteWriteTurns()).
+     * caller keeps the writers of this file in one line (sqliteWriteTurns()). `webhookUrls[i]`
+     * are the webhook URLs of delivery i's drafts: their outbox rows commit with them.
      */
-    save(deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]>;
+    save(deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls?: (string[][] | undefined)[]): Promise<SaveResult[]>;
     /** Closes the connection (waits for the transaction in flight). */
     close(): Promise<void>;
 }
@@ -110,11 +116,11 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
         throw err;
     });
 
-    const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]> => {
+    const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls: (string[][] | undefined)[]): Promise<SaveResult[]> => {
         const connection = await open();
         const { db } = connection;
         try {
-            const results = await storeBatch(connection, deliveries, blobs);
+            const results = await storeBatch(connection, deliveries, blobs, webhookUrls);
             await execSql(db, 'COMMIT');
             observer?.commit?.(deliveries.length);
             return results;
@@ -128,8 +134,8 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
     };
 
     return {
-        save(deliveries, blobs) {
-            const saving = save(deliveries, blobs);
+        save(deliveries, blobs, webhookUrls = []) {
+            const saving = save(deliveries, blobs, webhookUrls);
             inFlight = saving.catch(() => undefined);
             return saving;
         },
@@ -150,7 +156,7 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
 // from it, then the writes. node-sqlite3 starts calls on different statements at once
 // (the connection runs them in any order), so writes that depend on each other are
 // chained and the rest run alongside; every one is awaited before the caller's COMMIT.
-async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[]): Promise<SaveResult[]> {
+async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls: (string[][] | undefined)[]): Promise<SaveResult[]> {
     const { db, statements: s } = connection;
     const planned = prepareDeliveries(deliveries);
     const drafts = planned.flat();
@@ -189,6 +195,11 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             }
         })();
         const writes: Promise<unknown>[] = [records];
+        const outbox = webhookDeliveryRows(plan.results, webhookUrls, Date.now());
+        if (outbox.length > 0) {
+            writes.push(all(s.insertWebhooks, [JSON.stringify(outbox.map((row) => [row.id, row.message_id, row.url, row.created_at]))]));
+        }
+
         const modifiedAt = Date.now();
         for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
             const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
