@@ -25,8 +25,28 @@ export interface StandaloneStartOptions {
     env?: Record<string, string>;
 }
 
-/** Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would. */
+/** Starts on fresh ports this many times when the ports chosen were taken meanwhile. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would.
+ * freePort() can only name a port that was free a moment ago: another process on the machine
+ * may bind it before the service does, so a start that fails with EADDRINUSE is tried again.
+ */
 export async function startStandalone(options: StandaloneStartOptions = {}): Promise<StandaloneService> {
+    for (let attempt = 1; ; attempt++) {
+        try {
+            return await startOnce(options);
+        }
+        catch (err) {
+            if (attempt >= PORT_ATTEMPTS || !String((err as Error).message).includes('EADDRINUSE')) {
+                throw err;
+            }
+        }
+    }
+}
+
+async function startOnce(options: StandaloneStartOptions): Promise<StandaloneService> {
     const dataDir = await tempDir('standalone');
     const port = await freePort();
     const smtpPort = await freePort();
