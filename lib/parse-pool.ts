@@ -17,8 +17,8 @@ import { parseMessage, type ParsedAttachment, type ParsedMessage } from './parse
 /** Messages from this size on (bytes) are parsed in a worker: 1 MiB. */
 export const DEFAULT_WORKER_PARSE_MIN_BYTES = 1024 * 1024;
 
-/** Workers at most: two keep one core for the event loop on a small machine. */
-export const DEFAULT_PARSE_WORKERS = 2;
+/** Workers at most: one leaves the other core of a small machine to the event loop. */
+export const DEFAULT_PARSE_WORKERS = 1;
 
 /** What the main thread posts to a worker. */
 export interface ParseRequest {
@@ -47,7 +47,7 @@ export interface ParsePool {
 export interface ParsePoolOptions {
     /** Messages from this size on are parsed in a worker (default 1 MiB; 0: all). */
     minBytes?: number;
-    /** Workers at most (default 2). */
+    /** Workers at most (default 1). */
     size?: number;
     /** The worker script (default: parse-worker beside this file); tests substitute one. */
     workerFile?: string;

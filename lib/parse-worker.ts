@@ -4,9 +4,22 @@
  * Off the main thread, mailparser's whole-part decoding of a long text (one string
  * built in one step) no longer stalls the service's event loop.
  */
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { parseMessage } from './parse';
 import type { ParseRequest, ParseReply } from './parse-pool';
+
+// The event loop comes first on a small machine: on Linux a nice value is per thread
+// (setpriority of "process 0" is the calling thread), so this lowers the worker only;
+// elsewhere it would lower the whole process, so it is left alone.
+if (process.platform === 'linux') {
+    try {
+        setPriority(19);
+    }
+    catch {
+        // Not allowed here (a sandbox): the worker runs at the service's priority.
+    }
+}
 
 const port = parentPort;
 if (port) {
