@@ -11,6 +11,7 @@ import { generateApiKey, hashApiKey } from './keys';
 import { sharedMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 import { createNotifier, type Notifier } from './notifier';
+import { createParsePool } from './parse-pool';
 import type { RecordStore } from './record-store/record-store';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from './types';
@@ -116,6 +117,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     let webhooks: WebhookDispatcher | undefined;
     const revocationListeners = new Set<(name: string) => void>();
     const messageBudget = options.messageBudget ?? sharedMessageBudget();
+    const parsePool = createParsePool();
     const ingestContext: IngestContext = {
         recordStore,
         blobStore,
@@ -124,7 +126,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         messageBudget,
         blobStoreTimeoutMs: options.blobStoreTimeoutMs,
         inboxFromAddress: options.inboxFromAddress,
-        log
+        log,
+        parse: (raw) => parsePool.parse(raw)
     };
 
     // Record first (the caller committed its delete), then the blobs no record still
@@ -358,6 +361,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 unwatch = undefined;
             }
 
+            await parsePool.close();
             await recordStore.close();
             await blobStore.close?.();
         }

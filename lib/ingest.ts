@@ -60,6 +60,8 @@ export interface IngestContext {
     log?: (message: string, error?: unknown) => void;
     /** Webhooks to tell of the stored copies: their deliveries are saved with them, then the dispatcher is woken. */
     webhooks?: WebhookRouting;
+    /** Parses the raw message (default: parseMessage() in this thread; the service passes its parse pool's). */
+    parse?: (raw: Buffer) => Promise<ParsedMessage>;
 }
 
 /** Which webhook URLs want an inbox's mail, and who sends them. */
@@ -189,7 +191,7 @@ async function writeCopies(
     blobs: IngestBlobs,
     log: (message: string, error?: unknown) => void
 ): Promise<EmailDraft[]> {
-    const parsed = await parseMessage(bytes);
+    const parsed = await (options.parse ?? parseMessage)(bytes);
     if (parsed.error) {
         log('the parser stopped early; the message is stored with the fields it read', parsed.error);
     }

@@ -17,6 +17,7 @@ import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
 import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import { withRemovedBlobKeys } from './save-statements';
+import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
 import { WEBHOOK_DELIVERIES_TABLE } from './migrations/20261129000000_webhook_deliveries';
 import { webhookDeliveryRows } from './webhook-outbox';
 
@@ -39,6 +40,9 @@ const SQL = {
     removeLinks: 'DELETE FROM email_blobs WHERE email_seq IN (SELECT value FROM json_each(?))',
     removeEmails: 'DELETE FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
     removeBlobs: removeUnreferencedStagedBlobsSql('(SELECT value FROM json_each(?))'),
+    // A long text is inserted empty and appended in pieces (text-pieces.ts), in the same transaction.
+    appendBody: 'UPDATE emails SET body = body || ?1 WHERE message_id_hash = ?2',
+    appendHtmlBody: 'UPDATE emails SET html_body = html_body || ?1 WHERE message_id_hash = ?2',
     insertEmails: `INSERT INTO emails (${INSERT_COLUMNS.join(', ')})
         SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
     // By the id digests, so the insert needs no RETURNING read back into JS; the keys are
@@ -187,10 +191,26 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
 
             if (plan.inserts.length > 0) {
                 const json = new Map<StoredAttachment[], string>();
+                const long: Array<{ statement: Sqlite3.Statement; text: string; messageHash: string }> = [];
                 await all(s.insertEmails, [JSON.stringify(plan.inserts.map((insert) => {
                     const row = toInsertRow(insert, json);
+                    for (const [column, statement] of [['body', s.appendBody], ['html_body', s.appendHtmlBody]] as const) {
+                        const text = row[column] as string;
+                        if (text.length > TEXT_PIECE_CHARS) {
+                            long.push({ statement, text, messageHash: insert.messageHash });
+                            row[column] = '';
+                        }
+                    }
+
                     return INSERT_COLUMNS.map((column) => (typeof row[column] === 'boolean' ? Number(row[column]) : row[column]));
                 }))]);
+                // One piece at a time: the event loop runs between the binds.
+                for (const { statement, text, messageHash } of long) {
+                    for (const piece of textPieces(text)) {
+                        await all(statement, [piece, messageHash]);
+                    }
+                }
+
                 await all(s.insertLinks, [JSON.stringify(plan.inserts.map(({ messageHash }) => messageHash))]);
             }
         })();

@@ -168,6 +168,19 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect(Object.keys(page.records[0]!).sort()).to.equal(RECORD_KEYS);
             });
 
+            it('stores texts of several MiB exactly, astral characters at every 4 Mi-character cut', async () => {
+                // 'x' then pairs: a cut at an even index would fall inside a surrogate pair.
+                const body = `x${'\u{1f4e8}é'.repeat(3 * 1024 * 1024)}`;
+                const htmlBody = `<p>${'中'.repeat(5 * 1024 * 1024)}</p>`;
+                const d = draft(newInbox(), { body, htmlBody });
+                const saved = await saveOne(store(), d);
+                const got = await store().getEmail(saved.messageId);
+                expect(got!.body === body).to.be.true();
+                expect(got!.htmlBody === htmlBody).to.be.true();
+                const [listed] = (await store().listEmails({ inbox: d.inbox, limit: 10 })).records;
+                expect(listed!.body === body && listed!.htmlBody === htmlBody).to.be.true();
+            });
+
             it('stores the links and codes given and returns them from get and list (EXTENSIONS §1)', async () => {
                 const links = [{ href: 'https://x.test/a?b=1&c=2', text: 'Öffnen 👋' }, { href: 'mailto:a@x.test', text: '' }];
                 const d = draft(newInbox(), { links, codes: ['482913', '0042'] });

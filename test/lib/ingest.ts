@@ -11,6 +11,7 @@ import { GENERATED_ID_DOMAIN } from '../../lib/ids';
 import { ingestRawEmail, type IngestContext, type IngestOptions } from '../../lib/ingest';
 import { createMessageBudget } from '../../lib/message-budget';
 import { createNotifier, type Notifier } from '../../lib/notifier';
+import { createParsePool } from '../../lib/parse-pool';
 import { MAX_RECIPIENTS } from '../../lib/recipients';
 import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../lib/record-store/record-store';
@@ -159,6 +160,43 @@ describe('ingest', () => {
             const refused = messageBudget.reserve(0)!;
             await rejectsWith(p.ingest(raw, { messageBudget, reservation: refused, maxMessageBytes: 10 }), 'TOO_LARGE');
             expect(messageBudget.heldBytes).to.equal(0);
+        });
+
+        it('stores from a worker parse exactly what the in-thread parse stores, attachments byte for byte', async (flags: Flags) => {
+            const p = await provision(flags);
+            const pool = createParsePool({ minBytes: 0 });
+            try {
+                const raw = await fixture('attachments.eml');
+                const options = { receivedAt: 1_000, recipients: ['a@example.com'] };
+                const [inThread] = await p.ingest(raw, options);
+                const [inWorker] = await p.ingest(raw, { ...options, recipients: ['b@example.com'], parse: (bytes) => pool.parse(bytes) });
+                const fields = (r: EmailRecord) => ({ ...r, messageId: undefined, inbox: undefined, recipient: undefined, rawKey: undefined, attachments: r.attachments.map((a) => ({ ...a, blobKey: undefined })) });
+                expect(fields(inWorker!)).to.equal(fields(inThread!));
+                expect(inWorker!.attachments.length).to.be.above(0);
+                for (const [i, a] of inWorker!.attachments.entries()) {
+                    expect(await p.readBlob(a.blobKey)).to.equal(await p.readBlob(inThread!.attachments[i]!.blobKey));
+                }
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('fails the ingest whose parse worker dies, stores nothing of it, gives its budget back, and stores the next one', async (flags: Flags) => {
+            const p = await provision(flags);
+            const pool = createParsePool({ minBytes: 0, workerFile: join(__dirname, '..', 'fixtures', 'workers', 'crashing-parse-worker.js') });
+            try {
+                const raw = await fixture('plain-text.eml');
+                const messageBudget = createMessageBudget(raw.length * 4);
+                await expect(p.ingest(raw, { messageBudget, parse: (bytes) => pool.parse(bytes) })).to.reject(/the parse worker exited/);
+                expect(await p.allBlobKeys()).to.equal([]);
+                expect(messageBudget.heldBytes).to.equal(0);
+                const [copy] = await p.ingest(raw, { messageBudget });
+                expect(copy!.messageId).to.equal('plain-1@example.com');
+            }
+            finally {
+                await pool.close();
+            }
         });
 
         it('takes receivedAt from the clock when no override is given', async (flags: Flags) => {

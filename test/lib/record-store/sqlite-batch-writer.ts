@@ -8,6 +8,7 @@ import { createKnexRecordStore } from '../../../lib/record-store/knex-record-sto
 import { openSqliteBatchWriter } from '../../../lib/record-store/sqlite-batch-writer';
 import type { RecordStore, SaveResult } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
+import { TEXT_PIECE_CHARS } from '../../../lib/record-store/text-pieces';
 import { draft } from '../../helpers/email-draft';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -247,6 +248,25 @@ describe('sqlite-batch-writer', () => {
                 // The list reads the same row through Knex: the same texts.
                 const page = await store.listEmails({ inbox: 'texts', limit: 10 });
                 expect(page.records).to.equal([read]);
+            }
+            finally {
+                await store.close();
+            }
+        });
+
+        it('writes texts longer than a bind piece exactly, a surrogate pair at every cut kept whole', async () => {
+            const { knex, store } = await open(dir, 'long.sqlite');
+            try {
+                // 'a' then pairs: every odd index holds a high surrogate, so an even cut would split one.
+                const body = `a${'\u{1f389}'.repeat(Math.ceil(1.2 * TEXT_PIECE_CHARS))}\u0000 end`;
+                const htmlBody = `<p>${'é'.repeat(TEXT_PIECE_CHARS + 5)}</p>`;
+                const d = draft('long', 1, { sourceId: 'long@x', body, htmlBody });
+                const [saved] = (await store.saveEmails([d, draft('long', 2, { sourceId: 'short@x' })])).saved;
+                const [row] = await knex('emails').select(knex.raw('CAST(body AS BLOB) AS body'), knex.raw('CAST(html_body AS BLOB) AS html')).where('message_id', saved!.messageId) as Array<{ body: Buffer; html: Buffer }>;
+                expect(row!.body.equals(Buffer.from(body.replace('\u0000', '')))).to.be.true();
+                expect(row!.html.equals(Buffer.from(htmlBody))).to.be.true();
+                expect((await store.getEmail(saved!.messageId))!.body).to.equal(body.replace('\u0000', ''));
+                expect((await store.listEmails({ inbox: 'long', limit: 10 })).records).to.have.length(2);
             }
             finally {
                 await store.close();
