@@ -5,6 +5,7 @@ import { isolatedEnv } from './service-env';
 import { removeDir, tempDir } from './temp-dir';
 
 const ROOT = Path.join(__dirname, '..', '..');
+const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 
 /** `node examples/standalone.js` on free loopback ports and a temp data dir, with an API key. */
 export interface StandaloneService {
@@ -23,6 +24,40 @@ export interface StandaloneStartOptions {
     prefix?: string[];
     /** Further environment variables of the service. */
     env?: Record<string, string>;
+}
+
+/** A standalone service listening on free loopback ports, started with the caller's environment. */
+export interface ListeningService extends Spawned {
+    /** `http://127.0.0.1:<port>` */
+    base: string;
+    smtpPort: number;
+}
+
+/**
+ * `node examples/standalone.js` with `env` (its data dir and stores: the caller's) on free
+ * loopback ports; resolves once it listens, or kills it and throws. Ports taken meanwhile
+ * are tried again, as in startStandalone().
+ */
+export async function spawnStandalone(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<ListeningService> {
+    for (let attempt = 1; ; attempt++) {
+        const port = await freePort();
+        const smtpPort = await freePort();
+        const spawned = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
+        try {
+            await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs });
+            return { ...spawned, base: `http://127.0.0.1:${port}`, smtpPort };
+        }
+        catch (err) {
+            if (spawned.child.exitCode === null && spawned.child.signalCode === null) {
+                spawned.child.kill('SIGKILL');
+                await spawned.exited;
+            }
+
+            if (attempt >= PORT_ATTEMPTS || !String((err as Error).message).includes('EADDRINUSE')) {
+                throw err;
+            }
+        }
+    }
 }
 
 /** Starts on fresh ports this many times when the ports chosen were taken meanwhile. */
@@ -51,7 +86,7 @@ async function startOnce(options: StandaloneStartOptions): Promise<StandaloneSer
     const port = await freePort();
     const smtpPort = await freePort();
     const env = isolatedEnv({ ...options.env, PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
-    const spawned = spawnNode([Path.join(ROOT, 'examples', 'standalone.js')], { cwd: ROOT, env, prefix: options.prefix });
+    const spawned = spawnNode([STANDALONE], { cwd: ROOT, env, prefix: options.prefix });
     const stop = async () => {
         const { child } = spawned;
         if (child.exitCode === null && child.signalCode === null) {

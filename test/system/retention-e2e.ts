@@ -6,12 +6,12 @@ import * as Nodemailer from 'nodemailer';
 import { BLOBS_SQLITE_FILENAME, openEmbeddedStores } from '../../lib/embedded-stores';
 import { createInboxCapture } from '../../lib/inbox-capture';
 import { openSqliteKnex } from '../../lib/sqlite/knex';
-import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
+import { runNode } from '../helpers/child-process';
 import { buildMail } from '../helpers/mail';
-import { freePort } from '../helpers/net';
 import { startPostgres } from '../helpers/postgres';
 import { startS3 } from '../helpers/s3';
 import { isolatedEnv, postgresS3Env } from '../helpers/service-env';
+import { spawnStandalone, type ListeningService } from '../helpers/standalone-service';
 import { tempDir } from '../helpers/temp-dir';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -25,26 +25,9 @@ const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 const PROCESS_LIMIT_MS = 30_000;
 const DAY = 86_400_000;
 
-interface Service extends Spawned {
-    base: string;
-    smtpPort: number;
-}
+type Service = ListeningService;
 
-/** `node examples/standalone.js` with `env` on free loopback ports; resolves once it listens. */
-async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
-    const port = await freePort();
-    const smtpPort = await freePort();
-    const spawned = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
-    try {
-        await waitForOutput(spawned, /^create an API key: /m, { timeoutMs: PROCESS_LIMIT_MS });
-    }
-    catch (err) {
-        spawned.child.kill('SIGKILL');
-        throw err;
-    }
-
-    return { ...spawned, base: `http://127.0.0.1:${port}`, smtpPort };
-}
+const startService = (env: NodeJS.ProcessEnv) => spawnStandalone(env, PROCESS_LIMIT_MS);
 
 /** SIGTERM, then the exit code (or a kill after the limit). */
 async function stopService(service: Service): Promise<number | null> {

@@ -3,12 +3,13 @@ import * as Lab from '@hapi/lab';
 import { createHmac } from 'node:crypto';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
+import { runNode } from '../helpers/child-process';
 import { buildMail } from '../helpers/mail';
 import { freePort } from '../helpers/net';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
 import { isolatedEnv, postgresS3Env } from '../helpers/service-env';
+import { spawnStandalone, type ListeningService } from '../helpers/standalone-service';
 import { removeDir, tempDir } from '../helpers/temp-dir';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -16,26 +17,18 @@ const { expect } = Code;
 const { describe, it, afterEach } = exports.lab = Lab.script();
 
 const ROOT = Path.join(__dirname, '..', '..');
-const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 /** Longest wait for a process to start or a request to arrive, ms: a hang, not a speed claim. */
 const LIMIT_MS = 30_000;
 /** The dispatcher's poll interval, ms: waiting two of them shows that nothing more is coming. */
 const POLL_MS = 1_000;
 
-interface Service extends Spawned {
-    base: string;
-    smtpPort: number;
-}
+type Service = ListeningService;
 
-/** `node examples/standalone.js` with `env` on free loopback ports. */
+/** The standalone service with `env`, stopped by the test's afterEach. */
 async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
-    const port = await freePort();
-    const smtpPort = await freePort();
-    const spawned = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, PORT: String(port), SMTP_PORT: String(smtpPort) } });
-    const service: Service = { ...spawned, base: `http://127.0.0.1:${port}`, smtpPort };
+    const service = await spawnStandalone(env, LIMIT_MS);
     running.push(service);
-    await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs: LIMIT_MS });
     return service;
 }
 
