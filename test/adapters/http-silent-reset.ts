@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import { once } from 'node:events';
 import * as Http from 'node:http';
 import * as Net from 'node:net';
-import { resetSilentConnections } from '../../adapters/http-silent-reset';
+import { RESETS_PER_TURN, resetSilentConnections } from '../../adapters/http-silent-reset';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -48,6 +48,13 @@ describe('http-silent-reset', () => {
 
         it('resets a connection that ends without having sent a byte', async () => {
             expect(await halfClose(port, '')).to.equal({ received: '', error: 'ECONNRESET' });
+        });
+
+        it('resets every one of a burst larger than one turn\'s share, and keeps answering', async () => {
+            const count = RESETS_PER_TURN * 2 + 100;
+            const outcomes = await Promise.all(Array.from({ length: count }, () => halfClose(port, '')));
+            expect(outcomes.filter((o) => o.error === 'ECONNRESET' && o.received === '')).to.have.length(count);
+            expect((await halfClose(port, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).received).to.endWith('answered');
         });
 
         it('answers a request sent before the client half-closes, and closes gracefully', async () => {
