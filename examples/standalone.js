@@ -35,6 +35,7 @@ const { createMessageBudget } = load('../dist/lib/message-budget');
 const { inboxCapturePlugin } = load('../dist/adapters/hapi');
 const { createSmtpListener, DEFAULT_MAX_CONNECTIONS: SMTP_MAX_CONNECTIONS } = load('../dist/adapters/smtp');
 const { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } = load('../dist/adapters/http-connection-cap');
+const { resetSilentConnections } = load('../dist/adapters/http-silent-reset');
 const { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } = load('../dist/adapters/env-config');
 const { describeSmtpSecurity, readSmtpEnvConfig } = load('../dist/adapters/smtp-env-config');
 
@@ -77,6 +78,8 @@ async function main() {
     // Below the open-file limit, so idle connections cannot starve SMTP, files or /health.
     const smtpConnections = config.smtpPort === 0 ? 0 : SMTP_MAX_CONNECTIONS;
     capHttpConnections(server.listener, config.maxHttpConnections ?? defaultMaxHttpConnections(readOpenFileLimit(), smtpConnections), logError);
+    // Thousands of idle connections ending at once must not hold /health up (issue 17, attack 6).
+    resetSilentConnections(server.listener);
     // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }.
     server.events.on({ name: 'request', channels: 'error' }, (request, event) => {
         logError(`${request.method.toUpperCase()} ${request.path} failed`, event.error);

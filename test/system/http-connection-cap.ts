@@ -100,4 +100,14 @@ describe('HTTP connection cap (standalone under ulimit -n 512)', () => {
         expect(listed.status).to.equal(200);
         expect(((await listed.json()) as { emails: { subject: string }[] }).emails.map((e) => e.subject)).to.equal(['during the flood']);
     });
+
+    it('resets a connection that ends without sending a byte (a burst of them closes cheaply)', async () => {
+        const connection = await openConnection(port);
+        const reset = new Promise<string | undefined>((resolve) => {
+            connection.socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code));
+            connection.socket.once('close', () => resolve(undefined));
+        });
+        connection.socket.end();
+        expect(await reset).to.equal('ECONNRESET');
+    });
 });
