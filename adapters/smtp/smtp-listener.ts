@@ -284,11 +284,14 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
 
     const server = new SMTPServer(serverOptions);
 
+    // smtp-server hands hooks the session, not the connection: the one with that id.
+    const connectionOf = (sessionId: string) => [...server.connections].find((c) => c.id === sessionId);
+
     // (Re)starts the line deadline on the connection's current socket (plain, or TLS after
     // STARTTLS). smtp-server hands hooks the session, not the socket: the connection with
     // that id holds it (`_socket`, declared in smtp-server's own types).
     const watchLines = (sessionId: string) => {
-        const connection = [...server.connections].find((c) => c.id === sessionId);
+        const connection = connectionOf(sessionId);
         if (!connection) {
             return;
         }
@@ -315,7 +318,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     // socket to discard what still arrives; pausing it instead leaves the bytes with the
     // client (its writes stall), and smtp-server destroys the socket after its half-close wait.
     const closeBusy = (sessionId: string) => {
-        const connection = [...server.connections].find((c) => c.id === sessionId);
+        const connection = connectionOf(sessionId);
         if (!connection) {
             return;
         }
