@@ -25,9 +25,11 @@ export interface ReceivedMessage {
  * 'data' listeners, no pipe or async iterator: this runs once per message, and the
  * core takes a Buffer as it is (never copied again). Every byte held is first reserved
  * from `reservation` (null: the budget had nothing left; absent: no budget); when it cannot be, the
- * message is dropped the same way and the reservation released.
+ * message is dropped the same way and the reservation released. With `onOverBudget`, that moment
+ * ends the reading instead: it is called once, the result comes at once, and the caller closes
+ * the connection (draining a refused message costs the server as much as storing it).
  */
-export function receiveMessage(stream: Readable, maxBytes: number, reservation?: MessageReservation | null): Promise<ReceivedMessage> {
+export function receiveMessage(stream: Readable, maxBytes: number, reservation?: MessageReservation | null, onOverBudget?: () => void): Promise<ReceivedMessage> {
     return new Promise((resolve) => {
         let chunks: Buffer[] = [];
         let held = 0;
@@ -66,6 +68,11 @@ export function receiveMessage(stream: Readable, maxBytes: number, reservation?:
             if (overBudget || (reservation && !reservation.grow(chunk.length))) {
                 overBudget = true;
                 drop();
+                if (onOverBudget) {
+                    finish(false);
+                    onOverBudget();
+                }
+
                 return;
             }
 

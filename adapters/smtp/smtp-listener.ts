@@ -241,8 +241,9 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
 
             // The whole message is read before the core sees it (the core reads it whole
             // anyway, and the reply can only follow the final dot); nothing past the cap is held.
+            // Past the budget the connection is closed at once (closeBusy) rather than the rest read.
             const reservation = budget.reserve(0);
-            const done = receiveMessage(stream, maxMessageBytes, reservation).then(async (received) => {
+            const done = receiveMessage(stream, maxMessageBytes, reservation, () => closeBusy(session.id)).then(async (received) => {
                 if (received.aborted) {
                     // A client that hung up mid-DATA gets no reply (nobody reads it) and needs no log line.
                     callback(smtpReply(451, 'Error: connection closed before the end of DATA'));
@@ -255,6 +256,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
                 }
 
                 if (received.overBudget) {
+                    // The connection is closing (421 sent): smtp-server writes nothing more.
                     callback(busyReply());
                     return;
                 }
@@ -282,11 +284,14 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
 
     const server = new SMTPServer(serverOptions);
 
+    // smtp-server hands hooks the session, not the connection: the one with that id.
+    const connectionOf = (sessionId: string) => [...server.connections].find((c) => c.id === sessionId);
+
     // (Re)starts the line deadline on the connection's current socket (plain, or TLS after
     // STARTTLS). smtp-server hands hooks the session, not the socket: the connection with
     // that id holds it (`_socket`, declared in smtp-server's own types).
     const watchLines = (sessionId: string) => {
-        const connection = [...server.connections].find((c) => c.id === sessionId);
+        const connection = connectionOf(sessionId);
         if (!connection) {
             return;
         }
@@ -305,6 +310,23 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             stopDeadline();
             stopBatching();
         });
+    };
+
+    // A message the memory budget cannot hold mid-DATA: 421 and the connection closed at
+    // once (RFC 5321 §3.8; the client retries later), the socket no longer read, so the
+    // rest of the message costs neither CPU nor memory. smtp-server's close() resumes the
+    // socket to discard what still arrives; pausing it instead leaves the bytes with the
+    // client (its writes stall), and smtp-server destroys the socket after its half-close wait.
+    const closeBusy = (sessionId: string) => {
+        const connection = connectionOf(sessionId);
+        if (!connection) {
+            return;
+        }
+
+        deadlines.get(sessionId)?.();
+        deadlines.delete(sessionId);
+        connection.send(421, 'Error: too many messages in flight, closing connection, try again later');
+        connection._socket.pause();
     };
 
     // Before listening, the one error is a failed listen(): listen() rejects with it.

@@ -70,6 +70,27 @@ describe('smtp message receiver', () => {
             other.release();
         });
 
+        it('with onOverBudget, stops reading at the chunk that does not fit, calls it once and gives back what it held', async () => {
+            const budget = createMessageBudget(4 * CHUNK_BYTES);
+            const other = budget.reserve(CHUNK_BYTES)!;
+            const reservation = budget.reserve(0)!;
+            const stream = new PassThrough();
+            let calls = 0;
+            const receiving = receiveMessage(stream, 100 * CHUNK_BYTES, reservation, () => calls++);
+            stream.write(Buffer.alloc(2 * CHUNK_BYTES, 0x61));
+            stream.write(Buffer.alloc(2 * CHUNK_BYTES, 0x61));
+            const received = await receiving;
+            expect(calls).to.equal(1);
+            expect(received.overBudget).to.be.true();
+            expect(received.aborted).to.be.false();
+            expect(received.raw).to.be.null();
+            expect(received.bytes).to.equal(4 * CHUNK_BYTES);
+            expect(budget.heldBytes).to.equal(CHUNK_BYTES);
+            expect(stream.listenerCount('data')).to.equal(0);
+            other.release();
+            stream.destroy();
+        });
+
         it('drops the message when the budget had nothing left at its start (null reservation)', async () => {
             const stream = new PassThrough();
             const receiving = receiveMessage(stream, 1000, null);

@@ -60,7 +60,7 @@ async function startRig(maxMessageBytesInFlight: number | undefined, budgetOfCap
 
 describe('smtp listener memory budget', () => {
 
-    it('answers 452 to a message the budget cannot hold while another is in DATA, stores nothing of it, and accepts it once the budget is free', { timeout: 30_000 }, async () => {
+    it('answers 421 and closes the connection when a message no longer fits the budget mid-DATA, stores nothing of it, and accepts it once the budget is free', { timeout: 30_000 }, async () => {
         const rig = await startRig(256 * KIB);
         try {
             // The first sender holds 200 KiB of the 256 KiB budget, its DATA not ended yet.
@@ -74,23 +74,69 @@ describe('smtp listener memory budget', () => {
             expect(announced.mail).to.equal(452);
             await announced.session.destroy();
 
-            // One that does not is read to its end and refused then: 452, temporary.
+            // One that does not is told 421 mid-DATA and the connection is closed: temporary.
             const second = await transaction(rig.port);
             expect(second.mail).to.equal(250);
             await second.session.command('RSET');
             const refused = await sendRawMessage(second.session, message('second', 100 * KIB), ['budget@example.test']);
-            expect(refused.code).to.equal(452);
+            expect(refused.code).to.equal(421);
             expect(refused.text).to.contain('try again later');
+            await second.session.closed;
 
+            // The first, unaffected, is stored; the budget is all free again.
             await first.session.write('.\r\n');
             expect((await first.session.reply()).code).to.equal(250);
             expect(rig.capture.messageBudget.heldBytes).to.equal(0);
 
-            // The retry fits now, on the same session.
-            expect((await sendRawMessage(second.session, message('second', 100 * KIB), ['budget@example.test'])).code).to.equal(250);
+            // The retry, on a new connection, fits now.
+            const retry = await transaction(rig.port);
+            await retry.session.command('RSET');
+            expect((await sendRawMessage(retry.session, message('second', 100 * KIB), ['budget@example.test'])).code).to.equal(250);
             await first.session.end();
-            await second.session.end();
+            await retry.session.end();
             expect(await rig.subjects()).to.equal(['first', 'second']);
+        }
+        finally {
+            await rig.cleanup();
+        }
+    });
+
+    it('stops reading a message past the budget: the 421 comes while the client is still sending it', { timeout: 30_000 }, async () => {
+        const rig = await startRig(undefined, 256 * KIB);
+        try {
+            // Another ingest holds 200 KiB of the 256 KiB budget (alone, a message always fits).
+            const held = rig.capture.messageBudget.reserve(200 * KIB)!;
+            const { session } = await transaction(rig.port);
+            expect((await session.command('RCPT TO:<budget@example.test>')).code).to.equal(250);
+            expect((await session.command('DATA')).code).to.equal(354);
+
+            // 32 MiB in 64 KiB pieces, each written once the socket took the one before. Read
+            // to its end (the old behaviour), the reply could only follow the last piece.
+            const piece = textLines(64 * KIB);
+            const total = 512 * piece.length;
+            let written = 0;
+            let writtenAtReply = -1;
+            const replied = session.reply().then((reply) => {
+                writtenAtReply = written;
+                void session.destroy();
+                return reply;
+            });
+            while (writtenAtReply === -1 && written < total && !session.socket.destroyed) {
+                await session.write(piece);
+                written += piece.length;
+            }
+
+            if (writtenAtReply === -1) {
+                await session.write('.\r\n');
+            }
+
+            const reply = await replied;
+            expect(reply.code).to.equal(421);
+            expect(writtenAtReply).to.be.below(total / 2);
+            await session.closed;
+            expect(rig.capture.messageBudget.heldBytes).to.equal(200 * KIB);
+            held.release();
+            expect(await rig.subjects()).to.equal([]);
         }
         finally {
             await rig.cleanup();
@@ -101,10 +147,13 @@ describe('smtp listener memory budget', () => {
         const rig = await startRig(undefined, 256 * KIB);
         try {
             const held = rig.capture.messageBudget.reserve(200 * KIB)!;
+            const refused = await transaction(rig.port);
+            await refused.session.command('RSET');
+            expect((await sendRawMessage(refused.session, message('squeezed', 100 * KIB), ['budget@example.test'])).code).to.equal(421);
+            await refused.session.closed;
+            held.release();
             const { session } = await transaction(rig.port);
             await session.command('RSET');
-            expect((await sendRawMessage(session, message('squeezed', 100 * KIB), ['budget@example.test'])).code).to.equal(452);
-            held.release();
             expect((await sendRawMessage(session, message('squeezed', 100 * KIB), ['budget@example.test'])).code).to.equal(250);
             await session.end();
             expect(await rig.subjects()).to.equal(['squeezed']);
