@@ -6,7 +6,7 @@ import { InboxCaptureError, isInboxCaptureError } from './errors';
 import { generateMessageId, newBlobPrefix } from './ids';
 import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from './notifier';
-import { parseMessage, type ParsedMessage } from './parse';
+import { bodyText, parseMessage, type ParsedMessage } from './parse';
 import { linksAndCodesInSlices } from './links-and-codes';
 import { budgetSpent, sharedMessageBudget, type MessageBudget, type MessageReservation } from './message-budget';
 import { readBounded } from './read-bounded';
@@ -203,10 +203,11 @@ async function writeCopies(
 
     const sourceId = parsed.messageId ?? generateMessageId();
     const sender = parsed.from ?? bareAddress(options.mailFrom ?? '');
-    const body = parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
+    const body = bodyText(parsed);
     const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
-    // Once per message, shared by its copies: they have the same subject and bodies.
-    const { links, codes } = await linksAndCodesInSlices({ subject: parsed.subject, body, htmlBody: parsed.html });
+    // Once per message, shared by its copies: they have the same subject and bodies. The
+    // parse worker finds them off the event loop; a message parsed here is searched in slices.
+    const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject: parsed.subject, body, htmlBody: parsed.html });
 
     // One raw blob and one blob per attachment, whatever the number of copies: every
     // copy references the same keys (a delete removes only what no copy still uses).

@@ -30,6 +30,7 @@
  */
 import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
 import { htmlToPlainText } from './html-text';
+import type { LinksAndCodes } from './links-and-codes';
 
 /** One attachment part, decoded, in message order. */
 export interface ParsedAttachment {
@@ -43,6 +44,11 @@ export interface ParsedAttachment {
     size: number;
     /** Content-ID without angle brackets, for inline images; undefined when none. */
     contentId: string | undefined;
+}
+
+/** The text body an email shows: its text/plain part, else the text of its HTML. */
+export function bodyText(parsed: Pick<ParsedMessage, 'text' | 'textFromHtml'>): string {
+    return parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
 }
 
 /** What ingest needs from a message. Every field has a value, even for garbage input. */
@@ -64,6 +70,12 @@ export interface ParsedMessage {
     /** Plain text derived from `html` when `text` is empty (only then: it costs a pass over the HTML); else `""`. */
     textFromHtml: string;
     attachments: ParsedAttachment[];
+    /**
+     * Links and codes of the message (EXTENSIONS §1), when the parser found them too (the
+     * parse pool's worker does, so a long body is not searched on the event loop); absent:
+     * the caller finds them.
+     */
+    linksAndCodes?: LinksAndCodes;
     /** The failure mailparser reported, when it stopped early; the fields above hold what it read before. */
     error?: Error;
 }

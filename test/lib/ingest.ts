@@ -162,25 +162,33 @@ describe('ingest', () => {
             expect(messageBudget.heldBytes).to.equal(0);
         });
 
-        it('stores from a worker parse exactly what the in-thread parse stores, attachments byte for byte', async (flags: Flags) => {
-            const p = await provision(flags);
-            const pool = createParsePool({ minBytes: 0 });
-            try {
-                const raw = await fixture('attachments.eml');
-                const options = { receivedAt: 1_000, recipients: ['a@example.com'] };
-                const [inThread] = await p.ingest(raw, options);
-                const [inWorker] = await p.ingest(raw, { ...options, recipients: ['b@example.com'], parse: (bytes) => pool.parse(bytes) });
-                const fields = (r: EmailRecord) => ({ ...r, messageId: undefined, inbox: undefined, recipient: undefined, rawKey: undefined, attachments: r.attachments.map((a) => ({ ...a, blobKey: undefined })) });
-                expect(fields(inWorker!)).to.equal(fields(inThread!));
-                expect(inWorker!.attachments.length).to.be.above(0);
-                for (const [i, a] of inWorker!.attachments.entries()) {
-                    expect(await p.readBlob(a.blobKey)).to.equal(await p.readBlob(inThread!.attachments[i]!.blobKey));
+        for (const [name, shows] of [['attachments.eml', 'attachments'], ['html-only.eml', 'links and codes']] as const) {
+            it(`stores from a worker parse exactly what the in-thread parse stores, attachments byte for byte, links and codes found in the worker (${name})`, async (flags: Flags) => {
+                const p = await provision(flags);
+                const pool = createParsePool({ minBytes: 0 });
+                try {
+                    const raw = await fixture(name);
+                    const options = { receivedAt: 1_000, recipients: ['a@example.com'] };
+                    const [inThread] = await p.ingest(raw, options);
+                    const [inWorker] = await p.ingest(raw, { ...options, recipients: ['b@example.com'], parse: (bytes) => pool.parse(bytes) });
+                    const fields = (r: EmailRecord) => ({ ...r, messageId: undefined, inbox: undefined, recipient: undefined, rawKey: undefined, attachments: r.attachments.map((a) => ({ ...a, blobKey: undefined })) });
+                    expect(fields(inWorker!)).to.equal(fields(inThread!));
+                    if (shows === 'attachments') {
+                    expect(inWorker!.attachments.length).to.be.above(0);
                 }
-            }
-            finally {
-                await pool.close();
-            }
-        });
+                else {
+                    expect(inWorker!.links).to.equal([{ href: 'https://example.com/verify?token=abc&x=1', text: 'this link' }]);
+                    expect(inWorker!.codes).to.equal(['123456']);
+                }
+                    for (const [i, a] of inWorker!.attachments.entries()) {
+                        expect(await p.readBlob(a.blobKey)).to.equal(await p.readBlob(inThread!.attachments[i]!.blobKey));
+                    }
+                }
+                finally {
+                    await pool.close();
+                }
+            });
+        }
 
         it('fails the ingest whose parse worker dies, stores nothing of it, gives its budget back, and stores the next one', async (flags: Flags) => {
             const p = await provision(flags);

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { parseMessage } from '../../lib/parse';
+import { linksAndCodesOf } from '../../lib/links-and-codes';
+import { bodyText, parseMessage } from '../../lib/parse';
 import { createParsePool } from '../../lib/parse-pool';
 
 const { expect } = Code;
@@ -22,7 +23,7 @@ describe('parse-pool', () => {
 
     describe('createParsePool()', () => {
 
-        it('returns in a worker exactly what parseMessage() returns in-thread, over the whole corpus', async () => {
+        it('returns in a worker exactly what parseMessage() returns in-thread, with the links and codes linksAndCodesOf() finds, over the whole corpus', async () => {
             const pool = createParsePool({ minBytes: 0 });
             try {
                 const files = readdirSync(CORPUS).filter((name) => name.endsWith('.eml'));
@@ -31,7 +32,9 @@ describe('parse-pool', () => {
                     const raw = readFileSync(join(CORPUS, name));
                     const inThread = await parseMessage(raw);
                     const inWorker = await pool.parse(raw);
-                    expect(comparable(inWorker), name).to.equal(comparable(inThread));
+                    const found = linksAndCodesOf({ subject: inThread.subject, body: bodyText(inThread), htmlBody: inThread.html });
+                    expect(inWorker.linksAndCodes, name).to.equal(found);
+                    expect(comparable({ ...inWorker, linksAndCodes: undefined }), name).to.equal(comparable({ ...inThread, linksAndCodes: undefined }));
                     expect(inWorker.attachments.every((a) => Buffer.isBuffer(a.content)), name).to.be.true();
                 }
             }
