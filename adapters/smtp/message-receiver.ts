@@ -1,6 +1,14 @@
 import type { Readable } from 'node:stream';
 import type { MessageReservation } from '../../lib/message-budget';
 
+/**
+ * Bytes of one message read per turn of the event loop; past them the stream pauses until
+ * the next turn. libuv reads a ready socket up to 32 times (2 MiB) before it looks at
+ * the next one, so a few senders of large messages held every turn for 200 ms and more,
+ * and a `/health` that had arrived waited its turn (issue 17 attack 5).
+ */
+export const BYTES_PER_TURN = 64 * 1024;
+
 /** What the DATA of one message came to. */
 export interface ReceivedMessage {
     /** The whole message (after dot-unstuffing); null when it was over the cap or the client left before its end. */
@@ -28,6 +36,9 @@ export interface ReceivedMessage {
  * message is dropped the same way and the reservation released. With `onOverBudget`, that moment
  * ends the reading instead: it is called once, the result comes at once, and the caller closes
  * the connection (draining a refused message costs the server as much as storing it).
+ * After `BYTES_PER_TURN` in one turn the stream pauses until the next (setImmediate): the
+ * pause reaches the socket through smtp-server's pipe, which stops reading it, so every
+ * connection and `/health` get their turn.
  */
 export function receiveMessage(stream: Readable, maxBytes: number, reservation?: MessageReservation | null, onOverBudget?: () => void): Promise<ReceivedMessage> {
     return new Promise((resolve) => {
@@ -38,6 +49,8 @@ export function receiveMessage(stream: Readable, maxBytes: number, reservation?:
         let tooLarge = false;
         let overBudget = reservation === null;
         let settled = false;
+        let turnBytes = 0;
+        let yielding = false;
 
         const finish = (aborted: boolean) => {
             if (settled) {
@@ -57,8 +70,23 @@ export function receiveMessage(stream: Readable, maxBytes: number, reservation?:
             reservation?.release();
         };
 
+        const nextTurn = () => {
+            yielding = false;
+            turnBytes = 0;
+            if (!settled) {
+                stream.resume();
+            }
+        };
+
         const onData = (chunk: Buffer) => {
             bytes += chunk.length;
+            turnBytes += chunk.length;
+            if (turnBytes >= BYTES_PER_TURN && !yielding) {
+                yielding = true;
+                stream.pause();
+                setImmediate(nextTurn);
+            }
+
             if (tooLarge || bytes > maxBytes) {
                 tooLarge = true;
                 drop();

@@ -3,7 +3,8 @@ import * as Lab from '@hapi/lab';
 import { once } from 'node:events';
 import * as Net from 'node:net';
 import { PassThrough } from 'node:stream';
-import { receiveMessage } from '../../../adapters/smtp/message-receiver';
+import { SMTPServer } from 'smtp-server';
+import { BYTES_PER_TURN, receiveMessage } from '../../../adapters/smtp/message-receiver';
 import { createMessageBudget } from '../../../lib/message-budget';
 import { batchReplies } from '../../../adapters/smtp/reply-batching';
 
@@ -141,6 +142,103 @@ describe('smtp message receiver', () => {
             const received = await receiving;
             expect(received.aborted).to.be.true();
             expect(received.raw).to.be.null();
+        });
+
+        it('reads at most BYTES_PER_TURN of a message a turn of the event loop, and still the whole message', async () => {
+            const stream = new PassThrough();
+            const chunk = Buffer.alloc(CHUNK_BYTES, 0x78);
+            const chunks = 16;
+            // All of it waiting before the reader starts: a fast sender's bytes already in the socket.
+            for (let i = 0; i < chunks; i++) {
+                stream.write(chunk);
+            }
+
+            stream.end();
+            let turn = 0;
+            let counting = true;
+            const nextTurn = () => {
+                turn++;
+                if (counting) {
+                    setImmediate(nextTurn);
+                }
+            };
+
+            setImmediate(nextTurn);
+            const perTurn = new Map<number, number>();
+            stream.on('data', (data: Buffer) => perTurn.set(turn, (perTurn.get(turn) ?? 0) + data.length));
+            const received = await receiveMessage(stream, 2 * chunks * CHUNK_BYTES);
+            counting = false;
+            expect(received.raw!.length).to.equal(chunks * CHUNK_BYTES);
+            expect(Math.max(...perTurn.values())).to.equal(BYTES_PER_TURN);
+            expect(perTurn.size).to.equal(chunks * CHUNK_BYTES / BYTES_PER_TURN);
+        });
+
+        it('through smtp-server, the pause reaches the socket: a fast sender is read a few chunks a turn, not 2 MiB', async () => {
+            const stored: Buffer[] = [];
+            const server = new SMTPServer({
+                authOptional: true,
+                disableReverseLookup: true,
+                logger: false,
+                size: 64 * 1024 * 1024,
+                onData(stream, _session, callback) {
+                    void receiveMessage(stream, 64 * 1024 * 1024).then((received) => {
+                        stored.push(received.raw!);
+                        callback();
+                    });
+                }
+            });
+            let turn = 0;
+            let counting = true;
+            const nextTurn = () => {
+                turn++;
+                if (counting) {
+                    setImmediate(nextTurn);
+                }
+            };
+
+            // Bytes the server's socket delivered, by turn of the event loop.
+            const perTurn = new Map<number, number>();
+            server.server.on('connection', (socket: Net.Socket) => {
+                socket.on('data', (data: Buffer) => perTurn.set(turn, (perTurn.get(turn) ?? 0) + data.length));
+            });
+            await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+            const { port } = server.server.address() as Net.AddressInfo;
+            const client = Net.connect(port, '127.0.0.1');
+            try {
+                let answered = '';
+                client.setEncoding('latin1').on('data', (data: string) => {
+                    answered += data;
+                });
+                const reply = async (code: string) => {
+                    while (!new RegExp(`(^|\\r\\n)${code} [^\\r\\n]*\\r\\n$`).test(answered)) {
+                        await once(client, 'data');
+                    }
+
+                    answered = '';
+                };
+
+                await reply('220');
+                client.write('EHLO sender.test\r\n');
+                await reply('250');
+                client.write('MAIL FROM:<a@sender.test>\r\nRCPT TO:<b@inbox.test>\r\nDATA\r\n');
+                await reply('354');
+                // 8 MiB in one write: the kernel holds megabytes of it for the server to read.
+                const line = `${'y'.repeat(1022)}\r\n`;
+                const body = Buffer.from(line.repeat(8 * 1024));
+                setImmediate(nextTurn);
+                client.write(Buffer.concat([Buffer.from('Subject: big\r\n\r\n'), body, Buffer.from('.\r\n')]));
+                await reply('250');
+                counting = false;
+                expect(stored[0]!.length).to.equal(16 + body.length);
+                // 64 KiB a socket read: the one the reader took, the one read while pausing, and
+                // smtp-server's own. Without the pause libuv reads up to 32 in a row.
+                expect(Math.max(...perTurn.values())).to.be.at.most(3 * BYTES_PER_TURN);
+            }
+            finally {
+                counting = false;
+                client.destroy();
+                await new Promise<void>((resolve) => server.close(resolve));
+            }
         });
     });
 
