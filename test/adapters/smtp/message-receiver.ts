@@ -2,7 +2,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { once } from 'node:events';
 import * as Net from 'node:net';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import { BYTES_PER_TURN, receiveMessage } from '../../../adapters/smtp/message-receiver';
 import { createMessageBudget } from '../../../lib/message-budget';
@@ -24,6 +24,31 @@ async function feed(stream: PassThrough, total: number): Promise<void> {
     }
 
     stream.end();
+}
+
+/** Counts bytes by turn of the event loop (a turn ends at each setImmediate) from now until stop(). */
+function bytesPerTurn() {
+    let turn = 0;
+    let counting = true;
+    const perTurn = new Map<number, number>();
+    const nextTurn = () => {
+        turn++;
+        if (counting) {
+            setImmediate(nextTurn);
+        }
+    };
+
+    setImmediate(nextTurn);
+    return {
+        add: (bytes: number) => perTurn.set(turn, (perTurn.get(turn) ?? 0) + bytes),
+        stop: () => {
+            counting = false;
+        },
+        /** The most bytes counted in one turn. */
+        max: () => Math.max(...perTurn.values()),
+        /** How many turns saw bytes. */
+        turns: () => perTurn.size
+    };
 }
 
 describe('smtp message receiver', () => {
@@ -154,23 +179,33 @@ describe('smtp message receiver', () => {
             }
 
             stream.end();
-            let turn = 0;
-            let counting = true;
-            const nextTurn = () => {
-                turn++;
-                if (counting) {
-                    setImmediate(nextTurn);
-                }
-            };
-
-            setImmediate(nextTurn);
-            const perTurn = new Map<number, number>();
-            stream.on('data', (data: Buffer) => perTurn.set(turn, (perTurn.get(turn) ?? 0) + data.length));
+            const read = bytesPerTurn();
+            stream.on('data', (data: Buffer) => read.add(data.length));
             const received = await receiveMessage(stream, 2 * chunks * CHUNK_BYTES);
-            counting = false;
+            read.stop();
             expect(received.raw!.length).to.equal(chunks * CHUNK_BYTES);
-            expect(Math.max(...perTurn.values())).to.equal(BYTES_PER_TURN);
-            expect(perTurn.size).to.equal(chunks * CHUNK_BYTES / BYTES_PER_TURN);
+            expect(read.max()).to.equal(BYTES_PER_TURN);
+            expect(read.turns()).to.equal(chunks * CHUNK_BYTES / BYTES_PER_TURN);
+        });
+
+        it('leaves a stream it has let go of paused: a message refused mid-DATA is not read on at the next turn', async () => {
+            const budget = createMessageBudget(2 * CHUNK_BYTES);
+            budget.reserve(CHUNK_BYTES);
+            // A Readable, not a PassThrough: its readableLength is exactly what is left unread.
+            const stream = new Readable({ read() {} });
+            const chunk = Buffer.alloc(CHUNK_BYTES, 0x78);
+            for (let i = 0; i < 4; i++) {
+                stream.push(chunk);
+            }
+
+            let refused = 0;
+            const received = await receiveMessage(stream, 8 * CHUNK_BYTES, budget.reserve(0), () => refused++);
+            await new Promise((resolve) => setImmediate(resolve));
+            expect(refused).to.equal(1);
+            expect(received.overBudget).to.be.true();
+            // The second chunk did not fit; the third and fourth stay unread for the caller to close.
+            expect(stream.isPaused()).to.be.true();
+            expect(stream.readableLength).to.equal(2 * CHUNK_BYTES);
         });
 
         it('through smtp-server, the pause reaches the socket: a fast sender is read a few chunks a turn, not 2 MiB', async () => {
@@ -187,19 +222,10 @@ describe('smtp message receiver', () => {
                     });
                 }
             });
-            let turn = 0;
-            let counting = true;
-            const nextTurn = () => {
-                turn++;
-                if (counting) {
-                    setImmediate(nextTurn);
-                }
-            };
-
             // Bytes the server's socket delivered, by turn of the event loop.
-            const perTurn = new Map<number, number>();
+            const read = bytesPerTurn();
             server.server.on('connection', (socket: Net.Socket) => {
-                socket.on('data', (data: Buffer) => perTurn.set(turn, (perTurn.get(turn) ?? 0) + data.length));
+                socket.on('data', (data: Buffer) => read.add(data.length));
             });
             await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
             const { port } = server.server.address() as Net.AddressInfo;
@@ -225,17 +251,16 @@ describe('smtp message receiver', () => {
                 // 8 MiB in one write: the kernel holds megabytes of it for the server to read.
                 const line = `${'y'.repeat(1022)}\r\n`;
                 const body = Buffer.from(line.repeat(8 * 1024));
-                setImmediate(nextTurn);
                 client.write(Buffer.concat([Buffer.from('Subject: big\r\n\r\n'), body, Buffer.from('.\r\n')]));
                 await reply('250');
-                counting = false;
+                read.stop();
                 expect(stored[0]!.length).to.equal(16 + body.length);
                 // 64 KiB a socket read: the one the reader took, the one read while pausing, and
                 // smtp-server's own. Without the pause libuv reads up to 32 in a row.
-                expect(Math.max(...perTurn.values())).to.be.at.most(3 * BYTES_PER_TURN);
+                expect(read.max()).to.be.at.most(3 * BYTES_PER_TURN);
             }
             finally {
-                counting = false;
+                read.stop();
                 client.destroy();
                 await new Promise<void>((resolve) => server.close(resolve));
             }
