@@ -137,6 +137,13 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
 
         const timer = setTimeout(() => {
             timers.delete(timer);
+            // Timers count the loop's millisecond clock, not Date.now(): one can fire a millisecond
+            // before the retry is due, when a claim would find nothing and leave it to the poll.
+            if (Date.now() < at) {
+                wakeAt(at);
+                return;
+            }
+
             wake();
         }, Math.max(0, wait));
         timer.unref();

@@ -187,7 +187,7 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         expect(target.received.length).to.equal(0);
     });
 
-    it('backs off exponentially: never before the planned wait, each longer than the last', async () => {
+    it('backs off exponentially: never before the planned wait, the last far longer than the first two', async () => {
         const failing = await receiver(() => ({ status: 503 }));
         const env = await sqliteEnv({ INBOX_CAPTURE_WEBHOOK_URL: failing.url(), INBOX_CAPTURE_WEBHOOK_FIRST_RETRY_MS: '200' });
         const service = await startService(env);
@@ -200,11 +200,8 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         // (The doubling itself is lib/backoff.ts's, tested there; a loaded machine only adds to each wait.)
         const shown = `waits ${waits.join(', ')} ms`;
         waits.forEach((wait, i) => expect(wait, shown).to.be.at.least(200 * 2 ** i - 5));
-        for (let i = 1; i < waits.length; i++) {
-            expect(waits[i], shown).to.be.above(waits[i - 1]!);
-        }
-
-        expect(waits[4]! / waits[0]!, shown).to.be.above(4);
+        // Planned 3200 against 600 ms: a constant wait fails here, a stall of a second or two does not.
+        expect(waits[4]!, shown).to.be.above(waits[0]! + waits[1]!);
     });
 
     it('delivers after a kill -9 between the 250 and the answer: same delivery id, after the restart', async () => {

@@ -41,17 +41,41 @@ describe('webhook-dispatcher', () => {
             const hook = await startWebhookReceiver(() => ({ status: 500 }));
             try {
                 await withCapture(async (capture, stores) => {
-                    capture.startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 50, giveUpAfterMs: 300 });
+                    capture.startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 100, giveUpAfterMs: 1300 });
                     const [record] = await capture.ingestRawEmail(buildMail({ to: 'given-up@test.example', subject: 'hello' }));
                     const [first] = await hook.waitFor(1);
                     expect(JSON.parse(first!.body.toString('utf8'))).to.equal({ event: 'email.received', email: { id: record!.messageId, subject: 'hello' } });
 
-                    // Waits of 50, 100, then 200 ms, which would end past 300 ms after the save: three attempts.
-                    await hook.waitFor(3);
-                    await new Promise((resolve) => setTimeout(resolve, 600));
-                    const attempts = 3;
+                    // Attempts at about 0, 100, 300 and 700 ms; the next would be at 1500, past 1300: four attempts.
+                    // The margins (the third retry may come 600 ms late, the fifth is 200 ms past the limit
+                    // and waits are never early) keep a loaded machine from changing the count.
+                    await hook.waitFor(4);
+                    await new Promise((resolve) => setTimeout(resolve, 1200));
+                    const attempts = 4;
                     expect(await stores.recordStore.claimWebhookDeliveries!([hook.url()], 10, 1)).to.equal([]);
                     expect(hook.received.length).to.equal(attempts);
+                });
+            }
+            finally {
+                await hook.close();
+            }
+        });
+
+        it('tries each retry when it is due, without waiting for the poll, although a timer may fire a millisecond early', async () => {
+            // About one timer in thirty fires before Date.now() reaches its due time; 200 retries
+            // 2 ms apart meet such a one almost surely, and the poll (a minute) would then hold the rest.
+            const failures = 200;
+            const hook = await startWebhookReceiver((i) => ({ status: i < failures ? 500 : 200 }));
+            try {
+                await withCapture(async (capture, stores) => {
+                    capture.startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 2, maxRetryMs: 2, pollIntervalMs: 60_000 });
+                    await capture.ingestRawEmail(buildMail({ to: 'timers@test.example' }));
+                    const attempts = await hook.waitFor(failures + 1);
+                    expect(new Set(attempts.map((a) => a.headers['x-inbox-capture-delivery'])).size).to.equal(1);
+                    // Sent: nothing of it is left to claim.
+                    await new Promise((resolve) => setTimeout(resolve, 50));
+                    expect(await stores.recordStore.claimWebhookDeliveries!([hook.url()], 10, 1)).to.equal([]);
+                    expect(hook.received.length).to.equal(failures + 1);
                 });
             }
             finally {
