@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** The exit code of a finished process and everything it printed. */
 export interface RunResult {
@@ -26,6 +27,8 @@ export interface Spawned {
     stderr: () => string;
     /** Settles with the exit code (null when killed by a signal). */
     exited: Promise<number | null>;
+    /** Sends `signal` to the process and, when it runs under a prefix, to everything the prefix started. */
+    kill(signal?: NodeJS.Signals): void;
 }
 
 /** Runs `command args` to the end, collecting its output as text; rejects only if it cannot start. */
@@ -64,7 +67,9 @@ export async function runNode(args: string[], options: RunOptions): Promise<RunR
 /** Starts `node args` (under `prefix`, e.g. strace and its options) with stdin closed, collecting stdout and stderr as text. */
 export function spawnNode(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; prefix?: string[] }): Spawned {
     const [command, ...commandArgs] = [...options.prefix ?? [], process.execPath, ...args];
-    const child = spawn(command!, commandArgs, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Under a prefix, a process group of its own: killing strace alone leaves its tracee running.
+    const group = options.prefix !== undefined;
+    const child = spawn(command!, commandArgs, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -74,7 +79,45 @@ export function spawnNode(args: string[], options: { cwd: string; env: NodeJS.Pr
         stderr += d;
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    return { child, stdout: () => stdout, stderr: () => stderr, exited };
+    const kill = (signal: NodeJS.Signals = 'SIGKILL') => {
+        if (!group || child.pid === undefined) {
+            child.kill(signal);
+            return;
+        }
+
+        try {
+            process.kill(-child.pid, signal);
+        }
+        catch (err) {
+            // The whole group is gone already.
+            if ((err as NodeJS.ErrnoException).code !== 'ESRCH') {
+                throw err;
+            }
+        }
+    };
+    return { child, stdout: () => stdout, stderr: () => stderr, exited, kill };
+}
+
+/** Whether process `pid` is alive (not gone, not a zombie waiting to be reaped); Linux. */
+export function isRunning(pid: number): boolean {
+    try {
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    }
+    catch {
+        return false;
+    }
+}
+
+/** The processes `pid` started that still run; Linux. */
+export function childPids(pid: number): number[] {
+    try {
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    }
+    catch {
+        return [];
+    }
 }
 
 /**

@@ -11,7 +11,7 @@ import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../../lib/embedded-stores';
 import { openSqliteKnex, sqliteKnexConfig } from '../../lib/sqlite/knex';
 import { readBlob } from '../helpers/blob-contents';
-import { run, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
+import { childPids, isRunning, run, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -358,17 +358,27 @@ describe('SQLite durability', () => {
             const log = Path.join(dir, 'strace-smtp.log');
             await ingestThenDie(dataDir, message(300));
             const service = spawnTraced(log, [CHILD, 'smtp'], { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', UV_USE_IO_URING: '0' });
+            let traced: number[] = [];
             try {
                 const port = Number((await waitForOutput(service, /^listening (\d+)$/m, { timeoutMs: 60_000 }))![1]);
+                traced = childPids(service.child.pid!);
                 const transport = Nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
                 const info = await transport.sendMail({ envelope: { from: 'durable@durable.test', to: ['durable@durable.test'] }, raw: message(301) });
                 transport.close();
                 expect(info.response).to.startWith('250 ');
             }
             finally {
-                service.child.kill('SIGKILL');
+                // strace and the service it traces: killed alone, strace would leave the service running.
+                service.kill('SIGKILL');
                 await service.exited;
             }
+
+            expect(traced, 'the service strace started').to.have.length(1);
+            for (let i = 0; i < 100 && isRunning(traced[0]!); i++) {
+                await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+
+            expect(isRunning(traced[0]!), 'the traced service after the kill').to.be.false();
 
             const calls = parseStrace(await Fs.readFile(log, 'utf8'));
             // The 250 that ends DATA (not the 250s of EHLO, MAIL and RCPT).
