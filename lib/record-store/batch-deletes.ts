@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import type { EmailRecord } from '../types';
 import { emailPageQuery } from './email-page';
 import { INBOXES_TABLE } from './migrations/20261124200000_inbox_summary';
+import { EXPIRY_KEY_SQL } from './migrations/20261130000000_expiry_index';
 import { EMAIL_COLUMNS, toNumber, toRecord, type EmailRow } from './rows';
 import { removeRows } from './save-statements';
 
@@ -24,9 +25,17 @@ export async function deleteSelected(trx: Knex.Transaction, select: Knex.QueryBu
     return rows.map(toRecord);
 }
 
-/** Up to `limit` emails received before `receivedBefore` (ms), oldest first, through the emails_received_at index. */
-export function receivedBeforeQuery(knex: Knex, receivedBefore: number, limit: number): Knex.QueryBuilder {
-    return knex('emails').select(EMAIL_COLUMNS).where('received_at', '<', receivedBefore).orderBy('received_at', 'asc').limit(limit);
+/**
+ * Up to `limit` emails received before `receivedBefore` (ms), oldest first: through
+ * emails_received_at on SQLite, emails_expiry (`received_at + 0`) on Postgres.
+ */
+export function receivedBeforeQuery(knex: Knex, receivedBefore: number, limit: number, pg: boolean): Knex.QueryBuilder {
+    const q = knex('emails').select(EMAIL_COLUMNS);
+    if (pg) {
+        return q.whereRaw(`${EXPIRY_KEY_SQL} < ?`, [receivedBefore]).orderByRaw(`${EXPIRY_KEY_SQL} ASC`).limit(limit);
+    }
+
+    return q.where('received_at', '<', receivedBefore).orderBy('received_at', 'asc').limit(limit);
 }
 
 /** The position (received_at, message_id) of the keep-th newest email of `inbox`, read down the inbox order index. */

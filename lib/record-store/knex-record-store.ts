@@ -25,6 +25,7 @@ import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-
 import { removeRows } from './save-statements';
 import { referencedBlobKeys } from './blob-references';
 import { webhookOutbox } from './webhook-outbox';
+import { isPostgres } from './dialect';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -249,7 +250,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {
             assertPositiveInteger(batchSize, 'batchSize');
-            return write((trx) => deleteSelected(trx, receivedBeforeQuery(trx, receivedBefore, batchSize), pg));
+            return write((trx) => deleteSelected(trx, receivedBeforeQuery(trx, receivedBefore, batchSize, pg), pg));
         },
 
         async inboxesOver(maxCount, page) {
@@ -352,7 +353,7 @@ function detectDialect(knex: Knex): Dialect {
         return 'sqlite';
     }
 
-    if (client === 'pg' || client === 'postgres' || client === 'postgresql') {
+    if (isPostgres(knex)) {
         return 'postgres';
     }
 

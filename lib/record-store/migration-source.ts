@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { retryWithBackoff } from '../backoff';
+import { isPostgres } from './dialect';
 import { errorCode } from '../error-code';
 import { sha256Hex } from '../ids';
 import * as initial from './migrations/20261121000000_initial';
@@ -11,6 +12,7 @@ import * as linksCodes from './migrations/20261125000000_links_codes';
 import * as shortMessageIds from './migrations/20261126000000_short_message_ids';
 import * as retentionIndex from './migrations/20261128000000_retention_index';
 import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
+import * as expiryIndex from './migrations/20261130000000_expiry_index';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -33,7 +35,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261125000000_links_codes': linksCodes,
     '20261126000000_short_message_ids': shortMessageIds,
     '20261128000000_retention_index': retentionIndex,
-    '20261129000000_webhook_deliveries': webhookDeliveries
+    '20261129000000_webhook_deliveries': webhookDeliveries,
+    '20261130000000_expiry_index': expiryIndex
 };
 
 /**
@@ -74,9 +77,7 @@ export const migratorConfig: Knex.MigratorConfig = {
  * two first starts on one SQLite file) waits and tries again.
  */
 export async function migrate(knex: Knex): Promise<void> {
-    const client = knex.client.config.client;
-    const pg = client === 'pg' || client === 'postgres' || client === 'postgresql';
-    const lock = pg ? await lockPostgres(knex) : undefined;
+    const lock = isPostgres(knex) ? await lockPostgres(knex) : undefined;
     try {
         // A fixed wait, not a growing one: the other migrator finishes in one go.
         await retryWithBackoff(() => knex.migrate.latest(migratorConfig), {

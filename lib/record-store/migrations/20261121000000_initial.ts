@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isPostgres } from '../dialect';
 
 /**
  * Characters of `message_id` that the Postgres list index holds (up to 4 bytes
@@ -8,11 +9,6 @@ import type { Knex } from 'knex';
  * The list query must use exactly this expression to match the index.
  */
 export const ORDER_PREFIX_CHARS = 256;
-
-const isPostgres = (knex: Knex) => {
-    const client = knex.client.config.client;
-    return client === 'pg' || client === 'postgres' || client === 'postgresql';
-};
 
 /** Creates the email, blob reference and API key tables. */
 export async function up(knex: Knex): Promise<void> {

@@ -1,15 +1,11 @@
 import type { Knex } from 'knex';
+import { isPostgres } from '../dialect';
 
 /** The trigram indexes this migration creates, by the column they serve. */
 export const TRIGRAM_INDEXES = {
     sender_folded: 'emails_sender_trgm',
     subject_folded: 'emails_subject_trgm'
 } as const;
-
-const isPostgres = (knex: Knex) => {
-    const client = knex.client.config.client;
-    return client === 'pg' || client === 'postgres' || client === 'postgresql';
-};
 
 /**
  * Postgres: trigram GIN indexes for the `sender` and `subject` filters (`LIKE

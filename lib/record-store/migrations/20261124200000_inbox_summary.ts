@@ -1,14 +1,10 @@
 import type { Knex } from 'knex';
+import { isPostgres } from '../dialect';
 
 /** The per-inbox summary GET /v1/inboxes reads: one row per inbox that holds mail. */
 export const INBOXES_TABLE = 'inboxes';
 /** The index that serves the order of the list: newest first, then name. */
 export const INBOXES_ORDER_INDEX = 'inboxes_recent';
-
-const isPostgres = (knex: Knex) => {
-    const client = knex.client.config.client;
-    return client === 'pg' || client === 'postgres' || client === 'postgresql';
-};
 
 // SQLite has row triggers only; it has one writer at a time, so their order cannot deadlock.
 // The newest email of an inbox is deleted: the next newest is one seek on emails_inbox_order.

@@ -49,7 +49,7 @@ describe('batch-deletes', () => {
         });
 
         it('receivedBeforeQuery() seeks the received_at index, oldest first, without a sort', async () => {
-            expect(await db.plan(sqlOf(receivedBeforeQuery(db.knex, CUTOFF, 25), false))).to.equal(['SEARCH emails USING INDEX emails_received_at (received_at<?)']);
+            expect(await db.plan(sqlOf(receivedBeforeQuery(db.knex, CUTOFF, 25, false), false))).to.equal(['SEARCH emails USING INDEX emails_received_at (received_at<?)']);
         });
 
         it('beyondNewestQuery() reads the inbox order index for the boundary and for the batch', async () => {
@@ -78,11 +78,11 @@ describe('batch-deletes', () => {
             await db.close();
         });
 
-        it('receivedBeforeQuery() scans the received_at index in order, never the table', async () => {
-            const text = await db.plan(sqlOf(receivedBeforeQuery(db.knex, CUTOFF, 25), true));
+        it('receivedBeforeQuery() scans the expiry index in order, never the table', async () => {
+            const text = await db.plan(sqlOf(receivedBeforeQuery(db.knex, CUTOFF, 25, true), true));
             expect(text).to.not.include('Seq Scan');
             expect(text).to.not.include('Sort');
-            expect(text).to.match(/Index Scan using emails_received_at on emails/);
+            expect(text).to.match(/Index Scan using emails_expiry on emails/);
         });
 
         it('beyondNewestQuery() reads the inbox order index, never the table', async () => {

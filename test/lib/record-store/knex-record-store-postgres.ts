@@ -75,7 +75,7 @@ describe('Postgres record store', () => {
             const stores = await Promise.all([1, 2, 3].map(() => openStore(url)));
             try {
                 const rows = await stores[0]!.knex(MIGRATIONS_TABLE_NAME).select('name') as { name: string }[];
-                expect(rows.map((r) => r.name)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams', '20261124000000_small_blobs', '20261124120000_addressable_ids', '20261124200000_inbox_summary', '20261125000000_links_codes', '20261126000000_short_message_ids', '20261128000000_retention_index', '20261129000000_webhook_deliveries']);
+                expect(rows.map((r) => r.name)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams', '20261124000000_small_blobs', '20261124120000_addressable_ids', '20261124200000_inbox_summary', '20261125000000_links_codes', '20261126000000_short_message_ids', '20261128000000_retention_index', '20261129000000_webhook_deliveries', '20261130000000_expiry_index']);
                 expect(await stores[0]!.knex.schema.hasTable('knex_migrations')).to.be.false();
             }
             finally {
@@ -164,6 +164,53 @@ describe('Postgres record store', () => {
             const plan = await planOf(() => store.listEmails({ inbox, limit: 20, subject: 'subject 1', hasAttachments: false, receivedAfter: BASE_TIME }));
             expect(plan.join('\n')).to.contain('Index Scan Backward using emails_inbox_order on emails');
             expect(fullSorts(plan), plan.join('\n')).to.equal([]);
+        });
+    });
+
+    describe('listEmails() of a busy inbox whose mail is older than all the rest', () => {
+        let knex: Knex;
+        let store: RecordStore;
+
+        before(async () => {
+            ({ knex, store } = await openStore(await server.createDatabase()));
+            // Written in time order, as mail arrives: the first quarter, the oldest, all in
+            // 'old'; the rest spread over nine newer inboxes.
+            await knex.raw(`
+                INSERT INTO emails (message_id, message_id_hash, source_id, source_id_hash, inbox, sender, recipient,
+                    subject, sender_folded, subject_folded, body, html_body, received_at, raw_key, raw_size,
+                    has_attachments, attachments)
+                SELECT 'aged-' || g || '@example.test', md5(g::text) || md5('aged' || g), 'aged-' || g || '@example.test',
+                    md5(g::text) || md5('aged' || g), CASE WHEN g <= 5000 THEN 'old' ELSE 'new-' || (g % 9) END,
+                    'alice@example.test', 'x@example.test', 'Subject ' || g, 'alice@example.test', 'subject ' || g,
+                    'body', '', ?::bigint + g, 'raw-' || g, 100, false, '[]'
+                FROM generate_series(1, 20000) AS g`, [BASE_TIME]);
+            await knex.raw('ANALYZE');
+        });
+
+        after(async () => {
+            await store.close();
+        });
+
+        it('reads the inbox order index, not every newer email of other inboxes newest first', async () => {
+            const statements: { sql: string; bindings: unknown[] }[] = [];
+            const onQuery = (q: { sql: string; bindings: unknown[] }) => statements.push(q);
+            knex.on('query', onQuery);
+            const page = await store.listEmails({ inbox: 'old', limit: 50 }).finally(() => knex.off('query', onQuery));
+            expect(page.records.map((r) => r.messageId).slice(0, 2)).to.equal(['aged-5000@example.test', 'aged-4999@example.test']);
+
+            const connection = await knex.client.acquireConnection() as {
+                query(sql: string, values: unknown[]): Promise<{ rows: { 'QUERY PLAN': string }[] }>;
+            };
+            try {
+                const { rows } = await connection.query(`EXPLAIN (ANALYZE) ${statements[0]!.sql}`, statements[0]!.bindings);
+                const text = rows.map((r) => r['QUERY PLAN']).join('\n');
+                // A time index read newest first would pass the other inboxes' 15,000 emails by.
+                expect(text).to.contain('Index Scan Backward using emails_inbox_order on emails');
+                expect(text).to.not.contain('Rows Removed by Filter');
+            }
+            finally {
+                await knex.client.releaseConnection(connection);
+            }
         });
     });
 
