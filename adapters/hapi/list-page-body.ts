@@ -68,6 +68,11 @@ function shellBytes(page: EmailPage): number {
  * serialised slice by slice, yielding to the event loop between slices.
  */
 export async function toJsonChunks(view: object): Promise<Buffer[]> {
+    if (!Object.values(view).some((value) => typeof value === 'string' && value.length > SLICE_CHARS)) {
+        // Nothing to slice: one JSON.stringify, which costs half of building it field by field.
+        return [Buffer.from(JSON.stringify(view))];
+    }
+
     const chunks: Buffer[] = [];
     let pending = '{';
     let fields = 0;
