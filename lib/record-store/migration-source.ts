@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { retryWithBackoff } from '../backoff';
-import { isPostgres } from './dialect';
 import { errorCode } from '../error-code';
 import { sha256Hex } from '../ids';
+import { isPostgres } from './dialect';
 import * as initial from './migrations/20261121000000_initial';
 import * as searchTrigrams from './migrations/20261121120000_search_trigrams';
 import * as smallBlobs from './migrations/20261124000000_small_blobs';

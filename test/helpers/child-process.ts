@@ -103,7 +103,7 @@ export function isRunning(pid: number): boolean {
     try {
         // The state follows the command name, which is in parentheses and may hold spaces.
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+        return stat.charAt(stat.lastIndexOf(')') + 2) !== 'Z';
     }
     catch {
         return false;

@@ -6,8 +6,10 @@ import { createKnexRecordStore, DEFAULT_NOTIFY_CHANNEL } from '../../../lib/reco
 import { MIGRATIONS_TABLE_NAME } from '../../../lib/record-store/migration-source';
 import { openPostgresKnex } from '../../../lib/record-store/postgres-knex';
 import type { RecordStore } from '../../../lib/record-store/record-store';
+import type { RecordPage } from '../../../lib/types';
 import { recordStoreContract } from '../../contracts/record-store-contract';
 import { recordStoreInboxesContract } from '../../contracts/record-store-inboxes-contract';
+import { capturedStatement } from '../../helpers/captured-statement';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
 import { startPostgres, type PostgresServer } from '../../helpers/postgres';
 
@@ -34,6 +36,48 @@ function recorder() {
             waiting.set(inbox, resolve);
         })
     };
+}
+
+/** How generated emails (g = 1 .. 20,000) are spread: SQL over `g`, with `?` taken from `bindings` in this order. */
+interface Generated {
+    /** Prefix of each message id and salt of its hash. */
+    name: string;
+    inbox: string;
+    receivedAt: string;
+    hasAttachments: string;
+    bindings: unknown[];
+}
+
+/**
+ * 20,000 emails written in one statement (the store would take seconds), then ANALYZE:
+ * for plan tests, where the plan is under test, not saveEmails().
+ */
+async function insertGenerated(knex: Knex, g: Generated): Promise<void> {
+    await knex.raw(`
+        INSERT INTO emails (message_id, message_id_hash, source_id, source_id_hash, inbox, sender, recipient,
+            subject, sender_folded, subject_folded, body, html_body, received_at, raw_key, raw_size,
+            has_attachments, attachments)
+        SELECT '${g.name}-' || g || '@example.test', md5(g::text) || md5('${g.name}' || g), '${g.name}-' || g || '@example.test',
+            md5(g::text) || md5('${g.name}' || g), ${g.inbox},
+            'alice@example.test', 'x@example.test', 'Subject ' || g, 'alice@example.test', 'subject ' || g,
+            'body', '', ${g.receivedAt}, 'raw-' || g, 100, ${g.hasAttachments}, '[]'
+        FROM generate_series(1, 20000) AS g`, g.bindings as Knex.RawBinding[]);
+    await knex.raw('ANALYZE');
+}
+
+/** The plan (`explain`: EXPLAIN and its options) of the one statement `run` sends, captured from knex. */
+async function planOf(knex: Knex, run: () => Promise<unknown>, explain = 'EXPLAIN'): Promise<string[]> {
+    const { sql, bindings } = await capturedStatement(knex, run);
+    const connection = await knex.client.acquireConnection() as {
+        query(sql: string, values: unknown[]): Promise<{ rows: { 'QUERY PLAN': string }[] }>;
+    };
+    try {
+        const result = await connection.query(`${explain} ${sql}`, bindings);
+        return result.rows.map((r) => r['QUERY PLAN']);
+    }
+    finally {
+        await knex.client.releaseConnection(connection);
+    }
 }
 
 let server: PostgresServer;
@@ -92,49 +136,19 @@ describe('Postgres record store', () => {
         before(async () => {
             ({ knex, store } = await openStore(await server.createDatabase()));
             // 20,000 rows, a quarter in the inbox under test: enough that reading the
-            // inbox and sorting it is an option the planner has to turn down. Written
-            // in one statement (the store would take seconds); the plan is what is
-            // under test here, not saveEmails().
-            await knex.raw(`
-                INSERT INTO emails (message_id, message_id_hash, source_id, source_id_hash, inbox, sender, recipient,
-                    subject, sender_folded, subject_folded, body, html_body, received_at, raw_key, raw_size,
-                    has_attachments, attachments)
-                SELECT 'gen-' || g || '@example.test', md5(g::text) || md5('id' || g), 'gen-' || g || '@example.test',
-                    md5(g::text) || md5('id' || g), CASE WHEN g % 4 = 0 THEN ? ELSE 'other' || (g % 4) END,
-                    'alice@example.test', 'x@example.test', 'Subject ' || g, 'alice@example.test', 'subject ' || g,
-                    'body', '', ?::bigint + g % 97, 'raw-' || g, 100, g % 2 = 0, '[]'
-                FROM generate_series(1, 20000) AS g`, [inbox, BASE_TIME]);
-            await knex.raw('ANALYZE');
+            // inbox and sorting it is an option the planner has to turn down.
+            await insertGenerated(knex, {
+                name: 'gen',
+                inbox: `CASE WHEN g % 4 = 0 THEN ? ELSE 'other' || (g % 4) END`,
+                receivedAt: '?::bigint + g % 97',
+                hasAttachments: 'g % 2 = 0',
+                bindings: [inbox, BASE_TIME]
+            });
         });
 
         after(async () => {
             await store.close();
         });
-
-        // EXPLAIN of the statement listEmails() really sends, captured from knex.
-        const planOf = async (run: () => Promise<unknown>) => {
-            const statements: { sql: string; bindings: unknown[] }[] = [];
-            const onQuery = (q: { sql: string; bindings: unknown[] }) => statements.push(q);
-            knex.on('query', onQuery);
-            try {
-                await run();
-            }
-            finally {
-                knex.off('query', onQuery);
-            }
-
-            expect(statements).to.have.length(1);
-            const connection = await knex.client.acquireConnection() as {
-                query(sql: string, values: unknown[]): Promise<{ rows: { 'QUERY PLAN': string }[] }>;
-            };
-            try {
-                const result = await connection.query(`EXPLAIN ${statements[0]!.sql}`, statements[0]!.bindings);
-                return result.rows.map((r) => r['QUERY PLAN']);
-            }
-            finally {
-                await knex.client.releaseConnection(connection);
-            }
-        };
 
         // A full sort of the inbox shows as a plain Sort node; an Incremental Sort
         // presorted by the index, which only orders rows that tie on (received_at,
@@ -143,7 +157,7 @@ describe('Postgres record store', () => {
         const PRESORTED = 'Presorted Key: received_at, ("left"(message_id, 256))';
 
         it('reads the first page from the order index without sorting the inbox', async () => {
-            const plan = await planOf(() => store.listEmails({ inbox, limit: 20 }));
+            const plan = await planOf(knex, () => store.listEmails({ inbox, limit: 20 }));
             expect(plan.join('\n')).to.contain('Index Scan Backward using emails_inbox_order on emails');
             expect(plan.join('\n')).to.contain(PRESORTED);
             expect(fullSorts(plan), plan.join('\n')).to.equal([]);
@@ -152,7 +166,7 @@ describe('Postgres record store', () => {
         it('seeks a cursor page in the order index without sorting the inbox', async () => {
             const first = await store.listEmails({ inbox, limit: 20 });
             const last = first.records[19]!;
-            const plan = await planOf(() => store.listEmails({ inbox, limit: 20, after: { receivedAt: last.receivedAt, messageId: last.messageId } }));
+            const plan = await planOf(knex, () => store.listEmails({ inbox, limit: 20, after: { receivedAt: last.receivedAt, messageId: last.messageId } }));
             const text = plan.join('\n');
             expect(text).to.contain('Index Scan Backward using emails_inbox_order on emails');
             expect(text).to.match(/Index Cond: \(\(inbox = .*ROW\(received_at, "left"\(message_id, 256\)\) <= ROW/);
@@ -161,7 +175,7 @@ describe('Postgres record store', () => {
         });
 
         it('keeps the index order under filters', async () => {
-            const plan = await planOf(() => store.listEmails({ inbox, limit: 20, subject: 'subject 1', hasAttachments: false, receivedAfter: BASE_TIME }));
+            const plan = await planOf(knex, () => store.listEmails({ inbox, limit: 20, subject: 'subject 1', hasAttachments: false, receivedAfter: BASE_TIME }));
             expect(plan.join('\n')).to.contain('Index Scan Backward using emails_inbox_order on emails');
             expect(fullSorts(plan), plan.join('\n')).to.equal([]);
         });
@@ -175,16 +189,13 @@ describe('Postgres record store', () => {
             ({ knex, store } = await openStore(await server.createDatabase()));
             // Written in time order, as mail arrives: the first quarter, the oldest, all in
             // 'old'; the rest spread over nine newer inboxes.
-            await knex.raw(`
-                INSERT INTO emails (message_id, message_id_hash, source_id, source_id_hash, inbox, sender, recipient,
-                    subject, sender_folded, subject_folded, body, html_body, received_at, raw_key, raw_size,
-                    has_attachments, attachments)
-                SELECT 'aged-' || g || '@example.test', md5(g::text) || md5('aged' || g), 'aged-' || g || '@example.test',
-                    md5(g::text) || md5('aged' || g), CASE WHEN g <= 5000 THEN 'old' ELSE 'new-' || (g % 9) END,
-                    'alice@example.test', 'x@example.test', 'Subject ' || g, 'alice@example.test', 'subject ' || g,
-                    'body', '', ?::bigint + g, 'raw-' || g, 100, false, '[]'
-                FROM generate_series(1, 20000) AS g`, [BASE_TIME]);
-            await knex.raw('ANALYZE');
+            await insertGenerated(knex, {
+                name: 'aged',
+                inbox: `CASE WHEN g <= 5000 THEN 'old' ELSE 'new-' || (g % 9) END`,
+                receivedAt: '?::bigint + g',
+                hasAttachments: 'false',
+                bindings: [BASE_TIME]
+            });
         });
 
         after(async () => {
@@ -192,25 +203,16 @@ describe('Postgres record store', () => {
         });
 
         it('reads the inbox order index, not every newer email of other inboxes newest first', async () => {
-            const statements: { sql: string; bindings: unknown[] }[] = [];
-            const onQuery = (q: { sql: string; bindings: unknown[] }) => statements.push(q);
-            knex.on('query', onQuery);
-            const page = await store.listEmails({ inbox: 'old', limit: 50 }).finally(() => knex.off('query', onQuery));
-            expect(page.records.map((r) => r.messageId).slice(0, 2)).to.equal(['aged-5000@example.test', 'aged-4999@example.test']);
+            let page: RecordPage | undefined;
+            const plan = await planOf(knex, async () => {
+                page = await store.listEmails({ inbox: 'old', limit: 50 });
+            }, 'EXPLAIN (ANALYZE)');
+            expect(page!.records.map((r) => r.messageId).slice(0, 2)).to.equal(['aged-5000@example.test', 'aged-4999@example.test']);
 
-            const connection = await knex.client.acquireConnection() as {
-                query(sql: string, values: unknown[]): Promise<{ rows: { 'QUERY PLAN': string }[] }>;
-            };
-            try {
-                const { rows } = await connection.query(`EXPLAIN (ANALYZE) ${statements[0]!.sql}`, statements[0]!.bindings);
-                const text = rows.map((r) => r['QUERY PLAN']).join('\n');
-                // A time index read newest first would pass the other inboxes' 15,000 emails by.
-                expect(text).to.contain('Index Scan Backward using emails_inbox_order on emails');
-                expect(text).to.not.contain('Rows Removed by Filter');
-            }
-            finally {
-                await knex.client.releaseConnection(connection);
-            }
+            const text = plan.join('\n');
+            // A time index read newest first would pass the other inboxes' 15,000 emails by.
+            expect(text).to.contain('Index Scan Backward using emails_inbox_order on emails');
+            expect(text).to.not.contain('Rows Removed by Filter');
         });
     });
 

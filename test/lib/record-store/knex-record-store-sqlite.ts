@@ -10,6 +10,7 @@ import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { recordStoreContract } from '../../contracts/record-store-contract';
 import { recordStoreInboxesContract } from '../../contracts/record-store-inboxes-contract';
+import { capturedStatement } from '../../helpers/captured-statement';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -153,18 +154,8 @@ describe('SQLite record store', () => {
 
         // The plan of the statement listEmails() really runs, captured from knex.
         const planOf = async (run: () => Promise<unknown>) => {
-            const statements: { sql: string; bindings: Knex.RawBinding[] }[] = [];
-            const onQuery = (q: { sql: string; bindings: Knex.RawBinding[] }) => statements.push(q);
-            knex.on('query', onQuery);
-            try {
-                await run();
-            }
-            finally {
-                knex.off('query', onQuery);
-            }
-
-            expect(statements).to.have.length(1);
-            const rows = await knex.raw(`EXPLAIN QUERY PLAN ${statements[0]!.sql}`, statements[0]!.bindings) as { detail: string }[];
+            const { sql, bindings } = await capturedStatement(knex, run);
+            const rows = await knex.raw(`EXPLAIN QUERY PLAN ${sql}`, bindings) as { detail: string }[];
             return rows.map((r) => r.detail).join('\n');
         };
 
