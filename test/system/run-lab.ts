@@ -1,0 +1,89 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { readFileSync } from 'node:fs';
+import * as Path from 'node:path';
+import { runNode } from '../helpers/child-process';
+
+const { describe, it } = exports.lab = Lab.script();
+const { expect } = Code;
+
+const ROOT = Path.join(__dirname, '..', '..');
+const RUNNER = Path.join(ROOT, 'scripts', 'run-lab.js');
+const LAB = require.resolve('@hapi/lab/bin/lab');
+const fixture = (name: string) => Path.join(ROOT, 'test', 'fixtures', 'run-lab', name);
+const env = { ...process.env, NO_COLOR: '1' };
+
+/** The runner on one fixture file, as npm test runs it on the suite. */
+function runLab(...args: string[]) {
+    return runNode([RUNNER, ...args], { cwd: ROOT, env });
+}
+
+/** Lab alone on one fixture file: what npm test ran before the runner. */
+function plainLab(...args: string[]) {
+    return runNode([LAB, ...args], { cwd: ROOT, env });
+}
+
+describe('scripts/run-lab.js', () => {
+
+    it('succeeds when lab finished its report and every test passed, and says how many ran', async () => {
+        const result = await runLab(fixture('passes.js'));
+        expect(result.code).to.equal(0);
+        expect(result.stdout).to.contain('2 tests complete');
+        expect(result.stderr).to.contain('run-lab: lab finished its report: 2 tests reported, 0 failed');
+    });
+
+    it('fails when a test fails', async () => {
+        const result = await runLab(fixture('fails.js'));
+        expect(result.code).to.equal(1);
+        expect(result.stdout).to.contain('1 of 2 tests failed');
+        expect(result.stderr).to.contain('run-lab: FAILED (exit code 1): 2 tests reported, 1 failed');
+    });
+
+    it('fails a run that ends early with code 0 because before() awaits a promise that never settles', async () => {
+        // The hazard itself: lab alone exits 0 without a summary.
+        const plain = await plainLab(fixture('never-settles.js'));
+        expect(plain.code).to.equal(0);
+        expect(plain.stdout).to.not.contain('tests complete');
+        expect(plain.stdout).to.not.contain('tests failed');
+
+        const result = await runLab(fixture('never-settles.js'));
+        expect(result.code).to.equal(1);
+        expect(result.stderr).to.contain('run-lab: FAILED: lab ended (exit code 0) before writing its report');
+    });
+
+    it('fails a run that a library ends with process.exit(0) from its beforeExit hook', async () => {
+        const plain = await plainLab(fixture('exit-hook.js'));
+        expect(plain.code).to.equal(0);
+        expect(plain.stdout).to.not.contain('tests complete');
+
+        const result = await runLab(fixture('exit-hook.js'));
+        expect(result.code).to.equal(1);
+        expect(result.stderr).to.contain('run-lab: FAILED: lab ended (exit code 0) before writing its report');
+    });
+
+    it('fails a before() that never settles while the event loop stays busy, at the context timeout', async () => {
+        const started = Date.now();
+        const result = await runLab('-M', '1000', fixture('never-settles-busy.js'));
+        expect(result.code).to.equal(1);
+        expect(result.stdout).to.contain('Timed out (1000ms) - Before a server that never comes up');
+        expect(result.stderr).to.contain('run-lab: FAILED (exit code 1)');
+        // Seconds, not the minutes a hung hook would take.
+        expect(Date.now() - started).to.be.below(60_000);
+    });
+
+    it('refuses reporters of the caller: it sets its own and checks one of them', async () => {
+        const result = await runLab('-r', 'tap', fixture('passes.js'));
+        expect(result.code).to.equal(2);
+        expect(result.stderr).to.contain('run-lab: choose no reporter or output');
+    });
+
+    it('is how npm test runs the suite, with a timeout for every hook, and .ci/run runs npm test', () => {
+        const pkg = JSON.parse(readFileSync(Path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+        const labStep = pkg.scripts.test!.split('&&').map((step) => step.trim()).pop()!;
+        expect(labStep).to.match(/^node scripts\/run-lab\.js --typescript -m \d+ -M \d+ test\/lib test\/adapters test\/system$/);
+        expect(pkg.scripts.test).to.not.match(/(^|&&)\s*lab\s/);
+
+        const ci = readFileSync(Path.join(ROOT, '.ci', 'run'), 'utf8');
+        expect(ci).to.match(/^npm ci && npm test$/m);
+    });
+});
