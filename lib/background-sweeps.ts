@@ -1,8 +1,13 @@
 /** The sweeps a service runs on its own while it is started: retention and orphan blobs. */
 
-import type { InboxCapture } from './inbox-capture';
 import { startPeriodicTask, type PeriodicTask } from './periodic-task';
-import { DEFAULT_RETENTION_INTERVAL_MS, type RetentionOptions } from './retention';
+import { DEFAULT_RETENTION_INTERVAL_MS, type RetentionOptions, type RetentionPolicy } from './retention';
+
+/** The two passes the sweeps run (the service, InboxCapture in inbox-capture.ts, has both). */
+export interface SweptService {
+    pruneEmails(policy: RetentionPolicy, options: { signal: AbortSignal }): Promise<number>;
+    sweepOrphanBlobs(options: { graceMs?: number; signal: AbortSignal }): Promise<number>;
+}
 
 /** The periodic orphan-blob sweep (what `inbox-capture gc` does once). */
 export interface OrphanSweepOptions {
@@ -24,7 +29,7 @@ export interface BackgroundSweepOptions {
  * and waits for them.
  */
 export function startBackgroundSweeps(
-    capture: Pick<InboxCapture, 'pruneEmails' | 'sweepOrphanBlobs'>,
+    capture: SweptService,
     options: BackgroundSweepOptions,
     log: (message: string, error?: unknown) => void
 ): () => Promise<void> {

@@ -36,5 +36,4 @@ export { WaitCanceller } from './long-poll/wait-canceller';
 
 // The store interfaces a driver implements.
 export type { RecordStore, SaveResult } from './record-store/record-store';
-export type { BlobStore, DownloadLink, LinkOptions, SelfServedBlobStore, UrlLink } from './blob-store/blob-store';
-export type { SignedLinkQuery, SignedLinkTarget } from './blob-store/signed-links';
+export type { BlobStore, DownloadLink, LinkOptions, SelfServedBlobStore, SignedLinkQuery, SignedLinkTarget, UrlLink } from './blob-store/blob-store';

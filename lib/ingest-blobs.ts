@@ -7,11 +7,17 @@
 
 import type { BlobStore, StagedBlob } from './blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from './errors';
-import type { IngestContext } from './ingest';
+import type { RecordStore } from './record-store/record-store';
 import { TimeoutError, within } from './timeout';
 
-/** What the blob writes of an ingest use of its context. */
-type BlobContext = Pick<IngestContext, 'recordStore' | 'blobStore' | 'blobStoreTimeoutMs'>;
+/** What the blob writes of an ingest use of its context (an IngestContext, ingest.ts, is one). */
+interface BlobContext {
+    /** Its `stagedBlobTarget` says which staged writes it commits with the records. */
+    recordStore: Pick<RecordStore, 'stagedBlobTarget'>;
+    blobStore: BlobStore;
+    /** Longest wait for one blob store call, ms (default DEFAULT_BLOB_STORE_TIMEOUT_MS). */
+    blobStoreTimeoutMs?: number;
+}
 
 /**
  * Longest wait for one blob store call of an ingest (a write, or a delete that

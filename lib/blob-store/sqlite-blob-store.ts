@@ -10,11 +10,10 @@ import { createPrivateDatabaseFile } from '../sqlite/private-file';
 import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
 import { isValidBlobKey } from './blob-key';
-import type { SelfServedBlobStore } from './blob-store';
-import type { LinkSigner } from './signed-links';
+import type { LinkSigner, SelfServedBlobStore } from './blob-store';
 
 // Part of this subpath's API since the `links` option took one.
-export type { LinkSigner } from './signed-links';
+export type { LinkSigner } from './blob-store';
 
 
 /**
