@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { attachmentFilename, extensionFor, MAX_ATTACHMENT_NAME_BYTES, safeAttachmentName } from '../../lib/attachment-name';
+import { attachmentFilename, extensionFor, MAX_ATTACHMENT_NAME_BYTES, safeAttachmentName } from '../../lib/mime/attachment-name';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createInboxCapture } from '../../lib/inbox-capture';
+import { createInboxCapture } from '../../lib/service/inbox-capture';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { blobKeys } from '../helpers/blob-contents';
 import { BASE_TIME } from '../helpers/email-draft';

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { backoffMs, retryWithBackoff } from '../../lib/backoff';
+import { backoffMs, retryWithBackoff } from '../../lib/util/backoff';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

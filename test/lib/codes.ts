@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { extractCodes, MAX_CODES } from '../../lib/codes';
+import { extractCodes, MAX_CODES } from '../../lib/extract/codes';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

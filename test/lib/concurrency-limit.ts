@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createConcurrencyLimit, forEachLimited } from '../../lib/concurrency-limit';
+import { createConcurrencyLimit, forEachLimited } from '../../lib/util/concurrency-limit';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { attachmentDisposition } from '../../lib/content-disposition';
+import { attachmentDisposition } from '../../lib/blob-store/content-disposition';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { errorCode } from '../../lib/error-code';
+import { errorCode } from '../../lib/util/error-code';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

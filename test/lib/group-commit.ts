@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createConcurrencyLimit } from '../../lib/concurrency-limit';
-import { createBatcher, type Outcome } from '../../lib/group-commit';
+import { createConcurrencyLimit } from '../../lib/util/concurrency-limit';
+import { createBatcher, type Outcome } from '../../lib/util/group-commit';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

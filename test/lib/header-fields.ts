@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { parseHeaderFields, type HeaderField } from '../../lib/header-fields';
+import { parseHeaderFields, type HeaderField } from '../../lib/mime/header-fields';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

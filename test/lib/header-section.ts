@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { Readable } from 'node:stream';
-import { readHeaderSection } from '../../lib/header-section';
+import { readHeaderSection } from '../../lib/mime/header-section';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

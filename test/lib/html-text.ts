@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { htmlToPlainText } from '../../lib/html-text';
+import { htmlToPlainText } from '../../lib/extract/html-text';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { deriveMessageId, firstChoiceId, generateMessageId, isAddressableId, MAX_MESSAGE_ID_BYTES, sha256Hex, shortId } from '../../lib/ids';
+import { deriveMessageId, firstChoiceId, generateMessageId, isAddressableId, MAX_MESSAGE_ID_BYTES, sha256Hex, shortId } from '../../lib/ingest/ids';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { decodeInboxCursor, encodeInboxCursor } from '../../lib/inbox-cursor';
+import { decodeInboxCursor, encodeInboxCursor } from '../../lib/cursor/inbox-cursor';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { linksAndCodesInSlices, linksAndCodesOf, SEARCH_SLICE_CHARS } from '../../lib/links-and-codes';
+import { linksAndCodesInSlices, linksAndCodesOf, SEARCH_SLICE_CHARS } from '../../lib/extract/links-and-codes';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

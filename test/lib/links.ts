@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { extractLinks, MAX_LINKS } from '../../lib/links';
+import { extractLinks, MAX_LINKS } from '../../lib/extract/links';
 import type { Link } from '../../lib/types';
 
 const { expect } = Code;

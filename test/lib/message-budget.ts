@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../lib/errors';
-import { budgetSpent, createMessageBudget, DEFAULT_MESSAGE_BUDGET_BYTES, sharedMessageBudget } from '../../lib/message-budget';
+import { budgetSpent, createMessageBudget, DEFAULT_MESSAGE_BUDGET_BYTES, sharedMessageBudget } from '../../lib/service/message-budget';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

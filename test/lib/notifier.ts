@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createNotifier } from '../../lib/notifier';
+import { createNotifier } from '../../lib/long-poll/notifier';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { packageVersion } from '../../lib/package-version';
+import { packageVersion } from '../../lib/util/package-version';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { linksAndCodesOf } from '../../lib/links-and-codes';
-import { bodyText, parseMessage } from '../../lib/parse';
-import { createParsePool } from '../../lib/parse-pool';
+import { linksAndCodesOf } from '../../lib/extract/links-and-codes';
+import { bodyText, parseMessage } from '../../lib/mime/parse';
+import { createParsePool } from '../../lib/mime/parse-pool';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

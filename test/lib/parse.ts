@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { bareMessageId, parseMessage } from '../../lib/parse';
+import { bareMessageId, parseMessage } from '../../lib/mime/parse';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -2,7 +2,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startPeriodicTask } from '../../lib/periodic-task';
+import { startPeriodicTask } from '../../lib/util/periodic-task';
 import { runNode } from '../helpers/child-process';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -104,7 +104,7 @@ describe('periodic-task', () => {
         });
 
         it('never keeps the process alive: a process with only a waiting task exits by itself', async () => {
-            const script = `require(${JSON.stringify(Path.join(ROOT, 'dist', 'lib', 'periodic-task.js'))}).startPeriodicTask({ run: async () => {}, intervalMs: 3600000, firstDelayMs: 3600000, onError: () => {} }); console.log('started');`;
+            const script = `require(${JSON.stringify(Path.join(ROOT, 'dist', 'lib', 'util', 'periodic-task.js'))}).startPeriodicTask({ run: async () => {}, intervalMs: 3600000, firstDelayMs: 3600000, onError: () => {} }); console.log('started');`;
             const result = await runNode(['-e', script], { cwd: ROOT, env: process.env });
             expect(result).to.equal({ code: 0, stdout: 'started\n', stderr: '' });
         });

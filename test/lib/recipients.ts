@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH } from '../../lib/recipients';
+import { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH } from '../../lib/ingest/recipients';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

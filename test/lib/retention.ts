@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
-import { createInboxCapture, DELETE_BATCH_SIZE, type InboxCapture } from '../../lib/inbox-capture';
+import { createInboxCapture, DELETE_BATCH_SIZE, type InboxCapture } from '../../lib/service/inbox-capture';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { EmailDraft, EmailRecord } from '../../lib/types';
 import { blobKeys } from '../helpers/blob-contents';

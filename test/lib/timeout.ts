@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { TimeoutError, within } from '../../lib/timeout';
+import { TimeoutError, within } from '../../lib/util/timeout';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,9 +1,9 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { sha256Hex } from '../../../lib/ids';
-import { beyondNewestQuery, inboxesOverQuery, lastKeptQuery, receivedBeforeQuery } from '../../../lib/record-store/batch-deletes';
-import { toInsertRow } from '../../../lib/record-store/rows';
+import { sha256Hex } from '../../../lib/ingest/ids';
+import { beyondNewestQuery, inboxesOverQuery, lastKeptQuery, receivedBeforeQuery } from '../../../lib/record-store/knex/batch-deletes';
+import { toInsertRow } from '../../../lib/record-store/knex/rows';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
 import { openPlannedPostgres, openPlannedSqlite, type PlannedDatabase } from '../../helpers/planned-database';
 

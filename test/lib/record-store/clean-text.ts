@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { cleanDraft, cleanText, containsPattern } from '../../../lib/record-store/clean-text';
+import { cleanDraft, cleanText, containsPattern } from '../../../lib/record-store/knex/clean-text';
 import type { EmailDraft } from '../../../lib/types';
 
 const { expect } = Code;

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { InboxCaptureError } from '../../../lib/errors';
-import { classifyFailures, isOwnFailure, isTransient, isUnavailableError, isUniqueViolation } from '../../../lib/record-store/db-errors';
+import { classifyFailures, isOwnFailure, isTransient, isUnavailableError, isUniqueViolation } from '../../../lib/record-store/knex/db-errors';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 
 const { expect } = Code;

@@ -1,9 +1,9 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
-import { down as dropTrigrams, TRIGRAM_INDEXES } from '../../../lib/record-store/migrations/20261121120000_search_trigrams';
-import { openPostgresKnex } from '../../../lib/record-store/postgres-knex';
+import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { down as dropTrigrams, TRIGRAM_INDEXES } from '../../../lib/record-store/knex/migrations/20261121120000_search_trigrams';
+import { openPostgresKnex } from '../../../lib/record-store/knex/postgres-knex';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import type { ListQuery } from '../../../lib/types';
 import { BASE_TIME } from '../../helpers/email-draft';

@@ -4,11 +4,11 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
 import type { StagedBlob } from '../../../lib/blob-store/blob-store';
-import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
-import { openSqliteBatchWriter } from '../../../lib/record-store/sqlite-batch-writer';
+import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { openSqliteBatchWriter } from '../../../lib/record-store/knex/sqlite-batch-writer';
 import type { RecordStore, SaveResult } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
-import { TEXT_PIECE_CHARS } from '../../../lib/record-store/text-pieces';
+import { TEXT_PIECE_CHARS } from '../../../lib/record-store/knex/text-pieces';
 import { draft } from '../../helpers/email-draft';
 import { tempDir } from '../../helpers/temp-dir';
 

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { textPieces } from '../../../lib/record-store/text-pieces';
+import { textPieces } from '../../../lib/record-store/knex/text-pieces';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
