@@ -3,8 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Knex } from 'knex';
-import { migratorConfig } from './lib/record-store/migration-source';
-import { postgresKnexConfig } from './lib/record-store/postgres-knex';
+import { migratorConfig } from './lib/record-store/knex/migration-source';
+import { postgresKnexConfig } from './lib/record-store/knex/postgres-knex';
 import { sqliteKnexConfig } from './lib/sqlite/knex';
 
 /** Same variables as the standalone service: DATABASE_URL selects Postgres. */

@@ -1,9 +1,9 @@
 import * as Path from 'node:path';
 import type { BlobStore } from '../lib/blob-store/blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/embedded-stores';
-import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/service/embedded-stores';
+import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
-import type { RetentionOptions } from '../lib/retention';
+import type { RetentionOptions } from '../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from './webhook-env';
@@ -204,7 +204,7 @@ async function openRecordStore(config: EnvConfig): Promise<RecordStore> {
         return openEmbeddedRecordStore({ dataDir: config.dataDir });
     }
 
-    const { openPostgresKnex } = await import('../lib/record-store/postgres-knex');
+    const { openPostgresKnex } = await import('../lib/record-store/knex/postgres-knex');
     return createKnexRecordStore({ knex: openPostgresKnex(config.databaseUrl), destroyKnexOnClose: true });
 }
 

@@ -8,8 +8,8 @@
  */
 import * as Hapi from '@hapi/hapi';
 import { plugin } from '../adapters/hapi';
-import { openEmbeddedStores } from '../lib/embedded-stores';
-import { createInboxCapture } from '../lib/inbox-capture';
+import { openEmbeddedStores } from '../lib/service/embedded-stores';
+import { createInboxCapture } from '../lib/service/inbox-capture';
 import { GET_ONE_PROFILE, GET_ONE_STORED, GET_ONE_STORED_SMOKE, GET_ONE_TAG } from './get-one-emails';
 import { profiles, recipientOf } from './profiles';
 

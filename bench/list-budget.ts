@@ -15,6 +15,7 @@
 import * as ChildProcess from 'node:child_process';
 import * as Fs from 'node:fs';
 import * as Http from 'node:http';
+import { createRequire } from 'node:module';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
 import { describeHealth, startHealthProbe } from './health-probe';
@@ -113,11 +114,11 @@ async function main(): Promise<void> {
     const lines = Number(option('lines', '24000'));
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'list-budget-'));
     try {
-        // Seeded with the package of `root` itself, so the schema is that version's.
-        /* eslint-disable @typescript-eslint/no-require-imports */
-        const { openEmbeddedStores } = require(Path.join(root, 'dist/lib/embedded-stores')) as typeof import('../lib/embedded-stores');
-        const { createInboxCapture } = require(Path.join(root, 'dist/lib/inbox-capture')) as typeof import('../lib/inbox-capture');
-        /* eslint-enable @typescript-eslint/no-require-imports */
+        // Seeded with the package of `root` itself, so the schema is that version's; loaded by
+        // its package name (its exports), which every version maps, whatever its dist/ layout.
+        const load = createRequire(Path.join(root, 'package.json'));
+        const { openEmbeddedStores } = load('inbox-capture/embedded-stores') as typeof import('../lib/service/embedded-stores');
+        const { createInboxCapture } = load('inbox-capture') as typeof import('../lib/index');
         const capture = createInboxCapture(await openEmbeddedStores({ dataDir }));
         await capture.start();
         for (let i = 0; i < count; i++) {

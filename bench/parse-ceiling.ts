@@ -1,8 +1,8 @@
 import * as Fs from 'node:fs/promises';
 import { simpleParser } from 'mailparser';
-import { openEmbeddedStores } from '../lib/embedded-stores';
-import { createInboxCapture } from '../lib/inbox-capture';
-import { parseMessage } from '../lib/parse';
+import { openEmbeddedStores } from '../lib/service/embedded-stores';
+import { createInboxCapture } from '../lib/service/inbox-capture';
+import { parseMessage } from '../lib/mime/parse';
 import { PROFILE_NAMES, profiles, recipientOf, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type TargetCheck } from './report';
 import { timingStores } from './timing-stores';
@@ -98,7 +98,7 @@ async function bench(args: BenchArgs) {
     return {
         tables: [{
             title: `Parse ceiling, one process (msg/s; parse loops: best of 1 and ${CONCURRENT} in flight)`,
-            columns: ['profile', 'mailparser simpleParser', 'lib/parse.ts parseMessage (MailParser, our options)', 'ingestRawEmail, 1 in flight', `ingestRawEmail, ${CONCURRENT} in flight`, 'ingest MiB/s (best)', 'ingest ÷ bare parse %'],
+            columns: ['profile', 'mailparser simpleParser', 'lib/mime/parse.ts parseMessage (MailParser, our options)', 'ingestRawEmail, 1 in flight', `ingestRawEmail, ${CONCURRENT} in flight`, 'ingest MiB/s (best)', 'ingest ÷ bare parse %'],
             rows
         }, {
             title: 'Where ingestRawEmail\'s time goes: wall time of each store call (waiting for locks and the thread pool included), ms',

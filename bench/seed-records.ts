@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { sha256Hex } from '../lib/ids';
-import { linksAndCodesOf } from '../lib/links-and-codes';
+import { sha256Hex } from '../lib/ingest/ids';
+import { linksAndCodesOf } from '../lib/extract/links-and-codes';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { toInsertRow } from '../lib/record-store/rows';
+import { toInsertRow } from '../lib/record-store/knex/rows';
 import type { EmailRecord } from '../lib/types';
 
 /**

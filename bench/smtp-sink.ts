@@ -21,8 +21,8 @@ import {
     MAX_COMMAND_LINE_BYTES,
     SMTP_BANNER
 } from '../adapters/smtp';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/ingest';
-import { readBounded } from '../lib/read-bounded';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/ingest/ingest';
+import { readBounded } from '../lib/ingest/read-bounded';
 import { freePort } from '../test/helpers/net';
 import { serveReferenceIpc } from './reference-child';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';

@@ -30,8 +30,8 @@ function load(path) {
     }
 }
 
-const { createInboxCapture, DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } = load('../dist/lib/inbox-capture');
-const { createMessageBudget } = load('../dist/lib/message-budget');
+const { createInboxCapture, DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } = load('../dist/lib/service/inbox-capture');
+const { createMessageBudget } = load('../dist/lib/service/message-budget');
 const { inboxCapturePlugin } = load('../dist/adapters/hapi');
 const { createSmtpListener, DEFAULT_MAX_CONNECTIONS: SMTP_MAX_CONNECTIONS } = load('../dist/adapters/smtp');
 const { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } = load('../dist/adapters/http-connection-cap');

@@ -4,37 +4,36 @@
 // `inbox-capture/hapi`, the SMTP listener `inbox-capture/smtp`.
 
 // The service.
-export { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from './inbox-capture';
-export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type IngestOptions } from './ingest';
-export { createMessageBudget, sharedMessageBudget, DEFAULT_MESSAGE_BUDGET_BYTES, type MessageBudget, type MessageReservation } from './message-budget';
-export type { RetentionOptions, RetentionPolicy } from './retention';
-export type { OrphanSweepOptions } from './background-sweeps';
+export { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from './service/inbox-capture';
+export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type IngestOptions } from './ingest/ingest';
+export { createMessageBudget, sharedMessageBudget, DEFAULT_MESSAGE_BUDGET_BYTES, type MessageBudget, type MessageReservation } from './service/message-budget';
+export type { RetentionOptions, RetentionPolicy } from './service/retention';
+export type { OrphanSweepOptions } from './service/background-sweeps';
 
 // Records and queries.
 export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQuery, RecordPage, StoredAttachment } from './types';
-export { encodeCursor, decodeCursor } from './cursor';
-export type { HeaderField } from './header-fields';
+export { encodeCursor, decodeCursor } from './cursor/email-cursor';
+export type { HeaderField } from './mime/header-fields';
 
 // Links and codes of an email (EXTENSIONS §1), as ingest works them out.
-export { extractLinks } from './links';
-export { extractCodes } from './codes';
+export { extractLinks } from './extract/links';
+export { extractCodes } from './extract/codes';
 export type { InboxPage, InboxPosition, InboxQuery, InboxSummary } from './types';
-export { encodeInboxCursor, decodeInboxCursor } from './inbox-cursor';
+export { encodeInboxCursor, decodeInboxCursor } from './cursor/inbox-cursor';
 
 // Errors.
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';
 
 // Inboxes, ids and keys.
-export { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
-export { deriveMessageId, generateMessageId } from './ids';
-export { generateApiKey, hashApiKey } from './keys';
+export { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH, MAX_RECIPIENTS, type InboxFromAddress } from './ingest/recipients';
+export { deriveMessageId, generateMessageId } from './ingest/ids';
+export { generateApiKey, hashApiKey } from './service/keys';
 
 // Waiting for mail.
-export { createNotifier, type Notifier } from './notifier';
+export { createNotifier, type Notifier } from './long-poll/notifier';
 export { createLongPoller, type LongPoller, type WaitOptions } from './long-poll/poller';
 export { WaitCanceller } from './long-poll/wait-canceller';
 
 // The store interfaces a driver implements.
 export type { RecordStore, SaveResult } from './record-store/record-store';
-export type { BlobStore, DownloadLink, LinkOptions, SelfServedBlobStore, UrlLink } from './blob-store/blob-store';
-export type { SignedLinkQuery, SignedLinkTarget } from './blob-store/signed-links';
+export type { BlobStore, DownloadLink, LinkOptions, SelfServedBlobStore, SignedLinkQuery, SignedLinkTarget, UrlLink } from './blob-store/blob-store';

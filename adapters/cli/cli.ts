@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { packageVersion } from '../../lib/package-version';
+import { packageVersion } from '../../lib/util/package-version';
 import { ConfigError } from '../env-config';
 import { CliError, EXIT_FAILURE, EXIT_OK, write, withCaptureFromEnv, type CliIo, type Command } from './command';
 import { gc } from './commands/gc';

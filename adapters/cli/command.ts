@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
-import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
+import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import { openStoresFromConfig, readEnvConfig } from '../env-config';
 
 /** Exit codes, sysexits(3) where an MTA reads them. */

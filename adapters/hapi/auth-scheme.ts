@@ -1,7 +1,7 @@
 import type { Request, ResponseToolkit, Server, ServerAuthSchemeObject } from '@hapi/hapi';
-import { createConcurrencyLimit } from '../../lib/concurrency-limit';
-import type { InboxCapture } from '../../lib/inbox-capture';
-import { hashApiKey, KEY_PREFIX } from '../../lib/keys';
+import { createConcurrencyLimit } from '../../lib/util/concurrency-limit';
+import type { InboxCapture } from '../../lib/service/inbox-capture';
+import { hashApiKey, KEY_PREFIX } from '../../lib/service/keys';
 import type { ApiKeyInfo } from '../../lib/types';
 import { ACCEPTED_KEY_TTL_MS, createAcceptedKeys, MAX_ACCEPTED_KEYS } from './accepted-keys';
 import { apiError } from './error-mapping';

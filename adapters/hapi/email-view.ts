@@ -1,4 +1,4 @@
-import { encodeCursor } from '../../lib/cursor';
+import { encodeCursor } from '../../lib/cursor/email-cursor';
 import type { EmailRecord, RecordPage } from '../../lib/types';
 import type { EmailPage, EmailView } from './api-types';
 

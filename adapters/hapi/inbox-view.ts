@@ -1,4 +1,4 @@
-import { encodeInboxCursor } from '../../lib/inbox-cursor';
+import { encodeInboxCursor } from '../../lib/cursor/inbox-cursor';
 import type { InboxPage } from '../../lib/types';
 import type { InboxPageView } from './api-types';
 

@@ -1,8 +1,8 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
-import { decodeCursor } from '../../lib/cursor';
-import { MAX_MESSAGE_ID_BYTES } from '../../lib/ids';
-import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/recipients';
+import { decodeCursor } from '../../lib/cursor/email-cursor';
+import { MAX_MESSAGE_ID_BYTES } from '../../lib/ingest/ids';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/ingest/recipients';
 import type { CursorPosition, ListQuery } from '../../lib/types';
 import { apiError } from './error-mapping';
 

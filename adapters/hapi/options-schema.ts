@@ -1,11 +1,11 @@
 import Joi from 'joi';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
-import type { InboxCapture } from '../../lib/inbox-capture';
-import { DEFAULT_DOWNLOAD_TTL_SECONDS } from '../../lib/inbox-capture';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
-import { defaultInboxFromAddress, INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/recipients';
+import type { InboxCapture } from '../../lib/service/inbox-capture';
+import { DEFAULT_DOWNLOAD_TTL_SECONDS } from '../../lib/service/inbox-capture';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest/ingest';
+import { defaultInboxFromAddress, INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/ingest/recipients';
 import type { RecordStore } from '../../lib/record-store/record-store';
-import { DEFAULT_RETENTION_INTERVAL_MS, MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/retention';
+import { DEFAULT_RETENTION_INTERVAL_MS, MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/service/retention';
 import {
     DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_FIRST_RETRY_MS, DEFAULT_WEBHOOK_GIVE_UP_MS, DEFAULT_WEBHOOK_MAX_RETRY_MS,
     DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions

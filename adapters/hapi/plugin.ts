@@ -1,11 +1,11 @@
 import type { Plugin, Server } from '@hapi/hapi';
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
-import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
-import type { IngestOptions } from '../../lib/ingest';
-import { packageVersion } from '../../lib/package-version';
-import { createMessageBudget } from '../../lib/message-budget';
+import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
+import type { IngestOptions } from '../../lib/ingest/ingest';
+import { packageVersion } from '../../lib/util/package-version';
+import { createMessageBudget } from '../../lib/service/message-budget';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { WebhookDispatcher } from '../../lib/webhooks/webhook-dispatcher';
 import type { EmailView } from './api-types';

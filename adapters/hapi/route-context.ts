@@ -1,4 +1,4 @@
-import type { InboxCapture } from '../../lib/inbox-capture';
+import type { InboxCapture } from '../../lib/service/inbox-capture';
 import type { WaitCanceller } from '../../lib/long-poll/wait-canceller';
 
 /** What every route module of the plugin needs. */

@@ -3,7 +3,7 @@ import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
-import { packageRoot } from '../../lib/package-version';
+import { packageRoot } from '../../lib/util/package-version';
 import { apiError } from './error-mapping';
 import { servesOwnLinks } from './routes/blobs';
 

@@ -7,10 +7,10 @@ import {
     type SMTPServerOptions,
     type SMTPServerSession
 } from 'smtp-server';
-import type { InboxCapture } from '../../lib/inbox-capture';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest';
-import { createMessageBudget, sharedMessageBudget } from '../../lib/message-budget';
-import { MAX_RECIPIENTS } from '../../lib/recipients';
+import type { InboxCapture } from '../../lib/service/inbox-capture';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest/ingest';
+import { createMessageBudget, sharedMessageBudget } from '../../lib/service/message-budget';
+import { MAX_RECIPIENTS } from '../../lib/ingest/recipients';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';

@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import type { LinkSigner, SignedLinkTarget } from './signed-links';
 
 /** How a download link should present the blob. */
 export interface LinkOptions {
@@ -9,6 +8,47 @@ export interface LinkOptions {
     filename: string;
     /** Media type the target is served with. */
     contentType: string;
+}
+
+/** The signed fields of a link, in the order they appear in its query string. */
+export type SignedLinkQuery = {
+    /** Expiry, Unix seconds. */
+    expires: string;
+    /** File name the blob is served under. */
+    filename: string;
+    /** Media type the blob is served with. */
+    type: string;
+    /** HMAC-SHA256 of key, expiry, filename and type, lower-case hex. */
+    sig: string;
+};
+
+/** A download link the embedding server serves itself: the blob's key and the signed query. */
+export interface SignedLinkTarget {
+    key: string;
+    query: SignedLinkQuery;
+}
+
+/** What a verified link says about how to serve its blob. */
+export interface VerifiedDownload {
+    filename: string;
+    contentType: string;
+}
+
+/**
+ * Makes and checks signed links. Every store whose links the embedding server serves
+ * is one (a store may sign through another: the SQLite store through the file store);
+ * createLinkSigner() (signed-links.ts) makes one.
+ */
+export interface LinkSigner {
+    /** A signed, time-limited link to `key`; rejects with INVALID_INPUT for a bad key, expiry, filename or type. */
+    createDownloadLink(key: string, options: LinkOptions): Promise<SignedLinkTarget>;
+
+    /**
+     * The signed filename and media type when the presented query is genuine and
+     * unexpired, else null. Fields other than the signed four are ignored; a missing
+     * or repeated (non-string) one fails.
+     */
+    verifyDownload(key: string, query: Readonly<Record<string, unknown>>): VerifiedDownload | null;
 }
 
 /** A download link object storage signed itself: an absolute URL, handed to the client as is. */

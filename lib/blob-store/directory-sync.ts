@@ -1,6 +1,6 @@
 import { constants as fsConstants } from 'node:fs';
 import * as Fs from 'node:fs/promises';
-import { errorCode } from '../error-code';
+import { errorCode } from '../util/error-code';
 
 /** Makes a directory's entries durable: an fsync of the directory itself. */
 export type SyncDirectory = (dir: string) => Promise<void>;

@@ -12,9 +12,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable } from 'node:stream';
-import { retryWithBackoff } from '../backoff';
+import { retryWithBackoff } from '../util/backoff';
 import { InboxCaptureError } from '../errors';
-import { attachmentDisposition } from '../content-disposition';
+import { attachmentDisposition } from './content-disposition';
 import { isValidBlobKey } from './blob-key';
 import type { BlobStore, LinkOptions, UrlLink } from './blob-store';
 

@@ -1,13 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { InboxCaptureError } from '../errors';
 import { isValidBlobKey } from './blob-key';
-import type { LinkOptions } from './blob-store';
+import type { LinkSigner } from './blob-store';
 
 /**
  * Signed download links: the one way a store whose links the embedding server
  * serves (file, SQLite, tiered) makes and checks them. A link is a blob key and a
  * query (expiry, filename, media type, HMAC-SHA256 of all four); the core never
- * says at which URL the server serves it.
+ * says at which URL the server serves it. The types of a link (SignedLinkTarget,
+ * LinkSigner) are part of the store interface, in blob-store.ts.
  */
 
 /** Shortest signing secret accepted, bytes: an HMAC key any shorter is open to guessing. */
@@ -15,46 +16,6 @@ export const MIN_SIGNING_SECRET_BYTES = 16;
 
 /** Longest filename or media type a link may carry, characters: bounds the HMAC input. */
 const MAX_LINK_FIELD_LENGTH = 1024;
-
-/** The signed fields of a link, in the order they appear in its query string. */
-export type SignedLinkQuery = {
-    /** Expiry, Unix seconds. */
-    expires: string;
-    /** File name the blob is served under. */
-    filename: string;
-    /** Media type the blob is served with. */
-    type: string;
-    /** HMAC-SHA256 of key, expiry, filename and type, lower-case hex. */
-    sig: string;
-};
-
-/** A download link the embedding server serves itself: the blob's key and the signed query. */
-export interface SignedLinkTarget {
-    key: string;
-    query: SignedLinkQuery;
-}
-
-/** What a verified link says about how to serve its blob. */
-export interface VerifiedDownload {
-    filename: string;
-    contentType: string;
-}
-
-/**
- * Makes and checks signed links. Every store whose links the embedding server serves
- * is one (a store may sign through another: the SQLite store through the file store).
- */
-export interface LinkSigner {
-    /** A signed, time-limited link to `key`; rejects with INVALID_INPUT for a bad key, expiry, filename or type. */
-    createDownloadLink(key: string, options: LinkOptions): Promise<SignedLinkTarget>;
-
-    /**
-     * The signed filename and media type when the presented query is genuine and
-     * unexpired, else null. Fields other than the signed four are ignored; a missing
-     * or repeated (non-string) one fails.
-     */
-    verifyDownload(key: string, query: Readonly<Record<string, unknown>>): VerifiedDownload | null;
-}
 
 /** Options of the link signer. */
 export interface LinkSignerOptions {

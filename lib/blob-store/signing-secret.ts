@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { errorCode } from '../error-code';
+import { errorCode } from '../util/error-code';
 import { fsyncDirectory } from './directory-sync';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './node-fs';
 import { MIN_SIGNING_SECRET_BYTES } from './signed-links';

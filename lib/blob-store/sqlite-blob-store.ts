@@ -3,18 +3,17 @@ import * as Path from 'node:path';
 import { Readable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
 import { InboxCaptureError } from '../errors';
-import { createBatcher, type Outcome } from '../group-commit';
-import { readBounded } from '../read-bounded';
+import { createBatcher, type Outcome } from '../util/group-commit';
+import { readBounded } from '../ingest/read-bounded';
 import { BUSY_TIMEOUT_MS, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
 import { createPrivateDatabaseFile } from '../sqlite/private-file';
 import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
 import { isValidBlobKey } from './blob-key';
-import type { SelfServedBlobStore } from './blob-store';
-import type { LinkSigner } from './signed-links';
+import type { LinkSigner, SelfServedBlobStore } from './blob-store';
 
 // Part of this subpath's API since the `links` option took one.
-export type { LinkSigner } from './signed-links';
+export type { LinkSigner } from './blob-store';
 
 
 /**

@@ -1,4 +1,4 @@
-import type { Notifier } from '../notifier';
+import type { Notifier } from './notifier';
 import type { RecordStore } from '../record-store/record-store';
 import type { ListQuery, RecordPage } from '../types';
 import { createProbeLimiter, type ProbeLimiter, type VersionProbe } from './probe-limiter';

@@ -1,4 +1,4 @@
-import { createConcurrencyLimit } from '../concurrency-limit';
+import { createConcurrencyLimit } from '../util/concurrency-limit';
 import type { RecordStore } from '../record-store/record-store';
 
 /**

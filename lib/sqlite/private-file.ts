@@ -2,7 +2,7 @@
 
 import { closeSync, constants as fsConstants, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { errorCode } from '../error-code';
+import { errorCode } from '../util/error-code';
 import { O_NOFOLLOW, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../blob-store/node-fs';
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import * as Path from 'node:path';
-import { createConcurrencyLimit, type ConcurrencyLimit } from '../concurrency-limit';
+import { createConcurrencyLimit, type ConcurrencyLimit } from '../util/concurrency-limit';
 
 const turnsByFile = new Map<string, ConcurrencyLimit>();
 

@@ -4,7 +4,7 @@
  * path waits for it: an ingest only writes outbox rows and wakes it.
  */
 
-import { backoffMs } from '../backoff';
+import { backoffMs } from '../util/backoff';
 import type { RecordStore, WebhookDelivery } from '../record-store/record-store';
 import type { EmailRecord } from '../types';
 import { webhookRequest } from './webhook-payload';

@@ -4,7 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { ConfigError, describeStores, openStoresFromConfig, readEnvConfig } from '../../adapters/env-config';
 import { createSqliteBlobStore } from '../../lib/blob-store/sqlite-blob-store';
-import { createInboxCapture } from '../../lib/inbox-capture';
+import { createInboxCapture } from '../../lib/service/inbox-capture';
 import { blobKeys } from '../helpers/blob-contents';
 import { startPostgres } from '../helpers/postgres';
 import { startS3 } from '../helpers/s3';

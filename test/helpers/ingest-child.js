@@ -20,11 +20,11 @@ const Fs = require('node:fs');
 const Path = require('node:path');
 
 const DIST = Path.join(__dirname, '..', '..', 'dist');
-const { createInboxCapture } = require(Path.join(DIST, 'lib', 'inbox-capture'));
+const { createInboxCapture } = require(Path.join(DIST, 'lib', 'service', 'inbox-capture'));
 const { createSmtpListener } = require(Path.join(DIST, 'adapters', 'smtp'));
 const { openStoresFromConfig, readEnvConfig } = require(Path.join(DIST, 'adapters', 'env-config'));
 const { createFsBlobStore } = require(Path.join(DIST, 'lib', 'blob-store', 'fs-blob-store'));
-const { BLOBS_DIRNAME } = require(Path.join(DIST, 'lib', 'embedded-stores'));
+const { BLOBS_DIRNAME } = require(Path.join(DIST, 'lib', 'service', 'embedded-stores'));
 
 async function openStores() {
     const config = readEnvConfig();

@@ -1,8 +1,8 @@
 import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { createSmtpListener, type SmtpListener, type SmtpListenerOptions, type SmtpTlsInfo } from '../../adapters/smtp';
-import { openEmbeddedStores } from '../../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../../lib/inbox-capture';
+import { openEmbeddedStores } from '../../lib/service/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import { removeDir, tempDir } from './temp-dir';
 
 /** A real capture on SQLite + files and an SMTP listener on a free loopback port. */

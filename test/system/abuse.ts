@@ -6,7 +6,7 @@ import * as Nodemailer from 'nodemailer';
 import { guardKeyLookup, MAX_CONCURRENT_KEY_LOOKUPS, REJECTED_TOKEN_TTL_MS } from '../../adapters/hapi/auth-scheme';
 import { DEFAULT_CSP } from '../../adapters/hapi/response-ext';
 import { createSmtpListener } from '../../adapters/smtp';
-import { hashApiKey } from '../../lib/keys';
+import { hashApiKey } from '../../lib/service/keys';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { ApiKeyInfo } from '../../lib/types';
 import { buildMail } from '../helpers/mail';

@@ -8,7 +8,7 @@ import { isValidBlobKey } from '../../lib/blob-store/blob-key';
 import { isShardName, keyOfFile } from '../../lib/blob-store/fs-blob-layout';
 import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
-import { openEmbeddedRecordStore } from '../../lib/embedded-stores';
+import { openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from '../fixtures/adversarial/generate';
 import { buildMail } from '../helpers/mail';

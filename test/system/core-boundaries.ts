@@ -39,15 +39,17 @@ describe('core boundaries', () => {
         expect((await sources(LIB)).length).to.be.above(20);
     });
 
-    it('lib/parse.ts is the only importer of mailparser', async () => {
-        const importers: string[] = [];
+    it('lib/mime/ holds the only importers of mailparser and libmime (of mailparser, parse.ts alone)', async () => {
+        const importers: Record<string, string[]> = { mailparser: [], libmime: [] };
         for (const file of await sources(LIB)) {
-            if (/['"]mailparser['"]/.test(await Fs.readFile(file, 'utf8'))) {
-                importers.push(Path.relative(LIB, file));
+            const code = await Fs.readFile(file, 'utf8');
+            for (const match of code.matchAll(/['"](mailparser|libmime)(?:\/[^'"]*)?['"]/g)) {
+                importers[match[1]].push(Path.relative(LIB, file));
             }
         }
 
-        expect(importers).to.equal(['parse.ts']);
+        expect(importers.mailparser).to.equal(['mime/parse.ts']);
+        expect([...new Set(importers.libmime)].sort()).to.equal(['mime/header-fields.ts', 'mime/libmime.d.ts']);
     });
 
     it('lib/ builds no URL of ours: no /v1 path outside comments', async () => {

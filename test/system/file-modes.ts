@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, SQLITE_FILENAME } from '../../lib/embedded-stores';
+import { BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, SQLITE_FILENAME } from '../../lib/service/embedded-stores';
 import { runNode, spawnNode, waitForOutput } from '../helpers/child-process';
 import { buildMail } from '../helpers/mail';
 import { freePort } from '../helpers/net';

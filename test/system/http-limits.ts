@@ -4,7 +4,7 @@ import * as Path from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
-import { openEmbeddedRecordStore } from '../../lib/embedded-stores';
+import { openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
 import { TEST_SIGNING_SECRET } from '../helpers/test-stores';

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { randomBytes } from 'node:crypto';
-import { openEmbeddedStores } from '../../lib/embedded-stores';
+import { openEmbeddedStores } from '../../lib/service/embedded-stores';
 import type { EmailRecord } from '../../lib/types';
 import { blobKeys } from '../helpers/blob-contents';
 import { followDownload } from '../helpers/downloads';

@@ -8,7 +8,7 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../../lib/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../../lib/service/embedded-stores';
 import { openSqliteKnex, sqliteKnexConfig } from '../../lib/sqlite/knex';
 import { readBlob } from '../helpers/blob-contents';
 import { childPids, isRunning, run, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
@@ -197,7 +197,7 @@ describe('SQLite durability', () => {
 
     before(async () => {
         dir = await tempDir('durability');
-        if (!existsSync(Path.join(ROOT, 'dist', 'lib', 'inbox-capture.js'))) {
+        if (!existsSync(Path.join(ROOT, 'dist', 'lib', 'service', 'inbox-capture.js'))) {
             throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
         }
     });

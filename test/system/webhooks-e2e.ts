@@ -197,7 +197,7 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         expect(new Set(deliveryIds(attempts)).size).to.equal(1);
         const waits = attempts.slice(1).map((r, i) => r.at - attempts[i]!.at);
         // Planned 200, 400, 800, 1600, 3200 ms plus the work of each attempt: growth, not exact times.
-        // (The doubling itself is lib/backoff.ts's, tested there; a loaded machine only adds to each wait.)
+        // (The doubling itself is lib/util/backoff.ts's, tested there; a loaded machine only adds to each wait.)
         const shown = `waits ${waits.join(', ')} ms`;
         waits.forEach((wait, i) => expect(wait, shown).to.be.at.least(200 * 2 ** i - 5));
         // Planned 3200 against 600 ms: a constant wait fails here, a stall of a second or two does not.

@@ -1,4 +1,4 @@
-import { ORPHAN_GRACE_MS } from '../../../lib/inbox-capture';
+import { ORPHAN_GRACE_MS } from '../../../lib/service/inbox-capture';
 import { CliError, EXIT_OK, write, type Command } from '../command';
 
 /**

@@ -1,5 +1,5 @@
-import { MAX_PER_INBOX_LIMIT } from '../../../lib/retention';
-import type { RetentionPolicy } from '../../../lib/retention';
+import { MAX_PER_INBOX_LIMIT } from '../../../lib/service/retention';
+import type { RetentionPolicy } from '../../../lib/service/retention';
 import { ConfigError } from '../../env-config';
 import { DURATION_SYNTAX, parseDuration, parseMaxPerInbox, readRetentionEnv, RETENTION_ENV } from '../../retention-config';
 import { CliError, EXIT_OK, write, type Command, type CommandContext } from '../command';

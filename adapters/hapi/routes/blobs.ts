@@ -1,7 +1,7 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { BlobStore, DownloadLink, SelfServedBlobStore } from '../../../lib/blob-store/blob-store';
-import { attachmentDisposition } from '../../../lib/content-disposition';
+import { attachmentDisposition } from '../../../lib/blob-store/content-disposition';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { apiError } from '../error-mapping';
 import { API_TAG, GROUP_DOWNLOADS } from '../route-context';

@@ -4,9 +4,9 @@ import * as Hapi from '@hapi/hapi';
 import * as Lab from '@hapi/lab';
 import { ACCEPTED_KEY_TTL_MS, MAX_ACCEPTED_KEYS } from '../../../adapters/hapi/accepted-keys';
 import { AUTH_STRATEGY, guardKeyLookup, registerAuth, type KeyLookupGuardOptions } from '../../../adapters/hapi/auth-scheme';
-import { openEmbeddedStores } from '../../../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
-import { hashApiKey } from '../../../lib/keys';
+import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
+import { hashApiKey } from '../../../lib/service/keys';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { tempDir } from '../../helpers/temp-dir';
 

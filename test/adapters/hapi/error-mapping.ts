@@ -7,7 +7,7 @@ import * as Path from 'node:path';
 import { apiError, toErrorReply, type ApiErrorCode } from '../../../adapters/hapi/error-mapping';
 import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import type { BlobStore } from '../../../lib/blob-store/blob-store';
-import { openEmbeddedRecordStore } from '../../../lib/embedded-stores';
+import { openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
 import { InboxCaptureError } from '../../../lib/errors';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { buildMail } from '../../helpers/mail';

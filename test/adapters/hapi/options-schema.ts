@@ -4,7 +4,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import { plugin } from '../../../adapters/hapi';
 import { validateOptions } from '../../../adapters/hapi/options-schema';
-import { createInboxCapture } from '../../../lib/inbox-capture';
+import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import { BASE_TIME } from '../../helpers/email-draft';
 import { buildMail } from '../../helpers/mail';
 import { tempDir } from '../../helpers/temp-dir';

@@ -2,9 +2,9 @@ import * as Fs from 'node:fs/promises';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createSmtpListener, type SmtpListener } from '../../../adapters/smtp';
-import { openEmbeddedStores } from '../../../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
-import { createMessageBudget } from '../../../lib/message-budget';
+import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
+import { createMessageBudget } from '../../../lib/service/message-budget';
 import { RawSmtpSession, sendRawMessage } from '../../helpers/raw-smtp';
 import { tempDir } from '../../helpers/temp-dir';
 

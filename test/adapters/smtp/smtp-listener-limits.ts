@@ -8,8 +8,8 @@ import * as Lab from '@hapi/lab';
 import * as Nodemailer from 'nodemailer';
 import { createSmtpListener, DEFAULT_MAX_RECIPIENTS, MAX_COMMAND_LINE_BYTES, type SmtpListenerOptions } from '../../../adapters/smtp';
 import * as MessageReceiver from '../../../adapters/smtp/message-receiver';
-import { openEmbeddedStores } from '../../../lib/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
+import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
 import { tempDir } from '../../helpers/temp-dir';
 

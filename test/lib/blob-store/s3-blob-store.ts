@@ -3,7 +3,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { randomBytes } from 'node:crypto';
 import { createS3BlobStore, DEFAULT_PART_BYTES, type S3BlobStore } from '../../../lib/blob-store/s3-blob-store';
-import { attachmentDisposition } from '../../../lib/content-disposition';
+import { attachmentDisposition } from '../../../lib/blob-store/content-disposition';
 import { blobStoreContract } from '../../contracts/blob-store-contract';
 import { readBlob } from '../../helpers/blob-contents';
 import { chunked, failingAfter } from '../../helpers/streams';

@@ -2,7 +2,8 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createHmac, randomBytes } from 'node:crypto';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { createLinkSigner, MIN_SIGNING_SECRET_BYTES, type SignedLinkTarget } from '../../../lib/blob-store/signed-links';
+import type { SignedLinkTarget } from '../../../lib/blob-store/blob-store';
+import { createLinkSigner, MIN_SIGNING_SECRET_BYTES } from '../../../lib/blob-store/signed-links';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

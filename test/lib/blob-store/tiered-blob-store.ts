@@ -7,7 +7,7 @@ import { relativePathOf } from '../../../lib/blob-store/fs-blob-layout';
 import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { createSqliteBlobStore, type SqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store';
 import { createTieredBlobStore, DEFAULT_TIER_THRESHOLD_BYTES } from '../../../lib/blob-store/tiered-blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../../lib/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
 import { blobStoreContract } from '../../contracts/blob-store-contract';
 import { readBlob } from '../../helpers/blob-contents';
 import { chunked } from '../../helpers/streams';

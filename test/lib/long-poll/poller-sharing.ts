@@ -6,8 +6,8 @@ import { ANNOUNCED_GRACE_MS, DEADLINE_GRACE_MS, createLongPoller, type LongPolle
 import { MAX_PROBES_IN_FLIGHT, VERSION_SHARE_MS } from '../../../lib/long-poll/probe-limiter';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
 import { FIRST_CHECK_MS } from '../../../lib/long-poll/waiters';
-import { createNotifier } from '../../../lib/notifier';
-import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
+import { createNotifier } from '../../../lib/long-poll/notifier';
+import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import type { ListQuery, RecordPage } from '../../../lib/types';

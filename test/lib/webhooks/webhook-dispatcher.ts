@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createInboxCapture, type InboxCapture } from '../../../lib/inbox-capture';
+import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
 import type { EmailRecord } from '../../../lib/types';
 import type { WebhookDispatcher } from '../../../lib/webhooks/webhook-dispatcher';
 import { buildMail } from '../../helpers/mail';

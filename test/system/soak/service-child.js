@@ -148,8 +148,8 @@ async function main() {
     const dataDir = process.argv[2];
     const faults = new Set((process.argv[3] || '').split(',').filter(Boolean));
     const retained = [];
-    const { createInboxCapture } = require(Path.join(DIST, 'lib', 'inbox-capture'));
-    const { openEmbeddedStores } = require(Path.join(DIST, 'lib', 'embedded-stores'));
+    const { createInboxCapture } = require(Path.join(DIST, 'lib', 'service', 'inbox-capture'));
+    const { openEmbeddedStores } = require(Path.join(DIST, 'lib', 'service', 'embedded-stores'));
     const { inboxCapturePlugin } = require(Path.join(DIST, 'adapters', 'hapi'));
     const { createSmtpListener } = require(Path.join(DIST, 'adapters', 'smtp'));
 

@@ -11,7 +11,7 @@ import { tempDir } from '../../helpers/temp-dir';
 /** The service under soak: a child process of its own (see its header). */
 const SERVICE_CHILD = Path.join(__dirname, 'service-child.js');
 /** The compiled entry the child loads: the soak runs against `npm run build`'s output. */
-const BUILT_ENTRY = Path.join(__dirname, '..', '..', '..', 'dist', 'lib', 'inbox-capture.js');
+const BUILT_ENTRY = Path.join(__dirname, '..', '..', '..', 'dist', 'lib', 'service', 'inbox-capture.js');
 
 /** Milliseconds the child may take to open its stores and listen. */
 const START_TIMEOUT_MS = 30_000;

@@ -1,5 +1,5 @@
 import * as Code from '@hapi/code';
-import { attachmentDisposition } from '../../../../lib/content-disposition';
+import { attachmentDisposition } from '../../../../lib/blob-store/content-disposition';
 import { buildMail } from '../../../helpers/mail';
 import { followDownload, linkTerms, type Download } from '../../../helpers/downloads';
 import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';

@@ -6,7 +6,7 @@ import { BLOB_LINK_PATH, downloadLocation, servesOwnLinks } from '../../../../ad
 import type { BlobStore } from '../../../../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../../../../lib/blob-store/fs-blob-store';
 import { createLinkSigner } from '../../../../lib/blob-store/signed-links';
-import { openEmbeddedRecordStore } from '../../../../lib/embedded-stores';
+import { openEmbeddedRecordStore } from '../../../../lib/service/embedded-stores';
 import type { RecordStore } from '../../../../lib/record-store/record-store';
 import { buildMail } from '../../../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';

@@ -1,0 +1,290 @@
+import type { Readable } from 'node:stream';
+import { attachmentFilename } from '../mime/attachment-name';
+import { blobKeysOf } from '../blob-store/blob-key';
+import type { BlobStore, StagedBlob } from '../blob-store/blob-store';
+import { InboxCaptureError, isInboxCaptureError } from '../errors';
+import { generateMessageId, newBlobPrefix } from './ids';
+import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
+import type { Notifier } from '../long-poll/notifier';
+import { bodyText, parseMessage, type ParsedMessage } from '../mime/parse';
+import { linksAndCodesInSlices } from '../extract/links-and-codes';
+import { budgetSpent, sharedMessageBudget, type MessageBudget, type MessageReservation } from '../service/message-budget';
+import { readBounded } from './read-bounded';
+import { defaultInboxFromAddress, isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
+import type { RecordStore, SaveResult } from '../record-store/record-store';
+import type { EmailDraft, EmailRecord, StoredAttachment } from '../types';
+import { removeUnreferencedBlobs, type BlobRemoval } from '../service/unreferenced-blobs';
+
+/** Largest accepted message, bytes: 25 MiB, the common provider limit; the raw message is held in memory once. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
+
+export { DEFAULT_BLOB_STORE_TIMEOUT_MS } from './ingest-blobs';
+
+/** Media type of the stored raw message (and of its download). */
+export const RAW_CONTENT_TYPE = 'message/rfc822';
+
+/** Envelope facts of one delivery, as an MTA or the SMTP adapter knows them. */
+export interface IngestOptions {
+    /** Envelope recipients (`RCPT TO`). When given and non-empty, the `To`/`Cc` headers are ignored. */
+    recipients?: string[];
+    /** Envelope sender (`MAIL FROM`): the sender when the message has no `From` header. */
+    mailFrom?: string;
+    /** Overrides the clock, Unix ms (tests, replays). */
+    receivedAt?: number;
+    /**
+     * Budget bytes the caller already holds for this message (the SMTP listener reserves
+     * while it receives DATA): the ingest grows it as it needs and releases it when done.
+     */
+    reservation?: MessageReservation;
+}
+
+/** Where and how the message is stored. */
+export interface IngestContext {
+    recordStore: RecordStore;
+    blobStore: BlobStore;
+    /** Told about each inbox that received mail, after the records are committed. */
+    notifier?: Notifier;
+    /** Largest accepted message, bytes (default 25 MiB). */
+    maxMessageBytes?: number;
+    /** Raw message bytes in flight across ingests (default: the process's shared budget, 128 MiB); past it, `BUSY`. */
+    messageBudget?: MessageBudget;
+    /**
+     * Longest wait for one blob store call, ms (default 30000): a write that takes
+     * longer fails the ingest with BLOB_STORE_FAILED; a cleanup delete that does is
+     * given up and its blobs are left to the orphan sweep.
+     */
+    blobStoreTimeoutMs?: number;
+    /** Address → inbox mapping (default: the local-part rule of docs/design.md). */
+    inboxFromAddress?: InboxFromAddress;
+    /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
+    log?: (message: string, error?: unknown) => void;
+    /** Webhooks to tell of the stored copies: their deliveries are saved with them, then the dispatcher is woken. */
+    webhooks?: WebhookRouting;
+    /** Parses the raw message (default: parseMessage() in this thread; the service passes its parse pool's). */
+    parse?: (raw: Buffer) => Promise<ParsedMessage>;
+}
+
+/** Which webhook URLs want an inbox's mail, and who sends them. */
+export interface WebhookRouting {
+    /** The webhook URLs for mail of `inbox` (none: no delivery). */
+    urlsFor(inbox: string): string[];
+    /** Called after a commit that wrote deliveries; must not block. */
+    wake(): void;
+}
+
+/**
+ * Stores one received message, one copy per inbox it is addressed to, and
+ * returns the stored copies, one per inbox (records: the adapters build views). Order: read (bounded) → parse → the
+ * delivery's blobs, once for all its copies → all records in one transaction → blobs
+ * of replaced copies that no record still references removed → inboxes notified. Throws `BUSY` (retryable) when the memory budget cannot hold the
+ * message, `TOO_LARGE`, `NO_RECIPIENT` or `TOO_MANY_RECIPIENTS`
+ * (more than MAX_RECIPIENTS inboxes) before anything is written; on `BLOB_STORE_FAILED` or `RECORD_STORE_UNAVAILABLE` whatever this
+ * call wrote is removed again. Unreadable mail is never refused for being
+ * unreadable: the raw bytes are stored with whatever fields the parser got (parse.ts).
+ */
+export async function ingestRawEmail(raw: Buffer | string | Readable, options: IngestOptions & IngestContext): Promise<EmailRecord[]> {
+    const log = options.log ?? (() => undefined);
+    const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+
+    const blobTimeoutMs = options.blobStoreTimeoutMs ?? DEFAULT_BLOB_STORE_TIMEOUT_MS;
+    if (!(Number.isSafeInteger(blobTimeoutMs) && blobTimeoutMs > 0)) {
+        throw new InboxCaptureError('INVALID_INPUT', 'blobStoreTimeoutMs must be a positive integer of milliseconds');
+    }
+
+    if (options.receivedAt !== undefined && !(Number.isSafeInteger(options.receivedAt) && options.receivedAt >= 0)) {
+        throw new InboxCaptureError('INVALID_INPUT', 'receivedAt must be a non-negative integer of Unix milliseconds');
+    }
+
+    const reservation = options.reservation ?? (options.messageBudget ?? sharedMessageBudget()).reserve(0);
+    if (!reservation) {
+        throw budgetSpent();
+    }
+
+    try {
+        return await ingestReserved(raw, options, maxBytes, blobTimeoutMs, reservation, log);
+    }
+    finally {
+        reservation.release();
+    }
+}
+
+/** ingestRawEmail() once its options are checked: the message's bytes are held under `reservation`. */
+async function ingestReserved(raw: Buffer | string | Readable, options: IngestOptions & IngestContext, maxBytes: number, blobTimeoutMs: number, reservation: MessageReservation, log: (message: string, error?: unknown) => void): Promise<EmailRecord[]> {
+    const { recordStore, blobStore, notifier } = options;
+    const bytes = await readBounded(raw, maxBytes, 'message', reservation);
+    const receivedAt = options.receivedAt ?? Date.now();
+
+    // Every key this call writes is recorded before its put, so a put that fails
+    // halfway is cleaned up as well (deletes of absent keys are no-ops).
+    const written: string[] = [];
+    const staged: StagedBlob[] = [];
+    let drafts: EmailDraft[];
+    try {
+        drafts = await writeCopies(bytes, options, receivedAt, { written, staged }, log);
+    }
+    catch (err) {
+        await removeWritten(blobStore, written, blobTimeoutMs, log);
+        throw err;
+    }
+
+    const removal: BlobRemoval = { recordStore, blobStore, timeoutMs: blobTimeoutMs, log };
+    // One pending webhook delivery per (copy, URL), committed with the copy (EXTENSIONS §6).
+    const routing = options.webhooks;
+    const webhookUrls = routing ? drafts.map((d) => routing.urlsFor(d.inbox)) : [];
+    const hasWebhooks = webhookUrls.some((urls) => urls.length > 0);
+    let result: SaveResult;
+    try {
+        // Staged blobs commit with the records: they are never written without them.
+        result = await recordStore.saveEmails(drafts, staged.length > 0 || hasWebhooks ? {
+            ...(staged.length > 0 ? { blobs: staged } : {}),
+            ...(hasWebhooks ? { webhookUrls } : {})
+        } : undefined);
+    }
+    catch (err) {
+        // Ambiguous (the commit may have gone through, its answer lost): only what no record references.
+        await removeUnreferencedBlobs(removal, written, 'a failed ingest');
+        if (isInboxCaptureError(err)) {
+            throw err;
+        }
+
+        throw new InboxCaptureError('RECORD_STORE_UNAVAILABLE', 'storing the email records failed', { cause: err });
+    }
+
+    // Committed: from here on nothing may fail the ingest. Blobs the save removed with
+    // the replaced copies are not deleted again (that would be an empty write transaction);
+    // the rest go unless another copy of their delivery still references them.
+    const removed = new Set(result.removedBlobKeys);
+    await removeUnreferencedBlobs(removal, blobKeysOf(result.replaced).filter((key) => !removed.has(key)), 'replaced emails');
+
+    if (routing && hasWebhooks) {
+        try {
+            routing.wake();
+        }
+        catch (err) {
+            log('waking the webhook dispatcher failed; its poll sends the deliveries', err);
+        }
+    }
+
+    if (notifier) {
+        for (const inbox of new Set(result.saved.map((r) => r.inbox))) {
+            try {
+                notifier.publish(inbox);
+            }
+            catch (err) {
+                log(`notifying waiters of inbox ${inbox} failed`, err);
+            }
+        }
+    }
+
+    return result.saved;
+}
+
+/**
+ * Parses the message and writes (or stages) the raw message and attachments of
+ * every copy. Kept apart so the parsed message is garbage as soon as the blobs are
+ * written: only the drafts, and the staged blobs' buffers, outlive this function.
+ */
+async function writeCopies(
+    bytes: Buffer,
+    options: IngestOptions & IngestContext,
+    receivedAt: number,
+    blobs: IngestBlobs,
+    log: (message: string, error?: unknown) => void
+): Promise<EmailDraft[]> {
+    const parsed = await (options.parse ?? parseMessage)(bytes);
+    if (parsed.error) {
+        log('the parser stopped early; the message is stored with the fields it read', parsed.error);
+    }
+
+    const targets = inboxesOf(parsed, options, log);
+    if (targets.size === 0) {
+        throw new InboxCaptureError('NO_RECIPIENT', 'no recipient maps to an inbox');
+    }
+
+    const sourceId = parsed.messageId ?? generateMessageId();
+    const sender = parsed.from ?? bareAddress(options.mailFrom ?? '');
+    const body = bodyText(parsed);
+    const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
+    // Once per message, shared by its copies: they have the same subject and bodies. The
+    // parse worker finds them off the event loop; a message parsed here is searched in slices.
+    const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject: parsed.subject, body, htmlBody: parsed.html });
+
+    // One raw blob and one blob per attachment, whatever the number of copies: every
+    // copy references the same keys (a delete removes only what no copy still uses).
+    const prefix = newBlobPrefix();
+    const rawKey = `${prefix}/raw.eml`;
+    await storeBlob(options, blobs, rawKey, bytes, RAW_CONTENT_TYPE, log);
+    const attachments: StoredAttachment[] = [];
+    for (const [index, attachment] of parsed.attachments.entries()) {
+        const blobKey = `${prefix}/att/${index}`;
+        await storeBlob(options, blobs, blobKey, attachment.content, attachment.contentType, log);
+        attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
+    }
+
+    const drafts: EmailDraft[] = [];
+    for (const [inbox, recipient] of targets) {
+        drafts.push({
+            sourceId,
+            inbox,
+            sender,
+            recipient,
+            subject: parsed.subject,
+            body,
+            htmlBody: parsed.html,
+            receivedAt,
+            rawKey,
+            rawSize: bytes.length,
+            attachments,
+            links,
+            codes
+        });
+    }
+
+    return drafts;
+}
+
+/**
+ * Inbox → the first address that maps to it, in address order. Envelope
+ * recipients when given, else `To` then `Cc`. Addresses the mapping rejects (null,
+ * or a name the API could never query) are skipped; more than MAX_RECIPIENTS
+ * inboxes is TOO_MANY_RECIPIENTS.
+ */
+function inboxesOf(
+    parsed: ParsedMessage,
+    options: IngestOptions & IngestContext,
+    log: (message: string, error?: unknown) => void
+): Map<string, string> {
+    const mapping = options.inboxFromAddress ?? defaultInboxFromAddress;
+    const envelope = (options.recipients ?? []).filter((a) => typeof a === 'string' && a.trim().length > 0);
+    const addresses = envelope.length > 0 ? envelope.map(bareAddress) : [...parsed.to, ...parsed.cc];
+
+    const targets = new Map<string, string>();
+    for (const address of addresses) {
+        const inbox = mapping(address);
+        if (inbox === null || inbox === undefined) {
+            continue;
+        }
+
+        if (!isValidInbox(inbox)) {
+            log(`inboxFromAddress mapped ${JSON.stringify(address)} to the invalid inbox ${JSON.stringify(inbox)}; recipient skipped`);
+            continue;
+        }
+
+        if (!targets.has(inbox)) {
+            // Refused whole: a partial set of copies would lose mail without telling anyone.
+            if (targets.size === MAX_RECIPIENTS) {
+                throw new InboxCaptureError('TOO_MANY_RECIPIENTS', `the recipients map to more than ${MAX_RECIPIENTS} inboxes`);
+            }
+
+            targets.set(inbox, address);
+        }
+    }
+
+    return targets;
+}
+
+/** `<a@b>` → `a@b`, as envelope addresses sometimes arrive. */
+function bareAddress(address: string): string {
+    const trimmed = address.trim();
+    return trimmed.startsWith('<') && trimmed.endsWith('>') ? trimmed.slice(1, -1).trim() : trimmed;
+}

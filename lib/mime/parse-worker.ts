@@ -1,0 +1,60 @@
+/**
+ * The parse pool's worker (parse-pool.ts): parses one raw message at a time with
+ * parse.ts, finds its links and codes, and posts the result back, attachment contents
+ * transferred, not copied. Off the main thread, mailparser's whole-part decoding of a
+ * long text (one string built in one step) and the search of it no longer stall the
+ * service's event loop.
+ */
+import { setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import { linksAndCodesOf } from '../extract/links-and-codes';
+import { bodyText, parseMessage } from './parse';
+import type { ParseRequest, ParseReply } from './parse-pool';
+
+// The event loop comes first on a small machine: on Linux a nice value is per thread
+// (setpriority of "process 0" is the calling thread), so this lowers the worker only;
+// elsewhere it would lower the whole process, so it is left alone.
+if (process.platform === 'linux') {
+    try {
+        setPriority(19);
+    }
+    catch {
+        // Not allowed here (a sandbox): the worker runs at the service's priority.
+    }
+}
+
+const port = parentPort;
+if (port) {
+    port.on('message', (request: ParseRequest) => {
+        void answer(request);
+    });
+}
+
+async function answer({ id, raw }: ParseRequest): Promise<void> {
+    const parsed = await parseMessage(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+    const transfer: ArrayBuffer[] = [];
+    const attachments = parsed.attachments.map((attachment) => {
+        const content = ownBuffer(attachment.content);
+        transfer.push(content.buffer as ArrayBuffer);
+        return { ...attachment, content };
+    });
+    const error = parsed.error ? { name: parsed.error.name, message: parsed.error.message } : undefined;
+    // Here too, so a long body's search for links and codes leaves the event loop alone.
+    const linksAndCodes = linksAndCodesOf({ subject: parsed.subject, body: bodyText(parsed), htmlBody: parsed.html });
+    const reply: ParseReply = { id, parsed: { ...parsed, attachments, error, linksAndCodes } };
+    port?.postMessage(reply, transfer);
+}
+
+/**
+ * A buffer alone on its ArrayBuffer, so that transferring it moves only its bytes:
+ * small buffers share Node's pool (untransferable) and a slice shares its parent.
+ */
+function ownBuffer(content: Buffer): Buffer {
+    if (content.byteOffset === 0 && content.byteLength === content.buffer.byteLength && content.byteLength >= 4096) {
+        return content;
+    }
+
+    const copy = Buffer.allocUnsafeSlow(content.byteLength);
+    content.copy(copy);
+    return copy;
+}

@@ -1,0 +1,283 @@
+/**
+ * The one place that knows mailparser. Everything else sees `ParsedMessage`.
+ *
+ * Why `MailParser` and not `simpleParser`: simpleParser rewrites every `cid:`
+ * reference in the HTML into a `data:` URI holding the whole image (the HTML is
+ * then not what was sent, and each inline image sits in memory twice), and it
+ * rejects the whole message when html-to-text fails, which it does by
+ * overflowing the stack on HTML nested a few thousand elements deep. Driving
+ * `MailParser` ourselves we switch off its HTML-to-text, text-to-HTML and image
+ * rewriting, collect attachments one by one, and derive text from HTML with our
+ * own non-recursive converter (html-text.ts).
+ *
+ * Failure policy: parsing never refuses a message. The raw bytes are the source
+ * of truth and are stored whatever happens here; when mailparser reports an
+ * error (a header block over 1 MiB, more than 1000 MIME parts, a broken
+ * decoder) we keep every field it finished before the error and leave the rest
+ * empty, and hand the error back in `error` for the log. Whether the message can
+ * be stored is decided by the caller (it needs a recipient).
+ *
+ * Known quirk, left as is: mailparser joins several inline text parts with `\n`
+ * and several HTML parts with `<br/>\n`. In the rare multipart/mixed that holds a
+ * text/plain and a text/html part side by side (not as alternatives), the parts
+ * we switched off leave empty entries in those joins: `text` gains a trailing
+ * `\n` and `html` a leading `<br/>\n`. Undoing that would mean guessing at the
+ * parser's join; the usual shapes (alternative, related, mixed with files) are exact.
+ *
+ * Cost: parsing is CPU work on the event loop, in slices (mailsplit yields every
+ * 16 KiB, the parser between parts), so one large message never blocks the loop long.
+ * Measured: bench/README.md, "Tuned constants › PARSER_OPTIONS".
+ */
+import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
+import { htmlToPlainText } from '../extract/html-text';
+import type { LinksAndCodes } from '../extract/links-and-codes';
+
+/** One attachment part, decoded, in message order. */
+export interface ParsedAttachment {
+    /** The file name as the message gives it (RFC 2047/2231 decoded), untrusted; undefined when none. */
+    filename: string | undefined;
+    /** Lowercase `type/subtype`; `application/octet-stream` when the part's is missing or malformed. */
+    contentType: string;
+    /** Decoded content. */
+    content: Buffer;
+    /** Decoded size in bytes. */
+    size: number;
+    /** Content-ID without angle brackets, for inline images; undefined when none. */
+    contentId: string | undefined;
+}
+
+/** The text body an email shows: its text/plain part, else the text of its HTML. */
+export function bodyText(parsed: Pick<ParsedMessage, 'text' | 'textFromHtml'>): string {
+    return parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
+}
+
+/** What ingest needs from a message. Every field has a value, even for garbage input. */
+export interface ParsedMessage {
+    /** Message-ID header trimmed, without its angle brackets; undefined when missing or empty. */
+    messageId: string | undefined;
+    /** Bare address of the first `From` mailbox; undefined when there is none. */
+    from: string | undefined;
+    /** Addresses of the `To` headers, in order (groups flattened). */
+    to: string[];
+    /** Addresses of the `Cc` headers, in order (groups flattened). */
+    cc: string[];
+    /** Decoded subject on one line (a CR/LF smuggled in by an encoded word becomes a space); `""` when none. */
+    subject: string;
+    /** The text/plain content; `""` when the message has none. */
+    text: string;
+    /** The HTML content exactly as sent (`cid:` links kept); `""` when none. */
+    html: string;
+    /** Plain text derived from `html` when `text` is empty (only then: it costs a pass over the HTML); else `""`. */
+    textFromHtml: string;
+    attachments: ParsedAttachment[];
+    /**
+     * Links and codes of the message (EXTENSIONS §1), when the parser found them too (the
+     * parse pool's worker does, so a long body is not searched on the event loop); absent:
+     * the caller finds them.
+     */
+    linksAndCodes?: LinksAndCodes;
+    /** The failure mailparser reported, when it stopped early; the fields above hold what it read before. */
+    error?: Error;
+}
+
+// Longest media type we keep, characters (RFC 6838: 127 each side of the slash).
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+const FALLBACK_CONTENT_TYPE = 'application/octet-stream';
+const LINE_BREAK = /\r\n|[\r\n]/g;
+
+const PARSER_OPTIONS = {
+    // We derive text from HTML ourselves (html-text.ts): html-to-text overflows on deep nesting.
+    skipHtmlToText: true,
+    // The text-as-HTML rendering and its link detection are work we would throw away.
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    // Keep `cid:` references as sent: simpleParser is what rewrites them, and we never call it.
+    skipImageLinks: true,
+    // mailparser hashes every attachment (md5 by default) for a checksum we never keep;
+    // SHA-256 is the cheaper of the two on CPUs with SHA extensions.
+    // Tuned by measurement: bench/README.md, "Tuned constants › PARSER_OPTIONS".
+    checksumAlgo: 'sha256'
+};
+
+/** Parses a raw message. Never rejects: see the failure policy at the top of this file. */
+export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
+    const result: ParsedMessage = {
+        messageId: undefined,
+        from: undefined,
+        to: [],
+        cc: [],
+        subject: '',
+        text: '',
+        html: '',
+        textFromHtml: '',
+        attachments: []
+    };
+
+    // Attachments get their slot when they start, so the order is the message order
+    // even though their content arrives later.
+    const slots: Array<ParsedAttachment | null> = [];
+
+    return new Promise((resolve) => {
+        let settled = false;
+        const parser = new MailParser(PARSER_OPTIONS);
+
+        const finish = (err?: Error) => {
+            if (settled) {
+                return;
+            }
+
+            settled = true;
+            if (err) {
+                result.error = err;
+                parser.removeAllListeners('data');
+                parser.destroy();
+            }
+
+            // A slot still empty is an attachment the parser stopped inside of.
+            result.attachments = slots.filter((a): a is ParsedAttachment => a !== null);
+            if (result.text.length === 0) {
+                result.textFromHtml = deriveText(result.html);
+            }
+
+            resolve(result);
+        };
+
+        parser.on('headers', (headers: Headers) => {
+            readHeaders(headers, result);
+        });
+
+        parser.on('data', (data: AttachmentStream | MessageText) => {
+            if (data.type === 'text') {
+                result.text = typeof data.text === 'string' ? data.text : '';
+                result.html = typeof data.html === 'string' ? data.html : '';
+                return;
+            }
+
+            collectAttachment(data, slots, finish);
+        });
+
+        parser.on('error', (err: unknown) => finish(toError(err)));
+        parser.on('end', () => finish());
+
+        try {
+            parser.end(raw);
+        }
+        catch (err) {
+            finish(toError(err));
+        }
+    });
+}
+
+function collectAttachment(data: AttachmentStream, slots: Array<ParsedAttachment | null>, fail: (err: Error) => void): void {
+    const slot = slots.length;
+    slots.push(null);
+
+    const chunks: Buffer[] = [];
+    let size = 0;
+    data.content.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+    });
+    data.content.on('error', (err: unknown) => fail(toError(err)));
+    data.content.on('end', () => {
+        const content = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+        chunks.length = 0;
+        slots[slot] = {
+            filename: typeof data.filename === 'string' && data.filename.length > 0 ? data.filename : undefined,
+            contentType: mediaType(data.contentType),
+            content,
+            size: content.length,
+            contentId: typeof data.cid === 'string' && data.cid.length > 0 ? data.cid : undefined
+        };
+        // The parser waits for this before it reads on.
+        data.release();
+    });
+}
+
+function readHeaders(headers: Headers, result: ParsedMessage): void {
+    const messageId = headers.get('message-id');
+    if (typeof messageId === 'string') {
+        result.messageId = bareMessageId(messageId);
+    }
+
+    const subject = headers.get('subject');
+    if (typeof subject === 'string') {
+        // Unfolding leaves no line break in a header, but `=?utf-8?Q?a=0D=0ABcc:...?=` decodes to one:
+        // a subject that spans lines would read as an injected header wherever it is shown or re-sent.
+        result.subject = subject.replace(LINE_BREAK, ' ');
+    }
+
+    result.from = addresses(headers.get('from'))[0];
+    result.to = addresses(headers.get('to'));
+    result.cc = addresses(headers.get('cc'));
+}
+
+/** `<abc@x>` → `abc@x`: trimmed, one pair of angle brackets removed; undefined when nothing is left. */
+export function bareMessageId(value: string): string | undefined {
+    let id = value.trim();
+    if (id.startsWith('<')) {
+        id = id.slice(1);
+    }
+
+    if (id.endsWith('>')) {
+        id = id.slice(0, -1);
+    }
+
+    id = id.trim();
+    return id.length > 0 ? id : undefined;
+}
+
+/** The bare addresses of an address header (one or several header lines), groups flattened, empties dropped. */
+function addresses(value: unknown): string[] {
+    const out: string[] = [];
+    const objects = (Array.isArray(value) ? value : [value]) as Array<AddressObject | undefined>;
+    for (const object of objects) {
+        if (object && Array.isArray(object.value)) {
+            collect(object.value, out);
+        }
+    }
+
+    return out;
+}
+
+function collect(list: EmailAddress[], out: string[]): void {
+    // Groups nest one level in practice (RFC 5322 forbids deeper); a loop over a stack keeps any depth safe.
+    const stack = [...list].reverse();
+    while (stack.length > 0) {
+        const entry = stack.pop() as EmailAddress;
+        if (typeof entry.address === 'string' && entry.address.trim().length > 0) {
+            out.push(entry.address.trim());
+        }
+
+        if (Array.isArray(entry.group)) {
+            for (let i = entry.group.length - 1; i >= 0; i--) {
+                stack.push(entry.group[i]);
+            }
+        }
+    }
+}
+
+/** A clean `type/subtype` (parameters dropped, lowercased), or octet-stream when it is not one. */
+function mediaType(value: unknown): string {
+    const type = String(value ?? '').split(';')[0].trim().toLowerCase();
+    return MEDIA_TYPE.test(type) ? type : FALLBACK_CONTENT_TYPE;
+}
+
+function deriveText(html: string): string {
+    if (html.length === 0) {
+        return '';
+    }
+
+    try {
+        return htmlToPlainText(html);
+    }
+    catch {
+        // The converter has no recursion, but a string it builds can still exceed
+        // V8's limits: the message is stored anyway, with no derived text.
+        return '';
+    }
+}
+
+function toError(err: unknown): Error {
+    return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,59 @@
+/**
+ * Fills `links` and `codes` of emails stored before those columns existed, from their
+ * stored subject and bodies. Batches of BACKFILL_BATCH_ROWS rows, each in a
+ * transaction of its own: an interruption loses at most the batch in flight, and a
+ * rerun goes on with the rows still NULL (found through a partial index, so a store
+ * with nothing left to fill answers at once).
+ */
+
+import type { Knex } from 'knex';
+import { linksAndCodesOf } from '../../extract/links-and-codes';
+
+/** Rows per back-fill transaction: short enough that writers waiting for their turn barely notice. */
+export const BACKFILL_BATCH_ROWS = 100;
+
+/** How the back-fill runs. */
+export interface BackfillOptions {
+    /** Rows per transaction (default BACKFILL_BATCH_ROWS). */
+    batchRows?: number;
+    /** Runs one batch's transaction; the store passes its own, which takes turns with its writers and retries conflicts. */
+    transaction?: <T>(work: (trx: Knex.Transaction) => Promise<T>) => Promise<T>;
+    /** Told after each committed batch, with the rows filled so far (a throw stops the back-fill). */
+    onBatch?: (filled: number) => void | Promise<void>;
+}
+
+interface PendingRow {
+    seq: number | string;
+    subject: string;
+    body: string;
+    html_body: string;
+}
+
+/** Fills every row whose `links` is NULL; resolves to the number of rows filled. */
+export async function backfillLinksAndCodes(knex: Knex, options: BackfillOptions = {}): Promise<number> {
+    const batchRows = options.batchRows ?? BACKFILL_BATCH_ROWS;
+    const transaction = options.transaction ?? (<T>(work: (trx: Knex.Transaction) => Promise<T>) => knex.transaction(work));
+    let filled = 0;
+    for (;;) {
+        const count = await transaction(async (trx) => {
+            const seqs = (await trx('emails').select('seq').whereNull('links').orderBy('seq').limit(batchRows) as { seq: number | string }[])
+                .map((r) => r.seq);
+            // One row's bodies in memory at a time: a batch of 25 MiB messages must not hold them all.
+            for (const seq of seqs) {
+                const row = await trx('emails').select('seq', 'subject', 'body', 'html_body').where('seq', seq).first() as PendingRow | undefined;
+                if (row) {
+                    const { links, codes } = linksAndCodesOf({ subject: row.subject, body: row.body, htmlBody: row.html_body });
+                    await trx('emails').where('seq', seq).whereNull('links').update({ links: JSON.stringify(links), codes: JSON.stringify(codes) });
+                }
+            }
+
+            return seqs.length;
+        });
+        if (count === 0) {
+            return filled;
+        }
+
+        filled += count;
+        await options.onBatch?.(filled);
+    }
+}

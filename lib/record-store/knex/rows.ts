@@ -1,0 +1,146 @@
+/** The rows of `emails` and `api_keys` as the drivers return them, and the records they map to. */
+
+import { linksAndCodesOf } from '../../extract/links-and-codes';
+import type { ApiKeyInfo, EmailRecord, Link, StoredAttachment } from '../../types';
+
+/** A row of `emails` with the columns EMAIL_COLUMNS selects. */
+export interface EmailRow {
+    seq: number | string;
+    message_id: string;
+    source_id: string;
+    inbox: string;
+    sender: string;
+    recipient: string;
+    subject: string;
+    body: string;
+    html_body: string;
+    received_at: number | string;
+    raw_key: string;
+    raw_size: number | string;
+    attachments: string;
+    /** JSON text of Link[]; NULL in rows stored before the column existed and not yet back-filled. */
+    links: string | null;
+    /** JSON text of string[]; NULL like `links`. */
+    codes: string | null;
+}
+
+/** A row of `api_keys` with the columns KEY_COLUMNS selects. */
+export interface KeyRow {
+    name: string;
+    created_at: number | string;
+    revoked_at: number | string | null;
+}
+
+/** The columns of `emails` a record is read from. */
+export const EMAIL_COLUMNS = [
+    'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
+    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes'
+];
+
+/** The columns of `api_keys` a key's info is read from. */
+export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
+
+/** The record an `emails` row holds; links and codes the back-fill has not reached yet are worked out here. */
+export function toRecord(row: EmailRow): EmailRecord {
+    const derived = row.links === null || row.codes === null
+        ? linksAndCodesOf({ subject: row.subject, body: row.body, htmlBody: row.html_body })
+        : { links: parseLinks(row.links), codes: parseCodes(row.codes) };
+    return {
+        messageId: row.message_id,
+        sourceId: row.source_id,
+        inbox: row.inbox,
+        sender: row.sender,
+        recipient: row.recipient,
+        subject: row.subject,
+        body: row.body,
+        htmlBody: row.html_body,
+        receivedAt: toNumber(row.received_at),
+        rawKey: row.raw_key,
+        rawSize: toNumber(row.raw_size),
+        attachments: parseAttachments(row.attachments),
+        links: derived.links,
+        codes: derived.codes
+    };
+}
+
+// Only the two known fields are kept, as for attachments.
+function parseLinks(json: string): Link[] {
+    const parsed: unknown = JSON.parse(json);
+    if (!Array.isArray(parsed)) {
+        throw new Error('Stored links are not a JSON array');
+    }
+
+    return parsed.map((l: Link) => ({ href: l.href, text: l.text }));
+}
+
+function parseCodes(json: string): string[] {
+    const parsed: unknown = JSON.parse(json);
+    if (!Array.isArray(parsed)) {
+        throw new Error('Stored codes are not a JSON array');
+    }
+
+    return parsed as string[];
+}
+
+// Only the four known fields are kept, whatever else the stored JSON holds.
+function parseAttachments(json: string): StoredAttachment[] {
+    const parsed: unknown = JSON.parse(json);
+    if (!Array.isArray(parsed)) {
+        throw new Error('Stored attachments are not a JSON array');
+    }
+
+    return parsed.map((a: StoredAttachment) => ({
+        filename: a.filename,
+        contentType: a.contentType,
+        size: a.size,
+        blobKey: a.blobKey
+    }));
+}
+
+/**
+ * The `emails` row (all but its seq) that stores `record`, with the digests its lookups
+ * use. `json` (one per batch) serialises an attachment list the copies of a delivery share once.
+ */
+export function toInsertRow({ record, sourceHash, messageHash }: { record: EmailRecord; sourceHash: string; messageHash: string }, json?: Map<StoredAttachment[], string>): Record<string, unknown> {
+    let attachments = json?.get(record.attachments);
+    if (attachments === undefined) {
+        attachments = JSON.stringify(record.attachments);
+        json?.set(record.attachments, attachments);
+    }
+
+    return {
+        message_id: record.messageId,
+        message_id_hash: messageHash,
+        source_id: record.sourceId,
+        source_id_hash: sourceHash,
+        inbox: record.inbox,
+        sender: record.sender,
+        recipient: record.recipient,
+        subject: record.subject,
+        sender_folded: record.sender.toLowerCase(),
+        subject_folded: record.subject.toLowerCase(),
+        body: record.body,
+        html_body: record.htmlBody,
+        received_at: record.receivedAt,
+        raw_key: record.rawKey,
+        raw_size: record.rawSize,
+        has_attachments: record.attachments.length > 0,
+        attachments,
+        links: JSON.stringify(record.links),
+        codes: JSON.stringify(record.codes)
+    };
+}
+
+/** The key info an `api_keys` row holds (never its hash). */
+export function toKeyInfo(row: KeyRow): ApiKeyInfo {
+    return {
+        name: row.name,
+        createdAt: toNumber(row.created_at),
+        revokedAt: row.revoked_at === null ? null : toNumber(row.revoked_at)
+    };
+}
+
+/** A bigint column's value as a number: node-postgres returns them as strings; our values are < 2^53. */
+export function toNumber(value: number | string): number {
+    return typeof value === 'number' ? value : Number(value);
+}

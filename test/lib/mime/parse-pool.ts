@@ -1,0 +1,98 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { linksAndCodesOf } from '../../../lib/extract/links-and-codes';
+import { bodyText, parseMessage } from '../../../lib/mime/parse';
+import { createParsePool } from '../../../lib/mime/parse-pool';
+
+const { expect } = Code;
+const { describe, it } = exports.lab = Lab.script();
+
+const CORPUS = join(__dirname, '..', '..', 'fixtures', 'corpus');
+const CRASHING_WORKER = join(__dirname, '..', '..', 'fixtures', 'workers', 'crashing-parse-worker.js');
+
+/** A parse result with its error reduced to what the log gets, for deep comparison. */
+const comparable = (parsed: Awaited<ReturnType<typeof parseMessage>>) => ({
+    ...parsed,
+    attachments: parsed.attachments.map((a) => ({ ...a, content: a.content.toString('base64') })),
+    error: parsed.error ? `${parsed.error.name}: ${parsed.error.message}` : undefined
+});
+
+describe('parse-pool', () => {
+
+    describe('createParsePool()', () => {
+
+        it('returns in a worker exactly what parseMessage() returns in-thread, with the links and codes linksAndCodesOf() finds, over the whole corpus', async () => {
+            const pool = createParsePool({ minBytes: 0 });
+            try {
+                const files = readdirSync(CORPUS).filter((name) => name.endsWith('.eml'));
+                expect(files.length).to.be.above(100);
+                for (const name of files) {
+                    const raw = readFileSync(join(CORPUS, name));
+                    const inThread = await parseMessage(raw);
+                    const inWorker = await pool.parse(raw);
+                    const found = linksAndCodesOf({ subject: inThread.subject, body: bodyText(inThread), htmlBody: inThread.html });
+                    expect(inWorker.linksAndCodes, name).to.equal(found);
+                    expect(comparable({ ...inWorker, linksAndCodes: undefined }), name).to.equal(comparable({ ...inThread, linksAndCodes: undefined }));
+                    expect(inWorker.attachments.every((a) => Buffer.isBuffer(a.content)), name).to.be.true();
+                }
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('parses messages at once in several workers and keeps the caller\'s bytes intact', async () => {
+            const pool = createParsePool({ minBytes: 0, size: 2 });
+            try {
+                const raws = [1, 2, 3, 4, 5].map((n) => Buffer.from(`Message-ID: <m${n}@x>\r\nSubject: s${n}\r\n\r\nbody ${n}\r\n`));
+                const copies = raws.map((raw) => Buffer.from(raw));
+                const parsed = await Promise.all(raws.map((raw) => pool.parse(raw)));
+                expect(parsed.map((p) => p.messageId)).to.equal(['m1@x', 'm2@x', 'm3@x', 'm4@x', 'm5@x']);
+                expect(parsed.map((p) => p.text)).to.equal(['body 1\n', 'body 2\n', 'body 3\n', 'body 4\n', 'body 5\n']);
+                expect(raws).to.equal(copies);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('parses messages under minBytes in-thread, without a worker', async () => {
+            const pool = createParsePool({ minBytes: 100, workerFile: CRASHING_WORKER });
+            try {
+                const parsed = await pool.parse(Buffer.from('Subject: small\r\n\r\nhi\r\n'));
+                expect(parsed.subject).to.equal('small');
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('fails only the parse whose worker dies, and the next parse gets a new worker', async () => {
+            const pool = createParsePool({ minBytes: 0, size: 1, workerFile: CRASHING_WORKER });
+            try {
+                const raw = Buffer.from('Subject: x\r\n\r\nx\r\n');
+                const first = pool.parse(raw);
+                const second = pool.parse(raw);
+                await expect(first).to.reject(/the parse worker exited \(code 3\)/);
+                await expect(second).to.reject(/the parse worker exited \(code 3\)/);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('rejects parses waiting for a worker when it is closed, and parses in-thread after', async () => {
+            const pool = createParsePool({ minBytes: 0, size: 1 });
+            const raw = Buffer.from('Subject: x\r\n\r\nx\r\n');
+            const running = pool.parse(raw);
+            const waiting = pool.parse(raw);
+            const closing = pool.close();
+            await expect(waiting).to.reject(/the parse pool is closed/);
+            await expect(running).to.reject(/the parse worker exited/);
+            await closing;
+            expect((await pool.parse(raw)).subject).to.equal('x');
+        });
+    });
+});

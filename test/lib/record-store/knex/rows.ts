@@ -1,0 +1,151 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { EMAIL_COLUMNS, KEY_COLUMNS, toInsertRow, toKeyInfo, toNumber, toRecord, type EmailRow } from '../../../../lib/record-store/knex/rows';
+
+const { expect } = Code;
+const { describe, it } = exports.lab = Lab.script();
+
+function row(overrides: Partial<EmailRow> = {}): EmailRow {
+    return {
+        seq: 12,
+        message_id: '<m@x>~a',
+        source_id: '<m@x>',
+        inbox: 'a',
+        sender: 'from@x.test',
+        recipient: 'a@x.test',
+        subject: 'Hi',
+        body: 'text',
+        html_body: '<p>text</p>',
+        received_at: 1700000000000,
+        raw_key: 'k1',
+        raw_size: 321,
+        attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
+        links: '[{"href":"https://x.test/a","text":"A"}]',
+        codes: '["482913"]',
+        ...overrides
+    };
+}
+
+describe('rows', () => {
+
+    describe('toRecord()', () => {
+
+        it('maps every column to its record field', () => {
+            expect(toRecord(row())).to.equal({
+                messageId: '<m@x>~a',
+                sourceId: '<m@x>',
+                inbox: 'a',
+                sender: 'from@x.test',
+                recipient: 'a@x.test',
+                subject: 'Hi',
+                body: 'text',
+                htmlBody: '<p>text</p>',
+                receivedAt: 1700000000000,
+                rawKey: 'k1',
+                rawSize: 321,
+                attachments: [{ filename: 'a.pdf', contentType: 'application/pdf', size: 9, blobKey: 'k2' }],
+                links: [{ href: 'https://x.test/a', text: 'A' }],
+                codes: ['482913']
+            });
+        });
+
+        it('turns the bigint strings of node-postgres into numbers', () => {
+            const record = toRecord(row({ received_at: '1700000000001', raw_size: '42' }));
+            expect(record.receivedAt).to.equal(1700000000001);
+            expect(record.rawSize).to.equal(42);
+        });
+
+        it('keeps only the four attachment fields', () => {
+            const record = toRecord(row({ attachments: '[{"filename":"f","contentType":"t","size":1,"blobKey":"b","extra":true}]' }));
+            expect(record.attachments).to.equal([{ filename: 'f', contentType: 't', size: 1, blobKey: 'b' }]);
+        });
+
+        it('reads an empty attachment list', () => {
+            expect(toRecord(row({ attachments: '[]' })).attachments).to.equal([]);
+        });
+
+        it('works out links and codes of a row stored before they were (NULL columns, EXTENSIONS §1)', () => {
+            const old = row({ subject: 'Code 482913', body: 'Go to https://x.test/b.', html_body: '<A HREF=\'https://x.test/a?x=1&amp;y=2\'>Open <b>it</b></A>', links: null, codes: null });
+            expect(toRecord(old)).to.include({
+                links: [{ href: 'https://x.test/a?x=1&y=2', text: 'Open it' }, { href: 'https://x.test/b', text: 'https://x.test/b' }],
+                codes: ['482913']
+            });
+        });
+
+        it('keeps only href and text of stored links', () => {
+            expect(toRecord(row({ links: '[{"href":"https://x.test/","text":"t","extra":1}]' })).links).to.equal([{ href: 'https://x.test/', text: 't' }]);
+        });
+
+        it('throws when stored links or codes are not JSON arrays', () => {
+            expect(() => toRecord(row({ links: '{}' }))).to.throw('Stored links are not a JSON array');
+            expect(() => toRecord(row({ codes: '"1234"' }))).to.throw('Stored codes are not a JSON array');
+        });
+
+        it('throws when the stored attachments are not a JSON array', () => {
+            expect(() => toRecord(row({ attachments: '{"filename":"f"}' }))).to.throw('Stored attachments are not a JSON array');
+            expect(() => toRecord(row({ attachments: 'not json' }))).to.throw(SyntaxError);
+        });
+    });
+
+    describe('toInsertRow()', () => {
+
+        it('writes every record field, the digests, the folded text and the attachment flag', () => {
+            const record = toRecord(row({ sender: 'From@X.test', subject: 'Hi There' }));
+            expect(toInsertRow({ record, sourceHash: 'sh', messageHash: 'mh' })).to.equal({
+                message_id: '<m@x>~a',
+                message_id_hash: 'mh',
+                source_id: '<m@x>',
+                source_id_hash: 'sh',
+                inbox: 'a',
+                sender: 'From@X.test',
+                recipient: 'a@x.test',
+                subject: 'Hi There',
+                sender_folded: 'from@x.test',
+                subject_folded: 'hi there',
+                body: 'text',
+                html_body: '<p>text</p>',
+                received_at: 1700000000000,
+                raw_key: 'k1',
+                raw_size: 321,
+                has_attachments: true,
+                attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
+                links: '[{"href":"https://x.test/a","text":"A"}]',
+                codes: '["482913"]'
+            });
+        });
+
+        it('reads back as the same record', () => {
+            const record = toRecord(row());
+            const inserted = toInsertRow({ record, sourceHash: 'sh', messageHash: 'mh' });
+            expect(toRecord({ seq: 1, ...inserted } as unknown as EmailRow)).to.equal(record);
+            expect(toInsertRow({ record: { ...record, attachments: [] }, sourceHash: 'sh', messageHash: 'mh' })).to.include({ has_attachments: false, attachments: '[]' });
+        });
+    });
+
+    describe('toKeyInfo()', () => {
+
+        it('maps an active key', () => {
+            expect(toKeyInfo({ name: 'ci', created_at: 5, revoked_at: null })).to.equal({ name: 'ci', createdAt: 5, revokedAt: null });
+        });
+
+        it('maps a revoked key, bigint strings included', () => {
+            expect(toKeyInfo({ name: 'old', created_at: '5', revoked_at: '9' })).to.equal({ name: 'old', createdAt: 5, revokedAt: 9 });
+        });
+    });
+
+    describe('toNumber()', () => {
+
+        it('passes numbers and converts numeric strings', () => {
+            expect(toNumber(7)).to.equal(7);
+            expect(toNumber('9007199254740991')).to.equal(Number.MAX_SAFE_INTEGER);
+        });
+    });
+
+    describe('EMAIL_COLUMNS and KEY_COLUMNS', () => {
+
+        it('select the columns the rows are read from, never the key hash', () => {
+            expect(EMAIL_COLUMNS).to.equal(['seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes']);
+            expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at']);
+        });
+    });
+});
