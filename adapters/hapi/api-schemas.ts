@@ -1,8 +1,11 @@
 import Joi from 'joi';
 import type { ApiErrorCode } from './error-mapping';
 
-// Joi descriptions of what the routes answer. They feed the OpenAPI document only:
-// responses are built from typed views, so hapi does not re-validate them.
+// Joi descriptions of what the routes answer: the one declaration of the API's shapes.
+// They make the OpenAPI document; the views of api-types.ts and the client's types are
+// checked against that document, field by field (docs/design.md, "Where the email's
+// shape lives"). Responses are built from those typed views, so hapi does not
+// re-validate them.
 
 /** The API's attachment object (docs/design.md). */
 export const attachmentSchema = Joi.object({
