@@ -8,6 +8,8 @@ import { removeDir, tempDir } from '../../helpers/temp-dir';
 
 // The client's types are written by hand (it ships alone, with no dependency); this is
 // what keeps them the served shapes: each is compared with /openapi.json, both ways.
+// The default server (SQLite and the file store) serves every route, the file store's
+// signed links included, so its document holds every shape and every error code.
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
