@@ -2,14 +2,34 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Ts from 'typescript';
 import { generateTypes } from './openapi-types';
+import { provisionServer } from './provision-server';
 import { removeDir, tempDir } from './temp-dir';
 
-/** A component schema of the served document and the TypeScript type that claims to be its shape. */
-export interface ShapeClaim {
-    /** Component name in `/openapi.json`, e.g. `Email`. */
-    schema: string;
-    /** The claiming type, exported by the module under test, e.g. `EmailView`. */
-    type: string;
+/** A served OpenAPI document, as far as these checks read it. */
+export interface ServedDocument {
+    components: { schemas: Record<string, { properties: Record<string, unknown>; required: string[] }> };
+}
+
+/**
+ * The /openapi.json of a fresh default server. SQLite and the file store serve every
+ * route, the file store's signed links included, so it holds every shape and error code.
+ */
+export async function servedDocument(): Promise<ServedDocument> {
+    const p = await provisionServer();
+    try {
+        return JSON.parse((await p.server.inject('/openapi.json')).payload);
+    }
+    finally {
+        await p.cleanup();
+    }
+}
+
+/** What a module says of the served schemas: its type of each, or why it has none. */
+export interface ShapeClaims {
+    /** Component name in `/openapi.json` → the type of the module that claims to be its shape. */
+    types: Record<string, string>;
+    /** Component name → why no type of the module claims it. */
+    unclaimed: Record<string, string>;
 }
 
 // Type-level helpers of the generated program. Deep rebuilds a type as plain mapped
@@ -35,19 +55,26 @@ const CHECKS: ReadonlyArray<{ what: string; line: (served: string, claimed: stri
 ];
 
 /**
- * Checks with the TypeScript compiler that each claimed type of `modulePath` (a .ts file,
- * absolute) is its served schema field by field, both ways: the same fields, the same
- * optional ones, and each field of the same type. Types are generated from `document`
- * with openapi-typescript. Answers one line per mismatch, empty when every claim holds.
+ * Checks that every schema of `document` is claimed by a type of `modulePath` (a .ts
+ * file, absolute) or said to have none, and, with the TypeScript compiler, that each
+ * claimed type is its schema field by field, both ways: the same fields, the same
+ * optional ones, each field of the same type. Types are generated from `document` with
+ * openapi-typescript. Answers one line per mismatch, empty when every claim holds.
  */
-export async function shapeMismatches(document: object, modulePath: string, claims: readonly ShapeClaim[]): Promise<string[]> {
+export async function shapeMismatches(document: ServedDocument, modulePath: string, claims: ShapeClaims): Promise<string[]> {
+    const served = Object.keys(document.components.schemas);
+    const found = served.filter((schema) => !(schema in claims.types) && !(schema in claims.unclaimed))
+        .map((schema) => `${schema}: served, but no type claims it and no reason says why`);
+    found.push(...Object.keys({ ...claims.types, ...claims.unclaimed }).filter((schema) => !served.includes(schema))
+        .map((schema) => `${schema}: claimed, but not served`));
+
     const lines = [PRELUDE, `import type * as M from ${JSON.stringify(modulePath.replace(/\.ts$/, ''))};`];
     const meaning = new Map<string, string>();
-    for (const claim of claims) {
+    for (const [schema, type] of Object.entries(claims.types).filter(([name]) => served.includes(name))) {
         for (const check of CHECKS) {
             const name = `_${meaning.size}`;
-            meaning.set(name, `${claim.schema} vs ${claim.type}: ${check.what}`);
-            lines.push(`export const ${name}: ${check.line(`S['${claim.schema}']`, `M.${claim.type}`)} = true;`);
+            meaning.set(name, `${schema} vs ${type}: ${check.what}`);
+            lines.push(`export const ${name}: ${check.line(`S['${schema}']`, `M.${type}`)} = true;`);
         }
     }
 
@@ -60,7 +87,6 @@ export async function shapeMismatches(document: object, modulePath: string, clai
         const compiled = Ts.createProgram([program], options);
         const source = compiled.getSourceFile(program)!;
         const checker = compiled.getTypeChecker();
-        const found: string[] = [];
         for (const statement of source.statements) {
             const declaration = Ts.isVariableStatement(statement) ? statement.declarationList.declarations[0] : undefined;
             if (declaration?.type) {
