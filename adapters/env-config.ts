@@ -1,6 +1,7 @@
 import * as Path from 'node:path';
 import type { BlobStore } from '../lib/blob-store/blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/service/embedded-stores';
+import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../lib/service/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../lib/service/defaults';
 import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import type { RetentionOptions } from '../lib/service/retention';
@@ -8,8 +9,6 @@ import { readRetentionEnv } from './retention-config';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from './webhook-env';
 
-/** The data dir of the embedded stores, relative to the working directory (docs/design.md). */
-export const DEFAULT_DATA_DIR = './data';
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
 /** The standalone service's HTTP port, a common unprivileged development port (docs/design.md). */
@@ -39,7 +38,7 @@ export interface EnvConfig {
     signingSecret?: string;
     /** INBOX_CAPTURE_MAX_HTTP_CONNECTIONS; absent means derived from the open-file limit (http-connection-cap.ts). */
     maxHttpConnections?: number;
-    /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the core's default budget (128 MiB). */
+    /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the service's default budget (128 MiB). */
     maxMessageBytesInFlight?: number;
     /** INBOX_CAPTURE_RETENTION_*; absent means off (EXTENSIONS §5). */
     retention?: RetentionOptions;

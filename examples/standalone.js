@@ -30,8 +30,8 @@ function load(path) {
     }
 }
 
-const { createInboxCapture, DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } = load('../dist/lib/service/inbox-capture');
-const { createMessageBudget } = load('../dist/lib/service/message-budget');
+const { createInboxCapture } = load('../dist/lib/service/inbox-capture');
+const { DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } = load('../dist/lib/service/defaults');
 const { inboxCapturePlugin } = load('../dist/adapters/hapi');
 const { createSmtpListener, DEFAULT_MAX_CONNECTIONS: SMTP_MAX_CONNECTIONS } = load('../dist/adapters/smtp');
 const { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } = load('../dist/adapters/http-connection-cap');
@@ -64,11 +64,10 @@ async function main() {
     }
 
     const stores = await openStoresFromConfig(config);
-    // One budget for SMTP sessions and ingests alike (docs/guarantees.md).
-    const messageBudget = config.maxMessageBytesInFlight === undefined ? undefined : createMessageBudget(config.maxMessageBytesInFlight);
+    // The service's budget holds SMTP sessions and ingests alike (docs/guarantees.md).
     const capture = createInboxCapture({
         ...stores,
-        messageBudget,
+        maxMessageBytesInFlight: config.maxMessageBytesInFlight,
         retention: config.retention,
         orphanSweep: { intervalMs: DEFAULT_ORPHAN_SWEEP_INTERVAL_MS },
         log: logError

@@ -5,7 +5,6 @@ import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/servic
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import type { IngestOptions } from '../../lib/ingest/ingest';
 import { packageVersion } from '../../lib/util/package-version';
-import { createMessageBudget } from '../../lib/service/message-budget';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { WebhookDispatcher } from '../../lib/webhooks/webhook-dispatcher';
 import type { EmailView } from './api-types';
@@ -76,7 +75,7 @@ async function buildCapture(server: Server, options: ResolvedPluginOptions): Pro
         recordStore,
         blobStore,
         maxMessageBytes: options.maxMessageBytes,
-        messageBudget: options.maxMessageBytesInFlight === undefined ? undefined : createMessageBudget(options.maxMessageBytesInFlight),
+        maxMessageBytesInFlight: options.maxMessageBytesInFlight,
         downloadTtlSeconds: options.downloadTtlSeconds,
         inboxFromAddress: options.inboxFromAddress,
         retention: options.retention,

@@ -10,7 +10,7 @@ import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { sharedMessageBudget } from '../../../lib/service/message-budget';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../../lib/service/defaults';
 import { buildMail } from '../../helpers/mail';
 import { followDownload } from '../../helpers/downloads';
 import { provisionServer } from '../../helpers/provision-server';
@@ -131,7 +131,7 @@ describe('Hapi plugin', () => {
             }
         });
 
-        it('gives its service a budget of maxMessageBytesInFlight, the shared one without it', async () => {
+        it('gives its service a budget of maxMessageBytesInFlight, one of the default size without it, never shared', async () => {
             const dir = await tempDir('budget');
             const otherDir = await tempDir('budget-shared');
             const server = newServer();
@@ -141,7 +141,11 @@ describe('Hapi plugin', () => {
                 await other.register({ plugin, options: { dataDir: otherDir } });
                 const { capture, ingestRawEmail } = server.plugins['inbox-capture'];
                 expect(capture.messageBudget.limitBytes).to.equal(4096);
-                expect(other.plugins['inbox-capture'].capture.messageBudget).to.shallow.equal(sharedMessageBudget());
+                // No process-wide budget: each service has its own, of the one default size.
+                const otherBudget = other.plugins['inbox-capture'].capture.messageBudget;
+                expect(otherBudget.limitBytes).to.equal(DEFAULT_MESSAGE_BUDGET_BYTES);
+                expect(otherBudget).to.not.shallow.equal(capture.messageBudget);
+                expect(other.plugins['inbox-capture'].capture.maxMessageBytes).to.equal(DEFAULT_MAX_MESSAGE_BYTES);
                 const held = capture.messageBudget.reserve(4000)!;
                 const error = await expect(ingestRawEmail(buildMail({ text: 'x'.repeat(500) }), { recipients: ['a@x'] })).to.reject();
                 expect(isInboxCaptureError(error, 'BUSY')).to.be.true();

@@ -4,7 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import { createSmtpListener } from '../../../adapters/smtp';
 import { openConnection } from '../../helpers/net';
 import { RawSmtpSession, sendRawMessage } from '../../helpers/raw-smtp';
-import { mailTo, sendError, startSmtpCapture } from '../../helpers/smtp-capture';
+import { mailTo, sendError, startSmtpCapture, stubCapture } from '../../helpers/smtp-capture';
 import { makeCertificateFiles, type CertificateFiles } from '../../helpers/tls-files';
 import { openImplicitTls, openStartTls } from '../../helpers/tls-smtp';
 
@@ -218,7 +218,7 @@ describe('smtp-tls', () => {
 
         for (const mode of ['starttls', 'implicit'] as const) {
             it(`applies the recipient cap, the size cap, the message budget and the line deadline (${mode})`, { timeout: 30_000 }, async () => {
-                const t = await startSmtpCapture({ tls: mode, maxRecipients: 2, maxMessageBytes: 64 * 1024, maxMessageBytesInFlight: 48 * 1024, lineTimeoutMs: 1000, idleTimeoutMs: 60_000 });
+                const t = await startSmtpCapture({ tls: mode, maxRecipients: 2, lineTimeoutMs: 1000, idleTimeoutMs: 60_000 }, { maxMessageBytes: 64 * 1024, maxMessageBytesInFlight: 48 * 1024 });
                 const open = () => mode === 'implicit' ? openImplicitTls(t.port, TRUST_ANY) : openStartTls(t.port, TRUST_ANY);
                 try {
                     const { session } = await open();
@@ -269,7 +269,7 @@ describe('smtp-tls', () => {
     describe('options', () => {
 
         it('rejects a tls option that is malformed, incomplete or not a matching PEM pair at creation', () => {
-            const capture = { ingestRawEmail: () => Promise.resolve([]) };
+            const capture = stubCapture();
             expect(() => createSmtpListener({ capture, tls: 'tls' as never })).to.throw(TypeError, /tls must be 'off', 'starttls', 'implicit'/);
             expect(() => createSmtpListener({ capture, tls: { mode: 'off' as never, key: files.key, cert: files.cert } })).to.throw(TypeError, /tls must be/);
             expect(() => createSmtpListener({ capture, tls: { key: files.key } as never })).to.throw(TypeError, /both key and cert/);
