@@ -30,10 +30,11 @@ export const PLUGIN_NAME = 'inbox-capture';
 /** What the plugin exposes on `server.plugins['inbox-capture']`. */
 export interface InboxCapturePluginApi {
     /**
-     * Ingests one message through the plugin's stores and wakes its long-polls (for an MTA
-     * hook in the same process); answers the API's email objects, URLs under the plugin's prefix.
+     * Ingests one message through the plugin's service and wakes its long-polls (for an MTA
+     * hook in the same process), as `capture.ingestRawEmail()` does; answers the API's email
+     * objects (not records), URLs under the plugin's prefix.
      */
-    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
+    ingestForApi(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
     /** The service the routes use. */
     capture: InboxCapture;
 }
@@ -169,10 +170,10 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         });
 
         const api: InboxCapturePluginApi = {
-            ingestRawEmail: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((record) => toEmailView(record, prefix)),
+            ingestForApi: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((record) => toEmailView(record, prefix)),
             capture
         };
-        server.expose('ingestRawEmail', api.ingestRawEmail);
+        server.expose('ingestForApi', api.ingestForApi);
         server.expose('capture', capture);
     }
 };

@@ -184,7 +184,7 @@ describe('TieredBlobStore', () => {
             const oldBlobs = createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: TEST_SIGNING_SECRET });
             const raw = buildMail({ messageId: 'old@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'old attachment' }] });
             const old = await provisionServer({ recordStore: oldRecords, blobStore: oldBlobs });
-            const [view] = await old.api.ingestRawEmail(raw, { recipients: ['old@x'] });
+            const [view] = await old.api.ingestForApi(raw, { recipients: ['old@x'] });
             await old.cleanup();
             await oldRecords.close();
             const files = await Fs.readdir(Path.join(dataDir, BLOBS_DIRNAME), { recursive: true });

@@ -56,7 +56,7 @@ describe('defaults', () => {
 
     it('hold the only copy of their string values (the data dir and its file names)', async () => {
         // Paths and file names; a bare word such as `blobs` is also a table name.
-        const strings = Object.values(Defaults).filter((v): v is string => typeof v === 'string' && v.includes('.'));
+        const strings = (Object.values(Defaults) as unknown[]).filter((v): v is string => typeof v === 'string' && v.includes('.'));
         expect(strings).to.include(['./data', 'inbox-capture.sqlite', 'blobs.sqlite']);
         const offenders: string[] = [];
         for (const { file, code } of await sources()) {

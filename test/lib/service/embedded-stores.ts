@@ -150,7 +150,7 @@ describe('embedded-stores', () => {
             ];
             const oldRecordsStored: EmailRecord[] = [];
             for (const [n, mail] of mails.entries()) {
-                await old.api.ingestRawEmail(mail, { recipients: [`old${n}@x`] });
+                await old.api.ingestForApi(mail, { recipients: [`old${n}@x`] });
                 oldRecordsStored.push((await oldRecords.getEmail(n === 0 ? 'small@x' : 'large@x'))!);
             }
 
@@ -177,7 +177,7 @@ describe('embedded-stores', () => {
                 }
 
                 // New mail commits its small blobs with its record: blobs.sqlite is left as it was.
-                await p.api.ingestRawEmail(buildMail({ messageId: 'new@x' }), { recipients: ['new@x'] });
+                await p.api.ingestForApi(buildMail({ messageId: 'new@x' }), { recipients: ['new@x'] });
                 const fresh = (await stores.recordStore.getEmail('new@x'))!;
                 expect(await rowKeys(Path.join(dataDir, SQLITE_FILENAME))).to.equal([fresh.rawKey]);
                 expect(await rowKeys(Path.join(dataDir, BLOBS_SQLITE_FILENAME))).to.have.length(2);
