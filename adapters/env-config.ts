@@ -7,7 +7,7 @@ import type { RecordStore } from '../lib/record-store/record-store';
 import type { RetentionOptions } from '../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
 import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
-import { readWebhookEnv, type WebhookEnv } from './webhook-env';
+import { readWebhookEnv, type WebhookEnv } from './webhooks/webhook-env';
 
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';

@@ -8,8 +8,8 @@ import { MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_
 import {
     DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_FIRST_RETRY_MS, DEFAULT_WEBHOOK_GIVE_UP_MS, DEFAULT_WEBHOOK_MAX_RETRY_MS,
     DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions
-} from '../../lib/webhooks/webhook-dispatcher';
-import type { WebhookTarget } from '../../lib/webhooks/webhook-target';
+} from '../webhooks/webhook-dispatcher';
+import type { WebhookTarget } from '../webhooks/webhook-target';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;

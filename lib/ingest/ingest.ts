@@ -156,7 +156,7 @@ async function ingestReserved(raw: Buffer | string | Readable, context: IngestCo
             routing.wake();
         }
         catch (err) {
-            log('waking the webhook dispatcher failed; its poll sends the deliveries', err);
+            log('waking the webhook sender failed; its poll sends the deliveries', err);
         }
     }
 

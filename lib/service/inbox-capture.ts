@@ -18,8 +18,6 @@ import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
 import { resolveServiceOptions, type InboxCaptureOptions } from './service-options';
-import { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from '../webhooks/webhook-dispatcher';
-import { webhookUrlsFor } from '../webhooks/webhook-target';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
@@ -89,13 +87,23 @@ export interface InboxCapture {
      */
     sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal }): Promise<number>;
     /**
-     * Tells `targets` of every email stored from now on (EXTENSIONS §6): each ingest saves
-     * one pending delivery per (copy, target URL) in its commit, and the dispatcher started
-     * here sends them (and those other processes left). Once per service; close() stops it.
-     * `recordOnly`: deliveries are only saved, for a running service to send (a CLI ingest).
+     * From now on each ingest saves, in its commit, one pending webhook delivery per copy
+     * and URL that `sender.urlsFor(inbox)` names, then calls `sender.wake()`. The sending
+     * is the adapter's (adapters/webhooks, over the record store's outbox); close() calls
+     * `sender.close()` before the stores close. Once per service; answers the stop, which
+     * ends the routing and closes the sender.
      */
-    startWebhooks(options: Omit<WebhookDispatcherOptions, 'recordStore' | 'log'> & { recordOnly?: boolean }): WebhookDispatcher;
-    /** Stops the sweeps (waiting for a pass under way), the webhook dispatcher and watching; closes both stores. */
+    routeWebhooks(sender: WebhookSender): () => Promise<void>;
+    /** Stops the sweeps (waiting for a pass under way), the webhook sender and watching; closes both stores. */
+    close(): Promise<void>;
+}
+
+/**
+ * Who delivers the webhook outbox (adapters/webhooks starts one): which URLs want an inbox's
+ * mail, a wake-up after a commit that saved deliveries, and a stop.
+ */
+export interface WebhookSender extends WebhookRouting {
+    /** Stops sending and waits for what is in flight; its last writes need the stores open. */
     close(): Promise<void>;
 }
 
@@ -108,13 +116,12 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const ttl = settings.downloadTtlSeconds;
     let unwatch: (() => Promise<void>) | undefined;
     let stopSweeps: (() => Promise<void>) | undefined;
-    let webhooks: WebhookDispatcher | undefined;
     const revocationListeners = new Set<(name: string) => void>();
     // The service's own: every ingest and the SMTP sessions of a listener built on it share it.
     const messageBudget = createMessageBudget(settings.maxMessageBytesInFlight);
     const parsePool = createParsePool();
-    // Webhooks come and go after the ingest is built: it asks whichever routing is current.
-    let routing: WebhookRouting | undefined;
+    // Webhooks come and go after the ingest is built: it asks whichever sender is current.
+    let routing: WebhookSender | undefined;
     const ingestContext: IngestContext = {
         recordStore,
         blobStore,
@@ -325,24 +332,18 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return removed;
         },
 
-        startWebhooks(webhookOptions) {
-            if (webhooks) {
-                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already started for this service');
+        routeWebhooks(sender) {
+            if (routing) {
+                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already routed for this service');
             }
 
-            const { targets, recordOnly, ...timing } = webhookOptions;
-            const dispatcher: WebhookDispatcher = recordOnly ?
-                { wake: () => undefined, close: () => Promise.resolve() } :
-                startWebhookDispatcher({ ...timing, targets, recordStore, log });
-            routing = { urlsFor: (inbox) => webhookUrlsFor(targets, inbox), wake: () => dispatcher.wake() };
-            webhooks = {
-                wake: () => dispatcher.wake(),
-                async close() {
+            routing = sender;
+            return async () => {
+                if (routing === sender) {
                     routing = undefined;
-                    await dispatcher.close();
+                    await sender.close();
                 }
             };
-            return webhooks;
         },
 
         async close() {
@@ -351,7 +352,9 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 stopSweeps = undefined;
             }
 
-            await webhooks?.close();
+            const sender = routing;
+            routing = undefined;
+            await sender?.close();
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;
