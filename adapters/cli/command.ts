@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
-import { openStoresFromConfig, readEnvConfig } from '../env-config';
+import { openStoresFromConfig, readEnvConfig } from '../standalone/env-config';
 import { recordWebhooks } from '../webhooks/start-webhooks';
 
 /** Exit codes, sysexits(3) where an MTA reads them. */

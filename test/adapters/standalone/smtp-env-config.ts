@@ -2,9 +2,9 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { ConfigError } from '../../adapters/env-config';
-import { describeSmtpSecurity, readSmtpEnvConfig } from '../../adapters/smtp-env-config';
-import { makeCertificateFiles, type CertificateFiles } from '../helpers/tls-files';
+import { ConfigError } from '../../../adapters/standalone/env-config';
+import { describeSmtpSecurity, readSmtpEnvConfig } from '../../../adapters/standalone/smtp-env-config';
+import { makeCertificateFiles, type CertificateFiles } from '../../helpers/tls-files';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

@@ -1,13 +1,13 @@
 import * as Path from 'node:path';
-import type { BlobStore } from '../lib/blob-store/blob-store';
-import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../lib/service/embedded-stores';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../lib/service/defaults';
-import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
-import type { RecordStore } from '../lib/record-store/record-store';
-import type { RetentionOptions } from '../lib/service/retention';
+import type { BlobStore } from '../../lib/blob-store/blob-store';
+import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/service/defaults';
+import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import type { RetentionOptions } from '../../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
-import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
-import { readWebhookEnv, type WebhookEnv } from './webhooks/webhook-env';
+import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
+import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -203,7 +203,7 @@ async function openRecordStore(config: EnvConfig): Promise<RecordStore> {
         return openEmbeddedRecordStore({ dataDir: config.dataDir });
     }
 
-    const { openPostgresKnex } = await import('../lib/record-store/knex/postgres-knex');
+    const { openPostgresKnex } = await import('../../lib/record-store/knex/postgres-knex');
     return createKnexRecordStore({ knex: openPostgresKnex(config.databaseUrl), destroyKnexOnClose: true });
 }
 
@@ -213,7 +213,7 @@ async function openBlobStore(config: EnvConfig): Promise<BlobStore> {
     }
 
     const { S3Client } = await import('@aws-sdk/client-s3');
-    const { createS3BlobStore } = await import('../lib/blob-store/s3-blob-store');
+    const { createS3BlobStore } = await import('../../lib/blob-store/s3-blob-store');
     const client = new S3Client({
         region: config.s3.region,
         forcePathStyle: config.s3.forcePathStyle,
