@@ -16,15 +16,18 @@ const ROOT = Path.join(__dirname, '..', '..');
 /** Longest wait for `npm install` of the tarball: seconds from npm's cache, a minute or two when sqlite3 compiles. */
 const INSTALL_TIMEOUT_MS = 240_000;
 
+/** npm settings a user's shell (or CI) may pass in the environment: where packages come from and are cached. */
+const KEPT_NPM_CONFIG = /^npm_config_(cache|registry|userconfig|cafile|strict_ssl|proxy|https_proxy|noproxy)$/i;
+
 /**
- * The environment of a user's shell: none of this run's npm variables (an `npm test` sets
- * npm_config_local_prefix and friends, which would point the inner npm at this repository),
- * none of the service's variables, and no analytics calls from install scripts.
+ * The environment of a user's shell: none of this run's other npm variables (an `npm test`
+ * sets npm_config_local_prefix and friends, which would point the inner npm at this
+ * repository), none of the service's variables, and no analytics calls from install scripts.
  */
 function userEnv(vars: Record<string, string> = {}): NodeJS.ProcessEnv {
     const env = isolatedEnv();
     for (const name of Object.keys(env)) {
-        if (/^npm_/i.test(name) || name === 'INIT_CWD') {
+        if ((/^npm_/i.test(name) && !KEPT_NPM_CONFIG.test(name)) || name === 'INIT_CWD') {
             delete env[name];
         }
     }
@@ -65,7 +68,6 @@ describe('the packed package, installed in an empty directory', () => {
 
     let work: string;
     let app: string;
-    let installMs: number;
 
     before({ timeout: INSTALL_TIMEOUT_MS + 60_000 }, async () => {
         // What `npm pack` ships is dist/ as built (npm test builds first); its prepare script would build it again.
@@ -79,9 +81,7 @@ describe('the packed package, installed in an empty directory', () => {
         // One install per run: an empty directory, no package.json, from npm's cache where it can.
         app = Path.join(work, 'app');
         await Fs.mkdir(app);
-        const started = Date.now();
         await npm(['install', Path.join(work, filename), '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], app, userEnv(await localSqlitePrebuild(Path.join(work, 'prebuilds'))));
-        installMs = Date.now() - started;
     });
 
     after(async () => {
@@ -93,7 +93,6 @@ describe('the packed package, installed in an empty directory', () => {
     it('runs `npx inbox-capture serve`: a key from `npx inbox-capture keys create` works, SMTP mail is listed, the UI and docs are served, Ctrl-C stops it', { timeout: 120_000 }, async () => {
         // Nothing but the installed package: no package.json of ours, no dist/ of the checkout.
         expect(await Fs.readdir(app)).to.only.include(['node_modules', 'package.json', 'package-lock.json']);
-        expect(installMs).to.be.below(INSTALL_TIMEOUT_MS);
         const port = await freePort();
         const smtpPort = await freePort();
         // No INBOX_CAPTURE_DATA_DIR: the default ./data, in the user's directory.
