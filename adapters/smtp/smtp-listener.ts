@@ -8,8 +8,6 @@ import {
     type SMTPServerSession
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest/ingest';
-import { createMessageBudget, sharedMessageBudget } from '../../lib/service/message-budget';
 import { MAX_RECIPIENTS } from '../../lib/ingest/recipients';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
@@ -48,20 +46,16 @@ export const SMTP_BANNER = 'inbox-capture: every message is captured, none is re
 
 /** How the SMTP listener is built. */
 export interface SmtpListenerOptions {
-    /** The service messages are handed to (`ingestRawEmail`, and its `messageBudget` when it has one). */
-    capture: Pick<InboxCapture, 'ingestRawEmail'> & Partial<Pick<InboxCapture, 'messageBudget'>>;
+    /**
+     * The service messages are handed to (`ingestRawEmail`). Its `maxMessageBytes` is the
+     * largest message (advertised with SIZE), and its `messageBudget` holds the bytes of
+     * every session in DATA: set them where the service is created.
+     */
+    capture: Pick<InboxCapture, 'ingestRawEmail' | 'maxMessageBytes' | 'messageBudget'>;
     /** Interface to listen on (default 127.0.0.1). */
     host?: string;
     /** TCP port (default 2525; 0 picks a free one, see `listen()`'s answer). */
     port?: number;
-    /** Largest message, bytes of DATA after dot-unstuffing (default: the core's 25 MiB). */
-    maxMessageBytes?: number;
-    /**
-     * Raw message bytes all sessions may hold at once while receiving and storing DATA
-     * (default: the capture's budget, 128 MiB unless it was given another); a message
-     * that does not fit gets 452 and is not stored.
-     */
-    maxMessageBytesInFlight?: number;
     /** Recipients per message (default and most: the core's 100); RCPT TO beyond it gets 452. */
     maxRecipients?: number;
     /** Concurrent connections (default 100); more get 421. */
@@ -121,7 +115,12 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     const { capture } = options;
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? DEFAULT_SMTP_PORT;
-    const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    // The service's, so that SMTP and every other way in refuse the same messages and share one budget.
+    const { maxMessageBytes, messageBudget: budget } = capture;
+    if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1 || typeof budget?.reserve !== 'function') {
+        throw new TypeError('createSmtpListener: capture must be a service (createInboxCapture()): its maxMessageBytes and messageBudget are missing');
+    }
+
     const log = options.log ?? (() => undefined);
     const allowedDomains = options.allowedDomains ? new Set(options.allowedDomains.map((d) => d.toLowerCase())) : null;
     checkSmtpAuth(options.auth);
@@ -133,7 +132,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     }
 
     const lineTimeoutMs = options.lineTimeoutMs ?? DEFAULT_LINE_TIMEOUT_MS;
-    for (const [name, value] of Object.entries({ maxMessageBytes, maxMessageBytesInFlight: options.maxMessageBytesInFlight, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
+    for (const [name, value] of Object.entries({ maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
         if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
             throw new TypeError(`createSmtpListener: ${name} must be a positive integer`);
         }
@@ -147,9 +146,6 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new TypeError('createSmtpListener: port must be an integer 0..65535');
     }
-
-    const budget = options.maxMessageBytesInFlight !== undefined ? createMessageBudget(options.maxMessageBytesInFlight) :
-        capture.messageBudget ?? sharedMessageBudget();
 
     // Session id → settles once that session's message is stored (or refused) and answered.
     const inFlight = new Map<string, Promise<void>>();

@@ -17,8 +17,6 @@ export interface RetentionOptions extends RetentionPolicy {
     intervalMs?: number;
 }
 
-/** Default pause between two retention passes, ms (EXTENSIONS §5: `60s`). */
-export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 /** Shortest maximum age and interval the adapters accept, ms: `1s` (EXTENSIONS §5); shorter would sweep in a loop. */
 export const MIN_RETENTION_DURATION_MS = 1000;
 /** Longest maximum age and interval, ms: 100 years, so the cutoff arithmetic stays well inside safe integers. */

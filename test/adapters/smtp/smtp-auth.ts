@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import { createSmtpListener } from '../../../adapters/smtp';
 import { MAX_AUTH_FAILURES_PER_CONNECTION, SMTP_AUTH_METHODS } from '../../../adapters/smtp/smtp-auth';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
-import { mailTo, sendError, startSmtpCapture } from '../../helpers/smtp-capture';
+import { mailTo, sendError, startSmtpCapture, stubCapture } from '../../helpers/smtp-capture';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -181,7 +181,7 @@ describe('smtp-auth', () => {
     describe('options', () => {
 
         it('rejects malformed auth settings at creation', () => {
-            const capture = { ingestRawEmail: () => Promise.resolve([]) };
+            const capture = stubCapture();
             expect(() => createSmtpListener({ capture, auth: 'any' as never })).to.throw(TypeError, /auth must be 'none', 'accept-any' or \{ users/);
             expect(() => createSmtpListener({ capture, auth: { users: {} } })).to.throw(TypeError, /at least one user/);
             expect(() => createSmtpListener({ capture, auth: { users: { app: '' } } })).to.throw(TypeError, /non-empty/);

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as Path from 'node:path';
 import { ConfigError, read as readEnvVar } from './env-config';
-import type { SmtpAuth } from './smtp/smtp-auth';
-import { certificatePairProblem, type SmtpTls, type SmtpTlsInfo } from './smtp/smtp-tls';
+import type { SmtpAuth } from '../smtp/smtp-auth';
+import { certificatePairProblem, type SmtpTls, type SmtpTlsInfo } from '../smtp/smtp-tls';
 
 /** SMTP authentication and TLS of the standalone service (EXTENSIONS §7), as `createSmtpListener()` options. */
 export interface SmtpEnvConfig {
