@@ -13,11 +13,13 @@ import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
 import { createSelfSignedCertificate } from './self-signed-certificate';
+import { createAuthLockout, type SmtpAuthLockoutOptions } from './auth-lockout';
 import { checkSmtpAuth, smtpAuthOptions, type SmtpAuth } from './smtp-auth';
 import { busyReply, replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
 import { resolveSmtpTls, tlsInfo, type SmtpTls, type SmtpTlsInfo } from './smtp-tls';
 
 export type { SmtpAuth, SmtpAuthUsers } from './smtp-auth';
+export type { SmtpAuthLockoutOptions } from './auth-lockout';
 export type { SmtpTls, SmtpTlsCertificate, SmtpTlsInfo, SmtpTlsMode } from './smtp-tls';
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
@@ -77,6 +79,12 @@ export interface SmtpListenerOptions {
      */
     auth?: SmtpAuth;
     /**
+     * With `{ users }`, failed AUTH counted per client address across connections: after
+     * `failures` (5) within `windowMs` (60000), AUTH from that address gets 454 and the
+     * connection is closed for `lockoutMs` (60000); `maxAddresses` (10000) bounds the table.
+     */
+    authLockout?: SmtpAuthLockoutOptions;
+    /**
      * Allow AUTH on a connection without TLS (default true: test systems often send in
      * plain text). False keeps passwords off clear text: AUTH only after STARTTLS.
      */
@@ -126,7 +134,10 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     checkSmtpAuth(options.auth);
     const tls = resolveSmtpTls(options.tls);
     const name = options.name ?? hostname();
-    const { offered: authOffered, ...authOptions } = smtpAuthOptions(options.auth ?? 'none', options.allowInsecureAuth ?? true);
+    const { offered: authOffered, ...authOptions } = smtpAuthOptions(options.auth ?? 'none', options.allowInsecureAuth ?? true, {
+        lockout: createAuthLockout(options.authLockout),
+        close: (session) => connectionOf(session.id)?.close()
+    });
     if (authOffered && options.allowInsecureAuth === false && tls.mode === 'off') {
         throw new TypeError('createSmtpListener: allowInsecureAuth: false needs tls, or no client could ever log in');
     }
