@@ -14,9 +14,8 @@ import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
-import { backfillLinksAndCodes } from './backfill-links-codes';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
-import { migrate } from './migration-source';
+import { migrate } from './migrate';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from '../record-store';
 import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
@@ -156,9 +155,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         stagedBlobTarget: sqliteFile,
 
         async migrate() {
-            await migrate(knex);
-            // Emails stored by an earlier version get their links and codes before the store serves.
-            await backfillLinksAndCodes(knex, { transaction: write });
+            // Emails stored by an earlier version get their links and codes before the store serves;
+            // the back-fill's transactions take turns with this store's writers.
+            await migrate(knex, { transaction: write });
         },
 
         async saveEmails(drafts, saveOptions) {
