@@ -10,6 +10,7 @@
 
 import type { Knex } from 'knex';
 import { linksAndCodesOf } from '../../extract/links-and-codes';
+import { EMAILS_TABLE } from './schema';
 
 /** Rows per back-fill transaction: short enough that writers waiting for their turn barely notice. */
 export const BACKFILL_BATCH_ROWS = 100;
@@ -41,15 +42,15 @@ export async function backfillLinksAndCodes(knex: Knex, options: BackfillOptions
     let filled = 0;
     for (;;) {
         const batch = await transaction(async (trx) => {
-            const seqs = (await trx('emails').select('seq').whereNull('links').orderBy('seq').limit(batchRows) as { seq: number | string }[])
+            const seqs = (await trx(EMAILS_TABLE).select('seq').whereNull('links').orderBy('seq').limit(batchRows) as { seq: number | string }[])
                 .map((r) => r.seq);
             let updated = 0;
             // One row's bodies in memory at a time: a batch of 25 MiB messages must not hold them all.
             for (const seq of seqs) {
-                const row = await trx('emails').select('seq', 'subject', 'body', 'html_body').where('seq', seq).first() as PendingRow | undefined;
+                const row = await trx(EMAILS_TABLE).select('seq', 'subject', 'body', 'html_body').where('seq', seq).first() as PendingRow | undefined;
                 if (row) {
                     const { links, codes } = linksAndCodesOf({ subject: row.subject, body: row.body, htmlBody: row.html_body });
-                    updated += await trx('emails').where('seq', seq).whereNull('links').update({ links: JSON.stringify(links), codes: JSON.stringify(codes) });
+                    updated += await trx(EMAILS_TABLE).where('seq', seq).whereNull('links').update({ links: JSON.stringify(links), codes: JSON.stringify(codes) });
                 }
             }
 

@@ -2,7 +2,7 @@
 
 import type { ApiKeyInfo, EmailRecord, Link, StoredAttachment } from '../../types';
 
-/** A row of `emails` with the columns EMAIL_COLUMNS selects. */
+/** A row of `emails` with the columns EMAIL_COLUMNS (schema.ts) selects. */
 export interface EmailRow {
     seq: number | string;
     message_id: string;
@@ -23,21 +23,12 @@ export interface EmailRow {
     codes: string | null;
 }
 
-/** A row of `api_keys` with the columns KEY_COLUMNS selects. */
+/** A row of `api_keys` with the columns KEY_COLUMNS (schema.ts) selects. */
 export interface KeyRow {
     name: string;
     created_at: number | string;
     revoked_at: number | string | null;
 }
-
-/** The columns of `emails` a record is read from. */
-export const EMAIL_COLUMNS = [
-    'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
-    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes'
-];
-
-/** The columns of `api_keys` a key's info is read from. */
-export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
 
 /**
  * The record an `emails` row holds, links and codes as stored. A row without them (written

@@ -1,6 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { EMAIL_COLUMNS, KEY_COLUMNS, toInsertRow, toKeyInfo, toNumber, toRecord, type EmailRow } from '../../../../lib/record-store/knex/rows';
+import { toInsertRow, toKeyInfo, toNumber, toRecord, type EmailRow } from '../../../../lib/record-store/knex/rows';
+import { EMAIL_COLUMNS, KEY_COLUMNS } from '../../../../lib/record-store/knex/schema';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
