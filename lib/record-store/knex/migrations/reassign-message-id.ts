@@ -1,9 +1,10 @@
 /**
  * What the two migrations that give stored emails new ids (20261124120000_addressable_ids,
  * 20261126000000_short_message_ids) run: the id rules of lib/ingest/ids.ts and save-plan.ts
- * as they stood when those migrations were written, copied, not imported, so the migrations
- * keep doing what they did whatever ingest's rules become (docs/design.md, "Migrations are
- * history"). Never edited: a later migration that needs other rules copies its own.
+ * as they stood when the later of the two was written (the earlier one has run them since),
+ * copied, not imported, so the migrations keep doing what they do whatever ingest's rules
+ * become (docs/design.md, "Migrations are history"). Never edited: a later migration that
+ * needs other rules copies its own.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
