@@ -42,10 +42,11 @@ export interface EmailRecord {
 }
 
 /**
- * A copy before the record store gave it its `messageId`. `links` and `codes`, when
- * absent, are worked out from the subject and bodies by the store.
+ * A copy before the record store gave it its `messageId`. Its `links` and `codes` come
+ * from ingest, which works them out once (docs/design.md, "The email object"); a store
+ * keeps them as given and never works them out itself.
  */
-export type EmailDraft = Omit<EmailRecord, 'messageId' | 'links' | 'codes'> & Partial<Pick<EmailRecord, 'links' | 'codes'>>;
+export type EmailDraft = Omit<EmailRecord, 'messageId'>;
 
 /** Position after which a page starts (keyset pagination). */
 export interface CursorPosition {

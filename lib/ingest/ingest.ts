@@ -6,7 +6,7 @@ import { InboxCaptureError, isInboxCaptureError } from '../errors';
 import { generateMessageId, newBlobPrefix } from './ids';
 import { removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from '../long-poll/notifier';
-import { bodyText, type ParsedMessage } from '../mime/parse';
+import { emailText, type ParsedMessage } from '../mime/parse';
 import { linksAndCodesInSlices } from '../extract/links-and-codes';
 import { budgetSpent, type MessageBudget, type MessageReservation } from '../service/message-budget';
 import { readBounded } from './read-bounded';
@@ -199,11 +199,12 @@ async function writeCopies(
 
     const sourceId = parsed.messageId ?? generateMessageId();
     const sender = parsed.from ?? bareAddress(options.mailFrom ?? '');
-    const body = bodyText(parsed);
+    const { subject, body, htmlBody } = emailText(parsed);
     const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
-    // Once per message, shared by its copies: they have the same subject and bodies. The
+    // The one place links and codes are worked out (docs/design.md, "The email object"):
+    // once per message, shared by its copies, which have the same subject and bodies. The
     // parse worker finds them off the event loop; a message parsed here is searched in slices.
-    const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject: parsed.subject, body, htmlBody: parsed.html });
+    const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject, body, htmlBody });
 
     // One raw blob and one blob per attachment, whatever the number of copies: every
     // copy references the same keys (a delete removes only what no copy still uses).
@@ -224,9 +225,9 @@ async function writeCopies(
             inbox,
             sender,
             recipient,
-            subject: parsed.subject,
+            subject,
             body,
-            htmlBody: parsed.html,
+            htmlBody,
             receivedAt,
             rawKey,
             rawSize: bytes.length,

@@ -5,7 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { WEBHOOK_DELIVERIES_TABLE } from './migrations/20261129000000_webhook_deliveries';
+import { WEBHOOK_DELIVERIES_TABLE } from './schema';
 import type { RecordStore, SaveResult, WebhookDelivery } from '../record-store';
 import { toNumber } from './rows';
 import { IN_LIST_CHUNK } from './save-statements';
