@@ -44,6 +44,8 @@ export interface ErrorReply {
     statusCode: number;
     code: ApiErrorCode;
     headers: Record<string, string>;
+    /** The failure behind a 500, for the server log (never the body). */
+    cause?: unknown;
 }
 
 // Client errors hapi itself raises on our routes (payload parsing, method, size), by status.
@@ -59,14 +61,16 @@ const CLIENT_CODES: Record<number, ApiErrorCode> = {
 
 /**
  * THE mapping from anything a plugin route can fail with to `{ error: CODE }`.
- * Unknown failures are 500 INTERNAL_ERROR: logged with their cause, never sent.
+ * Unknown failures are 500 INTERNAL_ERROR with the failure as `cause`, which the
+ * response extension hands to hapi's log of failed requests (never to the client);
+ * a 503 of the core is logged on the request here.
  */
 export function toErrorReply(err: unknown, request: Request): ErrorReply {
     const { statusCode, code } = classify(err, request);
     // Every 401 looks the same, whatever the token was (docs/design.md).
     const headers: Record<string, string> = statusCode === 401 ? { 'WWW-Authenticate': WWW_AUTHENTICATE } :
         statusCode === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {};
-    return { statusCode, code, headers };
+    return statusCode === 500 ? { statusCode, code, headers, cause: err } : { statusCode, code, headers };
 }
 
 function classify(err: unknown, request: Request): { statusCode: number; code: ApiErrorCode } {
@@ -79,12 +83,14 @@ function classify(err: unknown, request: Request): { statusCode: number; code: A
             return { statusCode: 404, code: 'NOT_FOUND' };
         }
 
-        request.log(['error', 'inbox-capture'], err);
         // A database that is down or busy, or a spent memory budget, is transient: the client may retry.
         // Every other core code on these paths means something is broken, not the request.
-        return err.code === 'RECORD_STORE_UNAVAILABLE' || err.code === 'BUSY' ?
-            { statusCode: 503, code: 'SERVICE_UNAVAILABLE' } :
-            { statusCode: 500, code: 'INTERNAL_ERROR' };
+        if (err.code === 'RECORD_STORE_UNAVAILABLE' || err.code === 'BUSY') {
+            request.log(['error', 'inbox-capture'], err);
+            return { statusCode: 503, code: 'SERVICE_UNAVAILABLE' };
+        }
+
+        return { statusCode: 500, code: 'INTERNAL_ERROR' };
     }
 
     // hapi's own errors on our routes: 4xx for the request (bad payload, unknown method,
@@ -98,7 +104,6 @@ function classify(err: unknown, request: Request): { statusCode: number; code: A
         return { statusCode: 503, code: 'SERVICE_UNAVAILABLE' };
     }
 
-    request.log(['error', 'inbox-capture'], err as object);
     return { statusCode: 500, code: 'INTERNAL_ERROR' };
 }
 

@@ -120,7 +120,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             registerAuth(server, capture);
             server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {
-                server.route(blobRoutes(capture.blobStore));
+                server.route(blobRoutes(capture.blobStore, async (key) => (await capture.recordStore.referencedBlobKeys([key])).has(key)));
             }
 
             if (options.publicRoutes.health) {

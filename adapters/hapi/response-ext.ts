@@ -61,11 +61,35 @@ export function shapePluginResponse(request: Request, h: ResponseToolkit): Lifec
     return out === response ? h.continue : out;
 }
 
-function errorResponse(h: ResponseToolkit, reply: ErrorReply): ResponseObject {
+function errorResponse(h: ResponseToolkit, reply: ErrorReply): ResponseObject | Boom.Boom {
+    if (reply.statusCode === 500) {
+        return internalError(reply);
+    }
+
     const out = secureResponse(h.response({ error: reply.code }).code(reply.statusCode));
     for (const [name, value] of Object.entries(reply.headers)) {
         out.header(name, value);
     }
 
     return out;
+}
+
+/**
+ * A 500 answered as a Boom error carrying its cause: hapi reports a 500 that carries its
+ * error on the request's `error` channel, where hosts log failed requests, and tags it
+ * `implementation`, which hapi's default debug settings print (docs/design.md, "Errors").
+ * The client still gets only `{ "error": "INTERNAL_ERROR" }` and the security headers.
+ */
+function internalError(reply: ErrorReply): Boom.Boom {
+    const { cause } = reply;
+    const boom = Boom.isBoom(cause) ? cause : Boom.boomify(cause instanceof Error ? cause : new Error(String(cause)), { statusCode: 500 });
+    if (boom.output.statusCode !== 500) {
+        // A Boom of another 5xx (a 502 a handler raised): reported as the 500 it becomes.
+        boom.output.statusCode = 500;
+    }
+
+    Object.assign(boom, { isDeveloperError: true });
+    boom.output.payload = { error: reply.code } as unknown as Boom.Payload;
+    boom.output.headers = { ...SECURITY_HEADERS, 'Content-Security-Policy': DEFAULT_CSP, ...reply.headers };
+    return boom;
 }

@@ -33,8 +33,7 @@ export async function serve(io: ServeIo): Promise<number> {
     const config = readStandaloneConfig(io.env, io.cwd);
     const line = (text: string, stream: Writable = io.stdout) => stream.write(`${text}\n`);
     const log: StandaloneLog = (message, error) => {
-        const detail = error instanceof Error ? error.stack ?? String(error) : error;
-        line(`inbox-capture: ${message}${error ? `: ${String(detail)}` : ''}`, io.stderr);
+        line(`inbox-capture: ${message}${error ? `: ${describeError(error)}` : ''}`, io.stderr);
     };
 
     let service;
@@ -75,4 +74,18 @@ export async function serve(io: ServeIo): Promise<number> {
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
     });
+}
+
+/** Causes followed when an error is written to the log. */
+const MAX_CAUSES = 5;
+
+/** An error's stack, then each cause's (a wrapped driver error says what really failed). */
+export function describeError(error: unknown): string {
+    const parts: string[] = [];
+    for (let current = error, depth = 0; current !== undefined && current !== null && depth <= MAX_CAUSES; depth++) {
+        parts.push(current instanceof Error ? current.stack ?? String(current) : String(current));
+        current = current instanceof Error ? current.cause : undefined;
+    }
+
+    return parts.join('\n  caused by: ');
 }

@@ -49,15 +49,19 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         log
     });
 
-    const server = Hapi.server({ host: config.host, port: config.port });
+    // debug: false, as failures reach `log` below (hapi's default would print 500s a second time).
+    const server = Hapi.server({ host: config.host, port: config.port, debug: false });
     // Below the open-file limit, so idle connections cannot starve SMTP, files or /health.
     const smtpConnections = config.smtpPort === 0 ? 0 : SMTP_MAX_CONNECTIONS;
     capHttpConnections(server.listener, config.maxHttpConnections ?? defaultMaxHttpConnections(readOpenFileLimit(), smtpConnections), log);
     // Thousands of idle connections ending at once must not hold /health up (docs/guarantees.md).
     resetSilentConnections(server.listener);
-    // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }.
-    server.events.on({ name: 'request', channels: 'error' }, (request, event) => {
-        log(`${request.method.toUpperCase()} ${request.path} failed`, event.error);
+    // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }. hapi
+    // reports every 500 on the `error` channel; the plugin logs a 503's cause on the request (`app`).
+    server.events.on({ name: 'request', channels: ['error', 'app'] }, (request, event, tags) => {
+        if (event.channel === 'error' || tags.error) {
+            log(`${request.method.toUpperCase()} ${request.path} failed`, event.error ?? event.data);
+        }
     });
     server.events.on('log', (event, tags) => {
         if (tags.error || tags.warning) {

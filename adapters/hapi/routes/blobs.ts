@@ -32,9 +32,10 @@ export function downloadLocation(link: DownloadLink, prefix: string): string {
 /**
  * The route serving a self-served store's signed links: no API key, the HMAC and
  * expiry in the query are the credential; a bad or expired one is 403 FORBIDDEN
- * (docs/design.md, "Deletes and downloads").
+ * (docs/design.md, "Deletes and downloads"). `isReferenced(key)` tells a blob deleted with
+ * its email (404) from one missing while an email references it (500).
  */
-export function blobRoutes(blobStore: SelfServedBlobStore): ServerRoute[] {
+export function blobRoutes(blobStore: SelfServedBlobStore, isReferenced: (key: string) => Promise<boolean>): ServerRoute[] {
     const serve = async (request: Request, h: ResponseToolkit) => {
         const key = request.params.key as string;
         // Fields other than the signed four are ignored; a repeated one arrives as an array and fails.
@@ -43,9 +44,15 @@ export function blobRoutes(blobStore: SelfServedBlobStore): ServerRoute[] {
             throw apiError(403, 'FORBIDDEN');
         }
 
-        // Deleted after the link was made: the link is genuine, the blob is gone.
         const stream = await blobStore.get(key);
         if (!stream) {
+            // A blob an email still references is never missing (docs/design.md, "Deletes and
+            // downloads"): one that is is a broken store, a 500 with its cause in the log.
+            if (await isReferenced(key)) {
+                throw new Error(`blob ${key} is missing from the blob store, yet a stored email references it`);
+            }
+
+            // Deleted with its email after the link was made: the link is genuine, the blob is gone.
             throw apiError(404, 'NOT_FOUND');
         }
 

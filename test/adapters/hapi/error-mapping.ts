@@ -52,7 +52,8 @@ describe('Hapi plugin errors', () => {
             recordStore: failing(recordStore, ['listEmails', 'getEmail', 'deleteEmail', 'deleteInboxBatch', 'findActiveKeyByHash', 'inboxVersion']),
             blobStore: failing<BlobStore>(blobStore, ['createDownloadLink', 'get'])
         });
-        p.server.events.on({ name: 'request', channels: 'app' }, (_request, event) => {
+        // hapi's channel of failed requests, where hosts log their 500s.
+        p.server.events.on({ name: 'request', channels: 'error' }, (_request, event) => {
             logged.push(event);
         });
         await p.api.ingestForApi(buildMail({ messageId: 'err@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] }), { recipients: ['err@x'] });
@@ -101,7 +102,8 @@ describe('Hapi plugin errors', () => {
                 expect(res.payload).to.not.include('hunter2');
                 expect(res.headers['x-content-type-options']).to.equal('nosniff');
                 const entry = logged.pop()!;
-                expect(entry.tags).to.include(['error', 'inbox-capture']);
+                expect(entry.channel).to.equal('error');
+                expect(entry.tags).to.include(['error', 'implementation']);
                 expect(entry.error).to.be.an.error(SECRET_DETAIL);
             });
         }

@@ -19,7 +19,7 @@ describe('response-ext', () => {
         before(async () => {
             p = await provisionServer();
             store = p.stores.recordStore;
-            p.server.events.on({ name: 'request', channels: 'app' }, (_request, event) => {
+            p.server.events.on({ name: 'request', channels: 'error' }, (_request, event) => {
                 logged.push(event);
             });
             await p.api.ingestForApi(buildMail({ messageId: 'bad@x' }), { recipients: ['bad@x'] });
@@ -64,7 +64,7 @@ describe('response-ext', () => {
                 expect(res.headers['x-frame-options']).to.equal('DENY');
                 expect(res.headers['content-security-policy']).to.exist();
                 const entry = logged.pop()!;
-                expect(entry.tags).to.include(['error', 'inbox-capture']);
+                expect(entry.tags).to.include(['error', 'implementation']);
                 expect(entry.error).to.be.an.error(TypeError, /BigInt/);
             });
         }

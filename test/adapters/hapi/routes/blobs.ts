@@ -149,6 +149,21 @@ describe('Hapi plugin GET /v1/blobs/{key} (filesystem download links)', () => {
         expect(res.result).to.equal({ error: 'NOT_FOUND' });
     });
 
+    it('answers 500 INTERNAL_ERROR, logged, for a genuine link whose blob is missing while its email still references it', async () => {
+        await p.api.ingestForApi(buildMail({ messageId: 'lost@x' }), { recipients: ['blob@x'] });
+        const link = (await p.server.inject({ url: '/v1/emails/lost%40x/raw', headers: p.auth })).headers.location as string;
+        const key = decodeURIComponent(new URL(link, 'http://x').pathname.slice(`${BLOB_LINK_PATH}/`.length));
+        // Behind the service's back, as a lost disk would.
+        await p.stores.blobStore.delete([key]);
+        const errors: unknown[] = [];
+        p.server.events.on({ name: 'request', channels: 'error' }, (_request, event) => errors.push(event.error));
+        const res = await p.server.inject(link);
+        expect(res.statusCode).to.equal(500);
+        expect(res.result).to.equal({ error: 'INTERNAL_ERROR' });
+        expect(errors).to.have.length(1);
+        expect(errors[0]).to.be.an.error(`blob ${key} is missing from the blob store, yet a stored email references it`);
+    });
+
     it('is absent when the blob store serves its own links', async () => {
         const q = await provisionServer();
         const store = q.stores.blobStore as { verifyDownload?: unknown };
