@@ -8,12 +8,13 @@ import { keysCreate, keysList, keysRevoke } from './commands/keys';
 import { migrate } from './commands/migrate';
 import { prune } from './commands/prune';
 import { serve } from './commands/serve';
+import { webhookSecret } from './commands/webhook-secret';
 
 /** The program name in messages and help. */
 export const PROGRAM = 'inbox-capture';
 
 /** Every command, in the order help lists them. */
-export const COMMANDS: Command[] = [serve, keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune];
+export const COMMANDS: Command[] = [serve, keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune, webhookSecret];
 
 /** Command groups: `keys` alone is not a command but names one of these. */
 const GROUPS: Record<string, string> = { keys: 'keys create|list|revoke' };

@@ -9,6 +9,7 @@ import {
     DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_FIRST_RETRY_MS, DEFAULT_WEBHOOK_GIVE_UP_MS, DEFAULT_WEBHOOK_MAX_RETRY_MS,
     DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions
 } from '../webhooks/webhook-dispatcher';
+import { webhookKey } from '../webhooks/webhook-secret';
 import type { WebhookTarget } from '../webhooks/webhook-target';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
@@ -130,7 +131,11 @@ export const optionsSchema = Joi.object({
     ui: Joi.boolean().default(true),
     webhooks: Joi.array().items(Joi.object({
         url: Joi.string().uri({ scheme: ['http', 'https'] }).max(MAX_WEBHOOK_URL_LENGTH).required(),
-        secret: Joi.string().min(1),
+        // `whsec_<base64>` or plain text (docs/api.md, "Webhooks"); a malformed whsec_ fails at registration.
+        secret: Joi.string().min(1).custom((value: string, helpers) => {
+            const key = webhookKey(value);
+            return typeof key === 'string' ? helpers.message({ custom: key }) : value;
+        }),
         inboxes: Joi.array().items(Joi.string().max(MAX_INBOX_LENGTH).pattern(INBOX_PATTERN)).min(1)
     })).unique('url').default([]),
     webhookDelivery: Joi.object({

@@ -8,6 +8,7 @@ import { backoffMs } from '../../lib/util/backoff';
 import type { RecordStore, WebhookDelivery } from '../../lib/record-store/record-store';
 import type { EmailRecord } from '../../lib/types';
 import { webhookRequest } from './webhook-payload';
+import { webhookKey } from './webhook-secret';
 import { postWebhook } from './webhook-post';
 import type { WebhookTarget } from './webhook-target';
 
@@ -76,8 +77,16 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         throw new TypeError('webhooks need a record store with a webhook outbox (createKnexRecordStore)');
     }
 
-    const secrets = new Map(options.targets.map((t) => [t.url, t.secret]));
-    const urls = [...secrets.keys()];
+    // Each target's HMAC key, worked out once: a malformed secret fails the start, never a POST.
+    const keys = new Map(options.targets.map((t): [string, Buffer | undefined] => {
+        const key = t.secret === undefined ? undefined : webhookKey(t.secret);
+        if (typeof key === 'string') {
+            throw new TypeError(`webhook ${t.url}: ${key}`);
+        }
+
+        return [t.url, key];
+    }));
+    const urls = [...keys.keys()];
     const controller = new AbortController();
     const sending = new Set<Promise<void>>();
     // Deliveries that are done (sent, skipped, given up): removed by the next claim's transaction,
@@ -104,7 +113,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             return;
         }
 
-        const { body, headers } = webhookRequest(delivery.id, render(record), secrets.get(delivery.url));
+        const { body, headers } = webhookRequest(delivery.id, render(record), keys.get(delivery.url));
         const outcome = await postWebhook(delivery.url, body, headers, timeoutMs, controller.signal);
         if (outcome.ok) {
             done.push(delivery);

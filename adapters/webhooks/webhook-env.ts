@@ -1,6 +1,7 @@
 /** The standalone service's webhook variables (docs/api.md, "Environment variables"). */
 
 import type { WebhookDeliveryOptions } from './webhook-dispatcher';
+import { webhookKey } from './webhook-secret';
 import type { WebhookTarget } from './webhook-target';
 
 /** What the webhook variables configure; absent fields take the plugin's defaults. */
@@ -16,7 +17,7 @@ const MAX_TIMING_MS = 10_000;
 
 /**
  * Reads INBOX_CAPTURE_WEBHOOK_URL (one http(s) URL, or several separated by commas),
- * INBOX_CAPTURE_WEBHOOK_SECRET (signs for every URL), and the timings
+ * INBOX_CAPTURE_WEBHOOK_SECRET (signs for every URL: `whsec_<base64>` or plain text), and the timings
  * INBOX_CAPTURE_WEBHOOK_TIMEOUT_MS and INBOX_CAPTURE_WEBHOOK_FIRST_RETRY_MS (1..10000).
  * Answers undefined when no URL is set; `fail(message)` throws the caller's ConfigError.
  */
@@ -40,6 +41,11 @@ export function readWebhookEnv(read: (name: string) => string | undefined, fail:
 
     if (urls.length === 0) {
         fail('INBOX_CAPTURE_WEBHOOK_URL holds no URL');
+    }
+
+    const malformed = secret === undefined ? undefined : webhookKey(secret);
+    if (typeof malformed === 'string') {
+        fail(`INBOX_CAPTURE_WEBHOOK_SECRET: ${malformed}`);
     }
 
     const webhookDelivery: WebhookDeliveryOptions = {};

@@ -4,7 +4,10 @@
 export interface WebhookTarget {
     /** An http:// or https:// URL; POSTed to as given (path and query kept). */
     url: string;
-    /** Signs each body with HMAC-SHA256 (X-Inbox-Capture-Signature); none without it. */
+    /**
+     * Signs each POST as the Standard Webhooks specification says (`webhook-signature`):
+     * `whsec_<base64>` (the key is the decoded bytes) or plain text (its UTF-8 bytes); no signature without it.
+     */
     secret?: string;
     /** Only mail of these inboxes (default: every inbox). */
     inboxes?: string[];

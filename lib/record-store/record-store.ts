@@ -35,7 +35,7 @@ export interface SaveOptions {
 
 /** A pending webhook delivery, as a dispatcher claimed it. */
 export interface WebhookDelivery {
-    /** The X-Inbox-Capture-Delivery id: the same on every attempt. */
+    /** The delivery id (the `webhook-id` header): the same on every attempt. */
     id: string;
     messageId: string;
     url: string;

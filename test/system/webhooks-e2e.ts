@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createHmac } from 'node:crypto';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
+import { Webhook } from 'standardwebhooks';
 import { runNode } from '../helpers/child-process';
 import { buildMail } from '../helpers/mail';
 import { freePort } from '../helpers/net';
@@ -58,7 +58,17 @@ async function kill(service: Service): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const deliveryIds = (requests: ReceivedWebhook[]) => requests.map((r) => r.headers['x-inbox-capture-delivery']);
+const deliveryIds = (requests: ReceivedWebhook[]) => requests.map((r) => r.headers['webhook-id']);
+
+/** What a receiver checks with the standardwebhooks library: the payload, or the library's error. */
+function verified(verifier: Webhook, request: Pick<ReceivedWebhook, 'body' | 'headers'>): unknown {
+    try {
+        return verifier.verify(request.body.toString('utf8'), request.headers as Record<string, string>);
+    }
+    catch (err) {
+        return err;
+    }
+}
 
 const running: Service[] = [];
 const receivers: WebhookReceiver[] = [];
@@ -90,6 +100,7 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
 
     it('POSTs each stored email once to the URL as given: the exact body, the headers, a signature that verifies', async () => {
         const hook = await receiver();
+        // A plain-text secret: the key is its UTF-8 bytes.
         const secret = 'a webhook secret for tests';
         const env = await sqliteEnv({ INBOX_CAPTURE_WEBHOOK_URL: hook.url('/hooks/mail?team=qa&x=1'), INBOX_CAPTURE_WEBHOOK_SECRET: secret });
         const service = await startService(env);
@@ -101,11 +112,12 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         expect(request!.url).to.equal('/hooks/mail?team=qa&x=1');
         expect(request!.headers['content-type']).to.equal('application/json');
         expect(request!.headers['x-inbox-capture-event']).to.equal('email.received');
-        expect(request!.headers['x-inbox-capture-delivery']).to.match(/^[0-9a-f-]{36}$/);
-        // The receiver recomputes the HMAC over the bytes it got.
-        const expected = `sha256=${createHmac('sha256', secret).update(request!.body).digest('hex')}`;
-        expect(request!.headers['x-inbox-capture-signature']).to.equal(expected);
-        expect(createHmac('sha256', 'another secret').update(request!.body).digest('hex')).to.not.equal(expected.slice(7));
+        expect(request!.headers['webhook-id']).to.match(/^[0-9a-f-]{36}$/);
+        expect(Math.abs(Number(request!.headers['webhook-timestamp']) - Date.now() / 1000)).to.be.below(60);
+        expect(request!.headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]{43}=$/);
+        // The receiver verifies with the Standard Webhooks library, over the bytes it got.
+        expect(verified(new Webhook(Buffer.from(secret), { format: 'raw' }), request!)).to.equal(JSON.parse(request!.body.toString('utf8')));
+        expect(verified(new Webhook(Buffer.from('another secret'), { format: 'raw' }), request!)).to.be.an.error('No matching signature found');
 
         const payload = JSON.parse(request!.body.toString('utf8')) as { event: string; email: { messageId: string } };
         expect(Object.keys(payload)).to.equal(['event', 'email']);
@@ -120,6 +132,52 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         expect(hook.received.length).to.equal(1);
     });
 
+    it('signs with a whsec_ secret from `inbox-capture webhook-secret`: every attempt verifies with a new timestamp; a replay with another id or a stale timestamp does not', async () => {
+        const made = await runNode([BIN, 'webhook-secret'], { cwd: ROOT, env: isolatedEnv() });
+        expect(made.code, made.stderr).to.equal(0);
+        const secret = made.stdout.trim();
+        expect(secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
+        const verifier = new Webhook(secret);
+        // The receiver verifies each POST itself; the first two answers are 500s, so the service retries.
+        const outcomes: unknown[] = [];
+        const hook = await receiver((i, request) => {
+            outcomes.push(verified(verifier, request));
+            return { status: i < 2 ? 500 : 200 };
+        });
+        const env = await sqliteEnv({ INBOX_CAPTURE_WEBHOOK_URL: hook.url(), INBOX_CAPTURE_WEBHOOK_SECRET: secret, INBOX_CAPTURE_WEBHOOK_FIRST_RETRY_MS: '1000' });
+        const service = await startService(env);
+
+        await sendMail(service, 'replay@test.example');
+        const attempts = await hook.waitFor(3, LIMIT_MS);
+        outcomes.forEach((outcome) => expect(outcome).to.not.be.an.error());
+        expect(new Set(deliveryIds(attempts)).size).to.equal(1);
+        // Signed when sent: a retry a second or more later carries a later timestamp.
+        expect(Number(attempts[2]!.headers['webhook-timestamp'])).to.be.above(Number(attempts[0]!.headers['webhook-timestamp']));
+
+        // A captured POST replayed as a new delivery, so that de-duplication would let it through.
+        const [captured] = attempts;
+        expect(verified(verifier, { body: captured!.body, headers: { ...captured!.headers, 'webhook-id': 'another-delivery' } })).to.be.an.error('No matching signature found');
+        // ... or with its timestamp moved to now: the timestamp is signed too.
+        const now = String(Math.floor(Date.now() / 1000));
+        expect(verified(verifier, { body: captured!.body, headers: { ...captured!.headers, 'webhook-timestamp': now } })).to.be.an.error('No matching signature found');
+        // ... or as it was, once its timestamp is older than the library's five minutes.
+        const { now: clock } = Date;
+        Date.now = () => clock() + 6 * 60_000;
+        try {
+            expect(verified(verifier, captured!)).to.be.an.error('Message timestamp too old');
+        }
+        finally {
+            Date.now = clock;
+        }
+    });
+
+    it('refuses to start with a whsec_ secret that is not base64', async () => {
+        const env = await sqliteEnv({ INBOX_CAPTURE_WEBHOOK_URL: 'http://127.0.0.1:9/hook', INBOX_CAPTURE_WEBHOOK_SECRET: 'whsec_not base64' });
+        const started = await runNode([BIN, 'serve'], { cwd: ROOT, env: { ...env, PORT: '0', SMTP_PORT: '0' } });
+        expect(started.code).to.equal(1);
+        expect(started.stderr).to.include('INBOX_CAPTURE_WEBHOOK_SECRET: a secret starting with whsec_ must be base64 after it');
+    });
+
     it('sends no signature header without a secret, and one delivery per URL with ids of its own', async () => {
         const first = await receiver();
         const second = await receiver();
@@ -130,11 +188,12 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         const [a] = await first.waitFor(1, LIMIT_MS);
         const [b] = await second.waitFor(1, LIMIT_MS);
         for (const request of [a!, b!]) {
-            expect(request.headers).to.not.include('x-inbox-capture-signature');
+            expect(request.headers).to.not.include('webhook-signature');
+            expect(request.headers['webhook-timestamp']).to.match(/^\d+$/);
             expect(request.headers['x-inbox-capture-event']).to.equal('email.received');
         }
 
-        expect(a!.headers['x-inbox-capture-delivery']).to.not.equal(b!.headers['x-inbox-capture-delivery']);
+        expect(a!.headers['webhook-id']).to.not.equal(b!.headers['webhook-id']);
         expect(a!.body.equals(b!.body)).to.be.true();
     });
 
@@ -215,7 +274,7 @@ describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
         await kill(first);
         const second = await startService(env);
         const requests = await hook.waitFor(2, LIMIT_MS);
-        expect(requests[1]!.headers['x-inbox-capture-delivery']).to.equal(requests[0]!.headers['x-inbox-capture-delivery']);
+        expect(requests[1]!.headers['webhook-id']).to.equal(requests[0]!.headers['webhook-id']);
         expect(requests[1]!.body.equals(requests[0]!.body)).to.be.true();
         await sleep(2 * POLL_MS);
         expect(hook.received.length).to.equal(2);

@@ -77,13 +77,14 @@ describe('plugin webhooks option', () => {
         expect(hook.received.length).to.equal(1);
     });
 
-    it('refuses a URL that is not http(s), a duplicate URL, an inbox name the API could never hold, and a timeout over 10 s', async () => {
+    it('refuses a URL that is not http(s), a duplicate URL, an inbox name the API could never hold, a timeout over 10 s and a whsec_ secret that is not base64', async () => {
         const attempts = [
             { webhooks: [{ url: 'ftp://127.0.0.1/hook' }] },
             { webhooks: [{ url: 'http://127.0.0.1/a' }, { url: 'http://127.0.0.1/a' }] },
             { webhooks: [{ url: 'http://127.0.0.1/a', inboxes: ['Not An Inbox'] }] },
             { webhooks: [{ url: 'http://127.0.0.1/a' }], webhookDelivery: { timeoutMs: 20_000 } },
-            { webhooks: [{ url: 'http://127.0.0.1/a' }], webhookDelivery: { firstRetryMs: 60_000 } }
+            { webhooks: [{ url: 'http://127.0.0.1/a' }], webhookDelivery: { firstRetryMs: 60_000 } },
+            { webhooks: [{ url: 'http://127.0.0.1/a', secret: 'whsec_AAE' }] }
         ];
         for (const plugin of attempts) {
             await expect(provisionServer({ plugin })).to.reject(/inbox-capture plugin: invalid options/);

@@ -78,7 +78,7 @@ describe('webhook-dispatcher', () => {
                     startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 2, maxRetryMs: 2, pollIntervalMs: 60_000 });
                     await capture.ingestRawEmail(buildMail({ to: 'timers@test.example' }));
                     const attempts = await hook.waitFor(failures + 1);
-                    expect(new Set(attempts.map((a) => a.headers['x-inbox-capture-delivery'])).size).to.equal(1);
+                    expect(new Set(attempts.map((a) => a.headers['webhook-id'])).size).to.equal(1);
                     // Sent: nothing of it is left to claim.
                     await new Promise((resolve) => setTimeout(resolve, 50));
                     expect(await stores.recordStore.claimWebhookDeliveries!([hook.url()], 10, 1)).to.equal([]);

@@ -35,7 +35,8 @@ describe('webhook-env', () => {
                 { INBOX_CAPTURE_WEBHOOK_SECRET: 'orphan' },
                 { INBOX_CAPTURE_WEBHOOK_URL: 'http://127.0.0.1/h', INBOX_CAPTURE_WEBHOOK_TIMEOUT_MS: '20000' },
                 { INBOX_CAPTURE_WEBHOOK_URL: 'http://127.0.0.1/h', INBOX_CAPTURE_WEBHOOK_FIRST_RETRY_MS: '0' },
-                { INBOX_CAPTURE_WEBHOOK_URL: 'http://127.0.0.1/h', INBOX_CAPTURE_WEBHOOK_TIMEOUT_MS: '5s' }
+                { INBOX_CAPTURE_WEBHOOK_URL: 'http://127.0.0.1/h', INBOX_CAPTURE_WEBHOOK_TIMEOUT_MS: '5s' },
+                { INBOX_CAPTURE_WEBHOOK_URL: 'http://127.0.0.1/h', INBOX_CAPTURE_WEBHOOK_SECRET: 'whsec_not base64' }
             ];
             for (const env of bad) {
                 expect(() => readEnvConfig(env, '/srv'), JSON.stringify(env)).to.throw(ConfigError, /INBOX_CAPTURE_WEBHOOK_/);
