@@ -77,6 +77,7 @@ export function seedRecord(i: number, inboxes?: number): EmailRecord {
         receivedAt: SEED_EPOCH_MS + Math.floor(i / SEED_SHAPE.rowsPerSecond) * 1000,
         rawKey: `${prefix}/raw.eml`,
         rawSize: 1500,
+        rawSha256: 'a'.repeat(64),
         attachments: hasAttachment ? [{ filename: '0-report.pdf', contentType: 'application/pdf', size: 52_000, blobKey: `${prefix}/att/0` }] : [],
         ...linksAndCodesOf({ subject, body, htmlBody })
     };

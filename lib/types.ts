@@ -34,6 +34,11 @@ export interface EmailRecord {
     rawKey: string;
     /** Size of the raw .eml in bytes. */
     rawSize: number;
+    /**
+     * SHA-256 hex of the raw .eml: only a copy with the same bytes replaces this one
+     * (docs/design.md, "Identity and inboxes"); `""` for a copy stored before it was kept.
+     */
+    rawSha256: string;
     attachments: StoredAttachment[];
     /** Links of the HTML, then the text body, at most 100 (links.ts). */
     links: Link[];

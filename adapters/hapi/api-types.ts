@@ -16,8 +16,8 @@ export interface AttachmentView extends Omit<StoredAttachment, 'blobKey'> {
 /** A link of an email as the API shows it: as stored. */
 export type LinkView = Link;
 
-/** The parts of a record the API never shows: the source id and where the raw message is kept. */
-type InternalFields = 'sourceId' | 'rawKey' | 'rawSize';
+/** The parts of a record the API never shows: the source id, where the raw message is kept and its digest. */
+type InternalFields = 'sourceId' | 'rawKey' | 'rawSize' | 'rawSha256';
 
 /** The API's email object (docs/design.md: every field always present). */
 export interface EmailView extends Omit<EmailRecord, InternalFields | 'attachments'> {

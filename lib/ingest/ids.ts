@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, webcrypto } from 'node:crypto';
 
 /** Suffix of ids we generate for messages that carry no Message-ID. */
 export const GENERATED_ID_DOMAIN = 'inbox-capture';
@@ -33,6 +33,27 @@ export function shortId(id: string): string {
  */
 export function deriveMessageId(sourceId: string, inbox: string): string {
     return shortId(`${shortId(sourceId)}~${inbox}`);
+}
+
+/** Hex digits of the raw message's SHA-256 in a content-derived id: 48 bits tell apart any resends an inbox will see. */
+const CONTENT_DIGEST_CHARS = 12;
+
+/**
+ * The id of a copy whose inbox already holds the same Message-ID with other bytes
+ * (docs/design.md, "Identity and inboxes"): `<sourceId>~<inbox>~<first 12 hex digits of
+ * the raw message's SHA-256>`, shortened as deriveMessageId() is. Deterministic, so an
+ * identical resend of it finds the same copy, and each different one gets its own id.
+ */
+export function contentDerivedId(sourceId: string, inbox: string, rawSha256: string): string {
+    return shortId(`${shortId(sourceId)}~${inbox}~${rawSha256.slice(0, CONTENT_DIGEST_CHARS)}`);
+}
+
+/**
+ * SHA-256 hex of a raw message, worked out on libuv's thread pool (WebCrypto), so a
+ * message of megabytes does not hold the event loop while it is hashed.
+ */
+export async function rawSha256Hex(raw: Uint8Array): Promise<string> {
+    return Buffer.from(await webcrypto.subtle.digest('SHA-256', raw)).toString('hex');
 }
 
 /**

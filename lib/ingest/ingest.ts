@@ -3,7 +3,7 @@ import { attachmentFilename } from '../mime/attachment-name';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { BlobStore, StagedBlob } from '../blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from '../errors';
-import { generateMessageId, newBlobPrefix } from './ids';
+import { generateMessageId, newBlobPrefix, rawSha256Hex } from './ids';
 import { removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from '../long-poll/notifier';
 import { emailText, type ParsedMessage } from '../mime/parse';
@@ -187,6 +187,8 @@ async function writeCopies(
     blobs: IngestBlobs
 ): Promise<EmailDraft[]> {
     const { log } = context;
+    // Hashed while the message parses: only identical bytes replace a stored copy (docs/design.md).
+    const digest = rawSha256Hex(bytes);
     const parsed = await context.parse(bytes);
     if (parsed.error) {
         log('the parser stopped early; the message is stored with the fields it read', parsed.error);
@@ -218,6 +220,7 @@ async function writeCopies(
         attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
     }
 
+    const rawSha256 = await digest;
     const drafts: EmailDraft[] = [];
     for (const [inbox, recipient] of targets) {
         drafts.push({
@@ -231,6 +234,7 @@ async function writeCopies(
             receivedAt,
             rawKey,
             rawSize: bytes.length,
+            rawSha256,
             attachments,
             links,
             codes

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as Code from '@hapi/code';
 import type * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../lib/errors';
-import { deriveMessageId, MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../lib/ingest/ids';
+import { contentDerivedId, deriveMessageId, MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../lib/ingest/ids';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { CursorPosition, EmailDraft, EmailRecord, ListQuery } from '../../lib/types';
 
@@ -22,7 +22,7 @@ const BASE_TIME = 1_700_000_000_000;
 
 /** Every key an EmailRecord has: nothing more may leak out of a store. */
 const RECORD_KEYS = [
-    'attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSize',
+    'attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSha256', 'rawSize',
     'receivedAt', 'recipient', 'sender', 'sourceId', 'subject'
 ];
 
@@ -51,6 +51,7 @@ function draft(inbox: string, overrides: Partial<EmailDraft> = {}): EmailDraft {
         receivedAt: BASE_TIME + n,
         rawKey: `raw-${tag}-${n}`,
         rawSize: 1000 + n,
+        rawSha256: 'a'.repeat(64),
         attachments: [],
         links: [],
         codes: [],
@@ -149,6 +150,7 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                     body: 'line 1\r\nline 2',
                     htmlBody: '<p>Grüße</p>',
                     rawSize: 123_456_789,
+                    rawSha256: 'a'.repeat(64),
                     attachments: [
                         { filename: '0-report.pdf', contentType: 'application/pdf', size: 5000, blobKey: unique('att') },
                         { filename: '1-image.png', contentType: 'image/png', size: 0, blobKey: unique('att') }
@@ -273,6 +275,29 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect(result.saved).to.equal([{ messageId: old.messageId, ...newer }]);
                 expect(await store().getEmail(source)).to.equal(result.saved[0]!);
                 expect(ids((await store().listEmails({ inbox, limit: 10 })).records)).to.equal([source]);
+            });
+
+            it('keeps the copy when the same message arrives with other raw bytes: another email under <id>~<inbox>~<digest>', async () => {
+                const inbox = newInbox();
+                const source = unique('other-bytes') + '@example.test';
+                const first = await saveOne(store(), draft(inbox, { sourceId: source, codes: ['482913'], rawSha256: '1'.repeat(64) }));
+                const other = await store().saveEmails([draft(inbox, { sourceId: source, codes: ['777777'], rawSha256: '2'.repeat(64) })]);
+                expect(other.replaced).to.equal([]);
+                expect(ids(other.saved)).to.equal([contentDerivedId(source, inbox, '2'.repeat(64))]);
+                expect(await store().getEmail(source)).to.equal(first);
+
+                // The same bytes again replace only their own copy.
+                const again = await store().saveEmails([draft(inbox, { sourceId: source, codes: ['777777'], rawSha256: '2'.repeat(64) })]);
+                expect(again.replaced).to.equal(other.saved);
+                expect(ids(again.saved)).to.equal(ids(other.saved));
+                expect((await store().listEmails({ inbox, limit: 10 })).records.map((r) => r.codes)).to.equal([['777777'], ['482913']]);
+
+                // A copy whose digest is unknown (stored before digests were kept) is replaced by nothing.
+                const unknown = await store().saveEmails([draft(inbox, { sourceId: source, rawSha256: '' })]);
+                expect(unknown.replaced).to.equal([]);
+                const unknownAgain = await store().saveEmails([draft(inbox, { sourceId: source, rawSha256: '' })]);
+                expect(unknownAgain.replaced).to.equal([]);
+                expect((await store().listEmails({ inbox, limit: 10 })).records).to.have.length(4);
             });
 
             it('replaces every copy of a multi-inbox delivery that arrives again', async () => {

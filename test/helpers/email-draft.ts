@@ -17,6 +17,7 @@ export function draft(inbox: string, n: number, overrides: Partial<EmailDraft> =
         receivedAt: BASE_TIME + n,
         rawKey: `raw-${randomBytes(6).toString('hex')}`,
         rawSize: 100,
+        rawSha256: 'a'.repeat(64),
         attachments: [],
         links: [],
         codes: [],

@@ -44,6 +44,7 @@ export function cleanDraft(draft: EmailDraft, cleaned?: Map<StoredAttachment[], 
         receivedAt: draft.receivedAt,
         rawKey: draft.rawKey,
         rawSize: draft.rawSize,
+        rawSha256: draft.rawSha256,
         attachments,
         links: draft.links.map((l) => ({ href: cleanText(l.href), text: cleanText(l.text) })),
         codes: draft.codes

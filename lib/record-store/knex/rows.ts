@@ -16,6 +16,8 @@ export interface EmailRow {
     received_at: number | string;
     raw_key: string;
     raw_size: number | string;
+    /** NULL in rows stored before the column existed. */
+    raw_sha256: string | null;
     attachments: string;
     /** JSON text of Link[]; NULL in rows stored before the column existed, until migrate() fills them. */
     links: string | null;
@@ -48,6 +50,7 @@ export function toRecord(row: EmailRow): EmailRecord {
         receivedAt: toNumber(row.received_at),
         rawKey: row.raw_key,
         rawSize: toNumber(row.raw_size),
+        rawSha256: row.raw_sha256 ?? '',
         attachments: parseAttachments(row.attachments),
         links: row.links === null ? [] : parseLinks(row.links),
         codes: row.codes === null ? [] : parseCodes(row.codes)
@@ -115,6 +118,8 @@ export function toInsertRow({ record, sourceHash, messageHash }: { record: Email
         received_at: record.receivedAt,
         raw_key: record.rawKey,
         raw_size: record.rawSize,
+        // NULL, not '': a digest we do not know is equal to none (the unique index ignores NULLs).
+        raw_sha256: record.rawSha256 === '' ? null : record.rawSha256,
         has_attachments: record.attachments.length > 0,
         attachments,
         links: JSON.stringify(record.links),

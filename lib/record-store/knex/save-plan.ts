@@ -4,7 +4,7 @@
  * can meet and passes them in, and is asked for any further id it must check.
  */
 
-import { deriveMessageId, firstChoiceId as firstChoice, sha256Hex } from '../../ingest/ids';
+import { contentDerivedId, deriveMessageId, firstChoiceId as firstChoice, sha256Hex } from '../../ingest/ids';
 import type { EmailDraft, EmailRecord } from '../../types';
 import type { SaveResult } from '../record-store';
 
@@ -65,10 +65,12 @@ export function prepareDeliveries(deliveries: EmailDraft[][]): PlannedDraft[][] 
  * answers to earlier `lookUp`s (digest → some row holds it).
  */
 export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[], checked: ReadonlyMap<string, boolean>): PlanOutcome {
-    // Whether a record holds a message id (by digest), and the stored copy of each
-    // (inbox, source), as they stand after the deliveries planned so far.
+    // Whether a record holds a message id (by digest), the stored copy of each
+    // (inbox, source, raw bytes), and the (inbox, source) pairs some copy holds, as they
+    // stand after the deliveries planned so far.
     const held = new Map<string, boolean>();
     const copies = new Map<string, StoredCopy>();
+    const sources = new Set<string>();
     for (const { candidateHash } of deliveries.flat()) {
         held.set(candidateHash, false);
     }
@@ -79,7 +81,8 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
 
     for (const row of rows) {
         held.set(row.messageHash, true);
-        copies.set(copyKey(row.record.inbox, row.sourceHash), { record: row.record, seq: row.seq });
+        copies.set(copyKey(row.record.inbox, row.sourceHash, row.record.rawSha256), { record: row.record, seq: row.seq });
+        sources.add(sourceKey(row.record.inbox, row.sourceHash));
     }
 
     const results: SaveResult[] = [];
@@ -89,7 +92,8 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
         const saved: EmailRecord[] = [];
         const replaced: EmailRecord[] = [];
         for (const { draft, sourceHash } of drafts) {
-            const key = copyKey(draft.inbox, sourceHash);
+            // Only the same bytes replace a copy (docs/design.md, "Identity and inboxes").
+            const key = copyKey(draft.inbox, sourceHash, draft.rawSha256);
             const earlier = copies.get(key);
             let messageId: string;
             if (earlier) {
@@ -107,7 +111,9 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
                 messageId = earlier.record.messageId;
             }
             else {
-                const chosen = chooseId(draft, drafts.length === 1, held);
+                // The same Message-ID in this inbox with other bytes: another email, under an id of its own.
+                const otherContent = sources.has(sourceKey(draft.inbox, sourceHash));
+                const chosen = chooseId(draft, drafts.length === 1, held, otherContent);
                 if ('lookUp' in chosen) {
                     return chosen;
                 }
@@ -119,6 +125,7 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
             const insert: PendingInsert = { record, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
             inserts.push(insert);
             copies.set(key, { record, insert });
+            sources.add(sourceKey(draft.inbox, sourceHash));
             held.set(insert.messageHash, true);
             saved.push(record);
         }
@@ -147,9 +154,15 @@ interface StoredCopy {
     insert?: PendingInsert;
 }
 
-// `\n` never occurs in a hex digest, and the digest has a fixed length, so the key is unambiguous.
-function copyKey(inbox: string, sourceHash: string): string {
+// `\n` never occurs in a hex digest, and the digests have a fixed length, so the keys are unambiguous.
+function sourceKey(inbox: string, sourceHash: string): string {
     return `${inbox}\n${sourceHash}`;
+}
+
+// A copy whose raw digest is unknown (stored before digests were kept) is equal to none.
+let unknownDigests = 0;
+function copyKey(inbox: string, sourceHash: string, rawSha256: string): string {
+    return `${sourceKey(inbox, sourceHash)}\n${rawSha256 === '' ? `unknown ${unknownDigests++}` : rawSha256}`;
 }
 
 // docs/design.md: the bare Message-ID for a single-inbox delivery when it is addressable, otherwise derived.
@@ -157,11 +170,12 @@ function firstChoiceId(draft: EmailDraft, single: boolean): string {
     return firstChoice(draft.sourceId, draft.inbox, single);
 }
 
-// The first choice when free; if even the derived id is held (some other message's
-// Message-ID happens to look like a derived id), derive again from it. An id not
-// yet known to be held or free is handed back to the store to look up.
-function chooseId(draft: EmailDraft, single: boolean, held: ReadonlyMap<string, boolean>): { messageId: string } | { lookUp: string } {
-    let candidate = firstChoiceId(draft, single);
+// The first choice when free (for a message whose inbox holds its Message-ID with other
+// bytes, the content-derived id); if even that is held (some other message's Message-ID
+// happens to look like a derived id), derive again from it. An id not yet known to be
+// held or free is handed back to the store to look up.
+function chooseId(draft: EmailDraft, single: boolean, held: ReadonlyMap<string, boolean>, otherContent: boolean): { messageId: string } | { lookUp: string } {
+    let candidate = otherContent ? contentDerivedId(draft.sourceId, draft.inbox, draft.rawSha256) : firstChoiceId(draft, single);
     for (let derivations = 0; ; derivations++) {
         const hash = sha256Hex(candidate);
         const known = held.get(hash);

@@ -27,7 +27,7 @@ export const WEBHOOK_DELIVERIES_TABLE = 'webhook_deliveries';
 /** The columns of `emails` a record is read from (rows.ts maps them). */
 export const EMAIL_COLUMNS = [
     'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
-    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes'
+    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'attachments', 'links', 'codes'
 ];
 
 /** The columns of `api_keys` a key's info is read from. */

@@ -23,7 +23,7 @@ import { webhookDeliveryRows } from './webhook-outbox';
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
     'message_id', 'message_id_hash', 'source_id', 'source_id_hash', 'inbox', 'sender', 'recipient', 'subject',
-    'sender_folded', 'subject_folded', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'has_attachments', 'attachments',
+    'sender_folded', 'subject_folded', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'has_attachments', 'attachments',
     'links', 'codes'
 ];
 

@@ -20,6 +20,7 @@ function record(overrides: Partial<EmailRecord> = {}): EmailRecord {
         receivedAt: 1_750_000_000_000,
         rawKey: '0123456789abcdef01234567/raw.eml',
         rawSize: 321,
+        rawSha256: 'a'.repeat(64),
         attachments: [],
         links: [],
         codes: [],

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -129,6 +129,7 @@ describe('ingest', () => {
                 receivedAt: 1_750_000_000_000,
                 rawKey: copies[0].rawKey,
                 rawSize: raw.length,
+                rawSha256: createHash('sha256').update(raw).digest('hex'),
                 links: [],
                 codes: []
             }]);
@@ -559,6 +560,23 @@ describe('ingest', () => {
             expect(await p.allBlobKeys()).to.equal(fresh);
         });
 
+        it('keeps an earlier copy when its Message-ID arrives again with other bytes: another email under <id>~<inbox>~<digest>', async (flags: Flags) => {
+            const p = await provision(flags);
+            const message = (code: string) => Buffer.from(`From: a@x.test\r\nTo: inbox@x.test\r\nMessage-ID: <same@x.test>\r\nSubject: code\r\n\r\nYour code is ${code}.\r\n`);
+            await p.ingest(message('482913'), { receivedAt: 1000 });
+            const [second] = await p.ingest(message('777777'), { receivedAt: 2000 });
+            const digest = createHash('sha256').update(message('777777')).digest('hex');
+            expect(second.messageId).to.equal(`same@x.test~inbox~${digest.slice(0, 12)}`);
+            expect((await p.recordStore.getEmail('same@x.test'))!.codes).to.equal(['482913']);
+            expect((await p.records('inbox')).map((r) => [r.messageId, r.codes[0]])).to.equal([[second.messageId, '777777'], ['same@x.test', '482913']]);
+
+            // Each of them sent again as it was replaces only itself; a third content is a third email.
+            expect((await p.ingest(message('482913'), { receivedAt: 3000 }))[0].messageId).to.equal('same@x.test');
+            expect((await p.ingest(message('777777'), { receivedAt: 4000 }))[0].messageId).to.equal(second.messageId);
+            await p.ingest(message('111111'), { receivedAt: 5000 });
+            expect((await p.records('inbox')).map((r) => r.codes[0])).to.equal(['111111', '777777', '482913']);
+        });
+
         it('refuses a Buffer over maxMessageBytes with TOO_LARGE and stores nothing', async (flags: Flags) => {
             const p = await provision(flags);
             const raw = await fixture('attachments.eml');
@@ -811,7 +829,7 @@ describe('ingest', () => {
             const copies = await p.ingest(await fixture('recipients.eml'));
             expect(copies).to.have.length(6);
             for (const copy of copies) {
-                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSize', 'receivedAt', 'recipient', 'sender', 'sourceId', 'subject']);
+                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSha256', 'rawSize', 'receivedAt', 'recipient', 'sender', 'sourceId', 'subject']);
                 expect(await p.recordStore.getEmail(copy.messageId)).to.equal(copy);
             }
         });

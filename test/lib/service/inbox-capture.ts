@@ -24,6 +24,7 @@ function record(n: number): EmailRecord {
         receivedAt: n,
         rawKey: `k${n}/raw.eml`,
         rawSize: 1,
+        rawSha256: 'a'.repeat(64),
         attachments: [{ filename: '0-a.txt', contentType: 'text/plain', size: 1, blobKey: `k${n}/att/0` }],
         links: [],
         codes: []

@@ -52,6 +52,7 @@ describe('clean-text', () => {
                 receivedAt: 123,
                 rawKey: 'raw\u0000key',
                 rawSize: 45,
+                rawSha256: 'a'.repeat(64),
                 attachments: [{ filename: 'f\u0000.txt', contentType: 'text/\uD800plain', size: 6, blobKey: 'blob\u0000' }],
                 links: [{ href: 'https://x.test/\u0000a', text: 't\uDC00' }],
                 codes: ['1234']
@@ -67,6 +68,7 @@ describe('clean-text', () => {
                 receivedAt: 123,
                 rawKey: 'raw\u0000key',
                 rawSize: 45,
+                rawSha256: 'a'.repeat(64),
                 attachments: [{ filename: 'f.txt', contentType: 'text/\uFFFDplain', size: 6, blobKey: 'blob\u0000' }],
                 links: [{ href: 'https://x.test/a', text: 't\uFFFD' }],
                 codes: ['1234']
@@ -77,7 +79,7 @@ describe('clean-text', () => {
         it('keeps the links and codes given, never working them out', () => {
             const draft: EmailDraft = {
                 sourceId: '<m@x>', inbox: 'i', sender: '', recipient: 'i@x', subject: 'Code 482913', body: 'https://x.test/go',
-                htmlBody: '', receivedAt: 1, rawKey: 'k', rawSize: 1, attachments: [], links: [], codes: []
+                htmlBody: '', receivedAt: 1, rawKey: 'k', rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: []
             };
             expect(cleanDraft(draft)).to.include({ links: [], codes: [] });
         });

@@ -20,6 +20,7 @@ function row(overrides: Partial<EmailRow> = {}): EmailRow {
         received_at: 1700000000000,
         raw_key: 'k1',
         raw_size: 321,
+        raw_sha256: 'f'.repeat(64),
         attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
         links: '[{"href":"https://x.test/a","text":"A"}]',
         codes: '["482913"]',
@@ -44,6 +45,7 @@ describe('rows', () => {
                 receivedAt: 1700000000000,
                 rawKey: 'k1',
                 rawSize: 321,
+                rawSha256: 'f'.repeat(64),
                 attachments: [{ filename: 'a.pdf', contentType: 'application/pdf', size: 9, blobKey: 'k2' }],
                 links: [{ href: 'https://x.test/a', text: 'A' }],
                 codes: ['482913']
@@ -105,6 +107,7 @@ describe('rows', () => {
                 received_at: 1700000000000,
                 raw_key: 'k1',
                 raw_size: 321,
+                raw_sha256: 'f'.repeat(64),
                 has_attachments: true,
                 attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
                 links: '[{"href":"https://x.test/a","text":"A"}]',
@@ -142,7 +145,7 @@ describe('rows', () => {
     describe('EMAIL_COLUMNS and KEY_COLUMNS', () => {
 
         it('select the columns the rows are read from, never the key hash', () => {
-            expect(EMAIL_COLUMNS).to.equal(['seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes']);
+            expect(EMAIL_COLUMNS).to.equal(['seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'attachments', 'links', 'codes']);
             expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at']);
         });
     });

@@ -19,6 +19,7 @@ function draft(sourceId: string, inbox: string, extra: Partial<EmailDraft> = {})
         receivedAt: 1000,
         rawKey: `raw-${inbox}`,
         rawSize: 10,
+        rawSha256: 'a'.repeat(64),
         attachments: [{ filename: 'a.txt', contentType: 'text/plain', size: 1, blobKey: `att-${inbox}` }],
         links: [],
         codes: [],
