@@ -9,6 +9,7 @@ import * as Fs from 'node:fs/promises';
 import * as Net from 'node:net';
 import * as Path from 'node:path';
 import { describeHealth, startHealthProbe } from './health-probe';
+import { largeEmailAttack } from './large-email-attack';
 import { bigMessageParts, describeListing, listEveryPage } from './list-budget';
 import { mib } from './process-rss';
 import { SmtpSession } from './smtp-client';
@@ -330,5 +331,16 @@ const manyTo: Attack = {
     }
 };
 
-/** The seven, in the issue's order. */
-export const ATTACKS: Attack[] = [bigInbox, fanOut, fileModes, longIds, concurrentLarge, idleConnections, manyTo];
+// 8. One large email multiplied by its readers (issue 29 item 1): a service of its own, with a webhook receiver.
+const largeEmail: Attack = {
+    item: 8,
+    title: 'one email of control characters, read by 10 long-polls, 4 GETs and a webhook answering 413',
+    async run(target) {
+        const malloc = target.env.MALLOC_MMAP_THRESHOLD_;
+        const outcome = await largeEmailAttack(target.size, malloc === undefined ? {} : { MALLOC_MMAP_THRESHOLD_: malloc });
+        return { sent: outcome.sent, answer: outcome.answer };
+    }
+};
+
+/** The seven of issue 17, in its order, then issue 29's. */
+export const ATTACKS: Attack[] = [bigInbox, fanOut, fileModes, longIds, concurrentLarge, idleConnections, manyTo, largeEmail];

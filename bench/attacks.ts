@@ -1,5 +1,6 @@
 /**
- * Issue 17's seven attacks, replayed against `examples/standalone.js` (embedded
+ * Issue 17's seven attacks (and issue 29's eighth, bench/large-email-attack.ts, on a service
+ * of its own), replayed against `examples/standalone.js` (embedded
  * defaults) one after another. Around each, another process asks `/health` every 50 ms
  * and the server's RSS is sampled from /proc; for each it prints what was sent, the
  * answer the attacker got, the slowest `/health`, failed `/health`, peak RSS and RSS

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { Request, ResponseObject, ResponseValue } from '@hapi/hapi';
+import type { Lifecycle, Request, ResponseObject, ResponseToolkit, ResponseValue } from '@hapi/hapi';
 
 // hapi serialises a plain object only when it transmits the response, after every
 // onPreResponse: a failure there is answered by hapi itself (its own body, none of our
@@ -9,11 +9,22 @@ import type { Request, ResponseObject, ResponseValue } from '@hapi/hapi';
 // Responses whose body is serialised already: shapePluginResponse() leaves them as they are.
 const serialised = new WeakSet<ResponseObject>();
 
+// What each request holds until its response is sent (or its client is gone): the emails' JSON.
+const held = new WeakMap<Request, Array<() => void>>();
+
 /**
  * A JSON response from bytes serialised already, sent chunk by chunk (no single string
  * of the whole body is built); `source` stays what `server.inject()` shows as `result`.
+ * `release` is called once the response is sent, or the request ends without it
+ * (releaseAfterResponse(), the plugin's onPostResponse).
  */
-export function serialisedJson(request: Request, source: object, chunks: Buffer[]): ResponseObject {
+export function serialisedJson(request: Request, source: object, chunks: Buffer[], release?: () => void): ResponseObject {
+    if (release) {
+        const list = held.get(request) ?? [];
+        list.push(release);
+        held.set(request, list);
+    }
+
     const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
     const marshal = async (): Promise<ResponseValue> => {
         const stream = Readable.from(chunks, { objectMode: false });
@@ -43,4 +54,15 @@ export function serialiseJsonNow(request: Request, response: ResponseObject): Re
     }
 
     return out;
+}
+
+/** The plugin's onPostResponse: what the request's answer held (its emails' JSON) is given back once hapi is done with it. */
+export function releaseAfterResponse(request: Request, h: ResponseToolkit): Lifecycle.ReturnValue {
+    const list = held.get(request);
+    if (list) {
+        held.delete(request);
+        list.forEach((release) => release());
+    }
+
+    return h.continue;
 }

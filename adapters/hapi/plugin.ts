@@ -11,7 +11,9 @@ import { startWebhooks } from '../webhooks/start-webhooks';
 import type { EmailView } from './api-types';
 import { registerAuth } from './auth-scheme';
 import { docsRoutes } from './docs-page';
+import { createEmailJsonSource } from './email-json';
 import { toEmailView } from './email-view';
+import { releaseAfterResponse } from './json-response';
 import { malformedPathGuard } from './malformed-path';
 import { OPENAPI_PATH, openapiRoute } from './openapi';
 import { validateOptions, type InboxCapturePluginOptions, type ResolvedPluginOptions } from './options-schema';
@@ -114,7 +116,8 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         // the caller's, only what the plugin opened is closed.
         const close = ownsAll ? () => capture.close() : () => closeAll(owned);
 
-        const context: RouteContext = { capture, prefix, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
+        const emailJson = createEmailJsonSource(capture.messageBudget, prefix);
+        const context: RouteContext = { capture, prefix, emailJson, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
         let webhooks: WebhookDispatcher | undefined;
         try {
             registerAuth(server, capture);
@@ -159,6 +162,8 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
         // Sandboxed: only this plugin's routes are shaped; the host's are never touched.
         server.ext('onPreResponse', shapePluginResponse, { sandbox: 'plugin' });
+        // The emails' JSON an answer held goes back to the memory budget once it is sent.
+        server.ext('onPostResponse', releaseAfterResponse, { sandbox: 'plugin' });
         // Server-wide (hapi answers an undecodable path from a route of its own), but it
         // acts only on paths under the plugin's /v1.
         server.ext('onPreResponse', malformedPathGuard(prefix));

@@ -1,11 +1,14 @@
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import type { WaitCanceller } from '../../lib/long-poll/wait-canceller';
+import type { EmailJsonSource } from './email-json';
 
 /** What every route module of the plugin needs. */
 export interface RouteContext {
     capture: InboxCapture;
     /** hapi `routes.prefix` the plugin was registered with, `''` when none: every URL we hand out carries it. */
     prefix: string;
+    /** The JSON of the emails answers carry: shared, within the service's memory budget. */
+    emailJson: EmailJsonSource;
     /** Byte budget of one list page's JSON (the `maxPageBytes` option). */
     maxPageBytes: number;
     /** Long-polls in flight: aborted when the server stops, so it drains at once. */

@@ -7,7 +7,7 @@
 import { backoffMs } from '../../lib/util/backoff';
 import type { RecordStore, WebhookDelivery } from '../../lib/record-store/record-store';
 import type { EmailRecord } from '../../lib/types';
-import { webhookRequest } from './webhook-payload';
+import { webhookRequest, type WebhookEmail } from './webhook-payload';
 import { webhookKey } from './webhook-secret';
 import { postWebhook } from './webhook-post';
 import type { WebhookTarget } from './webhook-target';
@@ -52,7 +52,7 @@ export interface WebhookDispatcherOptions extends WebhookDeliveryOptions {
     recordStore: RecordStore;
     targets: readonly WebhookTarget[];
     /** The email object of a record as the API shows it (the adapter's: the core knows no URL of its own). */
-    render(record: EmailRecord): unknown;
+    render(record: EmailRecord): WebhookEmail;
     log?: (message: string, error?: unknown) => void;
 }
 

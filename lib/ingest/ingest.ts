@@ -6,6 +6,7 @@ import { InboxCaptureError, isInboxCaptureError } from '../errors';
 import { generateMessageId, newBlobPrefix, rawSha256Hex } from './ids';
 import { removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from '../long-poll/notifier';
+import { cleanMailText } from '../mime/mail-text';
 import { emailText, type ParsedMessage } from '../mime/parse';
 import { linksAndCodesInSlices } from '../extract/links-and-codes';
 import { budgetSpent, type MessageBudget, type MessageReservation } from '../service/message-budget';
@@ -206,7 +207,10 @@ async function writeCopies(
     // The one place links and codes are worked out (docs/design.md, "The email object"):
     // once per message, shared by its copies, which have the same subject and bodies. The
     // parse worker finds them off the event loop; a message parsed here is searched in slices.
-    const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject, body, htmlBody });
+    const found = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject, body, htmlBody });
+    const { codes } = found;
+    // The bodies are clean already; an anchor's text or href may still decode an entity to a control character.
+    const links = found.links.map((l) => ({ href: cleanMailText(l.href), text: cleanMailText(l.text) }));
 
     // One raw blob and one blob per attachment, whatever the number of copies: every
     // copy references the same keys (a delete removes only what no copy still uses).
@@ -283,8 +287,8 @@ function inboxesOf(
     return targets;
 }
 
-/** `<a@b>` → `a@b`, as envelope addresses sometimes arrive. */
+/** `<a@b>` → `a@b`, as envelope addresses sometimes arrive; without control characters, as every text field. */
 function bareAddress(address: string): string {
-    const trimmed = address.trim();
+    const trimmed = cleanMailText(address).trim();
     return trimmed.startsWith('<') && trimmed.endsWith('>') ? trimmed.slice(1, -1).trim() : trimmed;
 }

@@ -6,6 +6,7 @@
  */
 
 import libmime from 'libmime';
+import { cleanMailText } from './mail-text';
 
 /** One header field: its name as written and its value as a reader sees it. */
 export interface HeaderField {
@@ -108,5 +109,6 @@ function decodeValue(raw: string): string {
         decoded = raw;
     }
 
-    return decoded.replace(LINE_BREAK, ' ').trim();
+    // Control characters go as in every text field of the email (mail-text.ts).
+    return cleanMailText(decoded.replace(LINE_BREAK, ' ')).trim();
 }

@@ -31,6 +31,7 @@
 import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
 import { htmlToPlainText } from '../extract/html-text';
 import type { EmailText, LinksAndCodes } from '../extract/links-and-codes';
+import { cleanMailText } from './mail-text';
 
 /** One attachment part, decoded, in message order. */
 export interface ParsedAttachment {
@@ -139,8 +140,10 @@ export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 
             // A slot still empty is an attachment the parser stopped inside of.
             result.attachments = slots.filter((a): a is ParsedAttachment => a !== null);
+            cleanFields(result);
             if (result.text.length === 0) {
-                result.textFromHtml = deriveText(result.html);
+                // Cleaned too: an entity such as `&#1;` decodes to a control character.
+                result.textFromHtml = cleanMailText(deriveText(result.html));
             }
 
             resolve(result);
@@ -214,6 +217,22 @@ function readHeaders(headers: Headers, result: ParsedMessage): void {
     result.from = addresses(headers.get('from'))[0];
     result.to = addresses(headers.get('to'));
     result.cc = addresses(headers.get('cc'));
+}
+
+/**
+ * The text fields without control characters (mail-text.ts), before links and codes are
+ * found in them: every email made from this message holds these.
+ */
+function cleanFields(result: ParsedMessage): void {
+    result.subject = cleanMailText(result.subject);
+    result.text = cleanMailText(result.text);
+    result.html = cleanMailText(result.html);
+    const id = result.messageId === undefined ? undefined : cleanMailText(result.messageId);
+    result.messageId = id === '' ? undefined : id;
+    const from = result.from === undefined ? undefined : cleanMailText(result.from);
+    result.from = from === '' ? undefined : from;
+    result.to = result.to.map(cleanMailText).filter((a) => a !== '');
+    result.cc = result.cc.map(cleanMailText).filter((a) => a !== '');
 }
 
 /** `<abc@x>` → `abc@x`: trimmed, one pair of angle brackets removed; undefined when nothing is left. */

@@ -5,10 +5,9 @@ import type { RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS } from '../api-schemas';
 import type { DeletedEmailView, DeletedInboxView, HeadersView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
-import { toEmailView } from '../email-view';
 import { apiError } from '../error-mapping';
 import { serialisedJson } from '../json-response';
-import { serialiseEmailPage, toJsonChunks } from '../list-page-body';
+import { serialiseEmailPage } from '../list-page-body';
 import { deleteInboxQuerySchema, listQuerySchema, queryFailAction, toListQuery, type ListQueryValues } from '../list-query-schema';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
 
@@ -26,12 +25,13 @@ export function paramsFailAction(): never {
 
 /** The email routes: list (with long-polling), get, delete one, delete all (docs/design.md). */
 export function emailRoutes(context: RouteContext): ServerRoute[] {
-    const { capture, prefix, maxPageBytes } = context;
+    const { capture, emailJson, maxPageBytes } = context;
 
     // The page within the byte budget, serialised here: a failure is still ours to answer.
+    // The emails' JSON is shared with other answers and held, within the memory budget, until this one is sent.
     const send = async (request: Request, records: RecordPage): Promise<ResponseObject> => {
-        const { page, chunks } = await serialiseEmailPage(records, prefix, maxPageBytes);
-        return serialisedJson(request, page, chunks);
+        const { page, chunks, release } = await serialiseEmailPage(records, emailJson, maxPageBytes);
+        return serialisedJson(request, page, chunks, release);
     };
 
     const list = async (request: Request) => {
@@ -75,9 +75,10 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
             throw apiError(404, 'NOT_FOUND');
         }
 
-        // Serialised here in slices, as a list page is: a body of megabytes never holds the event loop in one go.
-        const view = toEmailView(record, prefix);
-        return serialisedJson(request, view, await toJsonChunks(view));
+        // Serialised in slices, as a list page is, once for every request that wants it meanwhile,
+        // within the memory budget (email-json.ts): a body of megabytes never holds the event loop in one go.
+        const { json, release } = await emailJson.acquire(record);
+        return serialisedJson(request, json.view, json.chunks, release);
     };
 
     const headers = async (request: Request): Promise<HeadersView> => {

@@ -11,7 +11,7 @@ import { startWebhookReceiver } from '../../helpers/webhook-receiver';
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-const render = (record: EmailRecord) => ({ id: record.messageId, subject: record.subject });
+const render = (record: EmailRecord) => ({ id: record.messageId, subject: record.subject, body: record.body, htmlBody: record.htmlBody });
 
 /** What a test gets: a started service, its stores, and startWebhooks() on that service (stopped after the test). */
 interface Rig {
@@ -51,7 +51,7 @@ describe('webhook-dispatcher', () => {
                     startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 100, giveUpAfterMs: 1300 });
                     const [record] = await capture.ingestRawEmail(buildMail({ to: 'given-up@test.example', subject: 'hello' }));
                     const [first] = await hook.waitFor(1);
-                    expect(JSON.parse(first!.body.toString('utf8'))).to.equal({ event: 'email.received', email: { id: record!.messageId, subject: 'hello' } });
+                    expect(JSON.parse(first!.body.toString('utf8'))).to.equal({ event: 'email.received', email: { id: record!.messageId, subject: 'hello', body: record!.body, htmlBody: record!.htmlBody } });
 
                     // Attempts at about 0, 100, 300 and 700 ms; the next would be at 1500, past 1300: four attempts.
                     // The margins (the third retry may come 600 ms late, the fifth is 200 ms past the limit

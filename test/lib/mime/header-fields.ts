@@ -121,6 +121,11 @@ describe('header-fields', () => {
             });
         }
 
+        it('drops C0 control characters from values, as from every text field, encoded ones included', () => {
+            const bytes = Buffer.from('Subject: a\u0001b =?utf-8?Q?c=00=1Bd?=\r\nX-Tab: e\tf\r\n\r\n', 'latin1');
+            expect(parseHeaderFields(bytes)).to.equal([field('Subject', 'ab cd'), field('X-Tab', 'e\tf')]);
+        });
+
         it('reads 8-bit header bytes that are not UTF-8 as Latin-1', () => {
             const bytes = Buffer.concat([Buffer.from('Subject: caf'), Buffer.from([0xe9]), Buffer.from(' au lait\r\nX-Ok: yes\r\n\r\n')]);
             expect(parseHeaderFields(bytes)).to.equal([field('Subject', 'café au lait'), field('X-Ok', 'yes')]);
