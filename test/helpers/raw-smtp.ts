@@ -160,3 +160,15 @@ export async function sendRawMessage(session: RawSmtpSession, raw: Buffer, recip
     await session.write(dataPayload(raw).payload);
     return session.reply();
 }
+
+/** One session that says EHLO and delivers `raw` to `recipients` (sendRawMessage()); the reply to the end of DATA. */
+export async function deliverRaw(port: number, raw: Buffer, recipients: string[]): Promise<SmtpReply> {
+    const { session } = await RawSmtpSession.open(port);
+    try {
+        await session.command('EHLO sender.example.test');
+        return await sendRawMessage(session, raw, recipients);
+    }
+    finally {
+        await session.destroy();
+    }
+}

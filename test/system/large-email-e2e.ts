@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { RawSmtpSession, sendRawMessage } from '../helpers/raw-smtp';
+import { deliverRaw } from '../helpers/raw-smtp';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -44,16 +44,7 @@ describe('large emails in answers (standalone service)', () => {
         await hook.close();
     });
 
-    const deliver = async (raw: Buffer) => {
-        const { session } = await RawSmtpSession.open(service.smtpPort);
-        try {
-            await session.command('EHLO sender.example.test');
-            expect((await sendRawMessage(session, raw, ['large@example.test'])).code).to.equal(250);
-        }
-        finally {
-            await session.destroy();
-        }
-    };
+    const deliver = async (raw: Buffer) => expect((await deliverRaw(service.smtpPort, raw, ['large@example.test'])).code).to.equal(250);
 
     const get = async (path: string) => {
         const res = await fetch(`${service.baseUrl}${path}`, { headers: { authorization: `Bearer ${service.apiKey}` } });

@@ -2,7 +2,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { RawSmtpSession, sendRawMessage } from '../helpers/raw-smtp';
+import { deliverRaw } from '../helpers/raw-smtp';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -18,15 +18,7 @@ const { describe, it, afterEach } = exports.lab = Lab.script();
 const LARGE_BODY = 'x'.repeat(400 * 1024);
 
 async function deliver(port: number, raw: string, recipient: string): Promise<void> {
-    const { session } = await RawSmtpSession.open(port);
-    try {
-        await session.command('EHLO sender.example.test');
-        const reply = await sendRawMessage(session, Buffer.from(raw), [recipient]);
-        expect(reply.code).to.equal(250);
-    }
-    finally {
-        await session.destroy();
-    }
+    expect((await deliverRaw(port, Buffer.from(raw), [recipient])).code).to.equal(250);
 }
 
 function message(messageId: string, recipient: string, body: string): string {

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createHash } from 'node:crypto';
-import { RawSmtpSession, sendRawMessage } from '../helpers/raw-smtp';
+import { deliverRaw } from '../helpers/raw-smtp';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
 
 const { expect } = Code;
@@ -38,16 +38,7 @@ describe('the same Message-ID again, over SMTP (standalone service)', () => {
 
     after(() => service.stop());
 
-    const deliver = async (raw: Buffer) => {
-        const { session } = await RawSmtpSession.open(service.smtpPort);
-        try {
-            await session.command('EHLO sender.example.test');
-            expect((await sendRawMessage(session, raw, ['signup@example.test'])).code).to.equal(250);
-        }
-        finally {
-            await session.destroy();
-        }
-    };
+    const deliver = async (raw: Buffer) => expect((await deliverRaw(service.smtpPort, raw, ['signup@example.test'])).code).to.equal(250);
 
     const api = async <T>(path: string): Promise<T> => {
         const res = await fetch(`${service.baseUrl}${path}`, { headers: { authorization: `Bearer ${service.apiKey}` } });
