@@ -1,5 +1,5 @@
 /**
- * The text fields of an email as ingest keeps them (docs/guarantees.md, "Mail in: what any
+ * The text fields of an email (not its Message-ID, its identity) as ingest keeps them (docs/guarantees.md, "Mail in: what any
  * message gets"): no C0 control character but TAB, LF and CR, and no lone UTF-16
  * surrogate. JSON escapes each of those as six bytes (`\u0001`), so a body of control
  * characters made an answer 5.5 times its message; without them an email's JSON is at

@@ -221,14 +221,14 @@ function readHeaders(headers: Headers, result: ParsedMessage): void {
 
 /**
  * The text fields without control characters (mail-text.ts), before links and codes are
- * found in them: every email made from this message holds these.
+ * found in them: every email made from this message holds these. The Message-ID is kept
+ * as sent: it is the email's identity (at most 256 bytes, docs/design.md), and stays
+ * addressable with any character in it.
  */
 function cleanFields(result: ParsedMessage): void {
     result.subject = cleanMailText(result.subject);
     result.text = cleanMailText(result.text);
     result.html = cleanMailText(result.html);
-    const id = result.messageId === undefined ? undefined : cleanMailText(result.messageId);
-    result.messageId = id === '' ? undefined : id;
     const from = result.from === undefined ? undefined : cleanMailText(result.from);
     result.from = from === '' ? undefined : from;
     result.to = result.to.map(cleanMailText).filter((a) => a !== '');

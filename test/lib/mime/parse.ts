@@ -35,7 +35,9 @@ describe('parse', () => {
         it('drops C0 control characters but TAB, LF and CR from every text field, the text derived from HTML included', async () => {
             const controls = '\u0001\u0002\u0008\u000b\u000c\u001b\u001f';
             const plain = await parseMessage(Buffer.from(`From: a${controls}@x.test\r\nTo: b${controls}@x.test\r\nMessage-ID: <m${controls}@x.test>\r\nSubject: =?utf-8?Q?s=01=1Bt?=\r\n\r\ntab\there ${controls}${controls}\r\nend\r\n`, 'latin1'));
-            expect([plain.from, plain.to, plain.messageId, plain.subject, plain.text]).to.equal(['a@x.test', ['b@x.test'], 'm@x.test', 'st', 'tab\there \nend\n']);
+            expect([plain.from, plain.to, plain.subject, plain.text]).to.equal(['a@x.test', ['b@x.test'], 'st', 'tab\there \nend\n']);
+            // The Message-ID is the email's identity: kept as sent (and addressable).
+            expect(plain.messageId).to.equal(`m${controls}@x.test`);
             const html = await parseMessage(Buffer.from(`To: b@x.test\r\nContent-Type: text/html\r\n\r\n<p>a${controls}b &#1;&#x1b;c</p>\r\n`, 'latin1'));
             expect(html.html).to.equal('<p>ab &#1;&#x1b;c</p>\n');
             expect(html.textFromHtml).to.equal('ab c');
