@@ -63,14 +63,15 @@ describe('bench', () => {
                 expect(stdout).to.include('machine: ');
                 expect(stdout).to.include(`Command: \`node dist-bench/bench/${name}.js --smoke\``);
                 if (name === 'attacks') {
-                    // Not a speed figure: each of the seven ran, got its clear answer, and the service stayed up.
+                    // Not a speed figure: each of the eight ran, got its clear answer, and the service stayed up.
                     const answers = result.tables[0]!.rows.map((row) => row[2]!);
-                    expect(answers).to.have.length(7);
+                    expect(answers).to.have.length(8);
                     expect(answers.join('\n')).to.not.include('the harness failed').and.to.not.include('THE SERVICE EXITED');
                     expect(answers[2]).to.include('open to group or others: none');
                     expect(answers[3]).to.include('5 of 5 reached, 3 of 3 older');
                     expect(answers[5]).to.include('SMTP delivery: 250');
                     expect(answers[6]).to.include('TOO_MANY_RECIPIENTS');
+                    expect(answers[7]).to.match(/^answers 200, the largest [\d.]+ MiB \(0\.\d\d × the message\)/);
                 }
 
                 if (name === 'smtp-ingest') {
