@@ -25,11 +25,11 @@ export type { SmtpTls, SmtpTlsCertificate, SmtpTlsInfo, SmtpTlsMode } from './sm
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
 export const DEFAULT_SMTP_PORT = 2525;
-/** Recipients per message: the core's cap on copies of one message (RFC 5321 §4.5.3.1.8: a server must accept at least 100). */
+/** Recipients per message: the core's cap on copies of one message (RFC 5321 section 4.5.3.1.8: a server must accept at least 100). */
 export const DEFAULT_MAX_RECIPIENTS = MAX_RECIPIENTS;
 /** Concurrent SMTP connections; beyond it a client gets 421 and retries later. */
 export const DEFAULT_MAX_CONNECTIONS = 100;
-/** Milliseconds a client may stay silent. RFC 5321 §4.5.3.2.7 asks servers to wait 5 minutes. */
+/** Milliseconds a client may stay silent. RFC 5321 section 4.5.3.2.7 asks servers to wait 5 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /**
  * Milliseconds a client may take to send one line, command or message text, from its
@@ -40,8 +40,8 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 export const DEFAULT_LINE_TIMEOUT_MS = 5 * 60_000;
 /**
  * Longest command line, bytes; a longer one gets 421 and the connection is closed, and
- * nothing past it is buffered. RFC 5321 §4.5.3.1.4 allows 512 octets for a command, but
- * RFC 4954 §4 lets an AUTH line reach 12,288: 16 KiB covers both (smtp-server's own default).
+ * nothing past it is buffered. RFC 5321 section 4.5.3.1.4 allows 512 octets for a command, but
+ * RFC 4954 section 4 lets an AUTH line reach 12,288: 16 KiB covers both (smtp-server's own default).
  */
 export const MAX_COMMAND_LINE_BYTES = 16 * 1024;
 /** Text after the host name in the 220 greeting. */
@@ -73,7 +73,7 @@ export interface SmtpListenerOptions {
     /** Accept RCPT TO only for these domains (case-insensitive, exact); others get 550. Default: any. */
     allowedDomains?: string[];
     /**
-     * SMTP AUTH (EXTENSIONS §7), `'none'` by default (not offered). `'accept-any'`: AUTH
+     * SMTP AUTH (docs/operations.md, "SMTP authentication and TLS"), `'none'` by default (not offered). `'accept-any'`: AUTH
      * PLAIN and LOGIN offered, every credential accepted, and clients that do not log in
      * too (for apps that insist on logging in). `{ users }`: only these pairs; wrong ones
      * get 535, MAIL FROM without AUTH 530.
@@ -91,7 +91,7 @@ export interface SmtpListenerOptions {
      */
     allowInsecureAuth?: boolean;
     /**
-     * TLS (EXTENSIONS §7), `'off'` by default. `'starttls'` or `'implicit'` (the greeting
+     * TLS (docs/operations.md, "SMTP authentication and TLS"), `'off'` by default. `'starttls'` or `'implicit'` (the greeting
      * inside TLS) with a self-signed certificate made at `listen()`, or
      * `{ mode?, key, cert }` (PEM) with that certificate (`mode` defaults to `'starttls'`).
      */
@@ -324,7 +324,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     };
 
     // A message the memory budget cannot hold mid-DATA: 421 and the connection closed at
-    // once (RFC 5321 §3.8; the client retries later), the socket no longer read, so the
+    // once (RFC 5321 section 3.8; the client retries later), the socket no longer read, so the
     // rest of the message costs neither CPU nor memory. smtp-server's close() resumes the
     // socket to discard what still arrives; pausing it instead leaves the bytes with the
     // client (its writes stall), and smtp-server destroys the socket after its half-close wait.
