@@ -5,7 +5,7 @@ import { startStandalone, type Standalone } from './standalone';
 import { fmt, median, quantile } from './stats';
 
 /**
- * What a test suite feels (issue 28 item 4): nodemailer's default transport (a new
+ * What a test suite feels: nodemailer's default transport (a new
  * connection per mail), one mail at a time, `sendMail()` called → resolved; and the test
  * author's loop on ours: a long-poll waiting on the inbox, then `sendMail()`, until the
  * long-poll answers with the mail. Ours (the standalone, embedded default), MailDev 3.0.0

@@ -19,7 +19,7 @@ import { MailParser } from 'mailparser';
 export const MAX_ADDRESS_FIELD_CHARS = 64 * 1024;
 /** Addresses of one field read, at most: ten times the recipients a message is stored for. */
 export const MAX_ADDRESSES_PER_FIELD = 1000;
-/** Longest DNS label (RFC 1035 §2.3.4): a longer `xn--` label is not decoded. */
+/** Longest DNS label (RFC 1035, section 2.3.4): a longer `xn--` label is not decoded. */
 export const MAX_LABEL_CHARS = 63;
 
 /** The fields mailparser turns into address lists (mail-parser.js, processHeaders()). */

@@ -1,5 +1,5 @@
 /**
- * The address header shapes that stalled a parse for seconds (issue 28), as messages:
+ * The address header shapes that stalled a parse for seconds, as messages:
  * shared by the unit tests of the bounds (test/lib/mime/address-bounds.ts) and the
  * end-to-end test over SMTP (test/system/hostile-addresses.ts).
  */
