@@ -1,3 +1,4 @@
+import * as Net from 'node:net';
 import * as Nodemailer from 'nodemailer';
 import { startMailDev, type MailDev } from './maildev';
 import { runBench, type BenchArgs, type TargetCheck } from './report';
@@ -25,11 +26,32 @@ const LONG_POLL_SETTLE_MS = 20;
 interface Server {
     name: string;
     smtpPort: number;
+    /** The client's socket with TCP_NODELAY (nodemailer's `getSocket`): a diagnostic, not what a test suite uses. */
+    noDelay?: boolean;
 }
 
-/** ms of each `sendMail()` (called → resolved), one after another, a transport per mail as a test would build none. */
+/** A nodemailer transport to `server`: the default one, or one whose sockets have Nagle's algorithm off. */
+function transportTo(server: Server): Nodemailer.Transporter {
+    if (!server.noDelay) {
+        return Nodemailer.createTransport({ host: '127.0.0.1', port: server.smtpPort });
+    }
+
+    return Nodemailer.createTransport({
+        host: '127.0.0.1',
+        port: server.smtpPort,
+        getSocket(_options: unknown, callback: (err: Error | null, socket?: { connection: Net.Socket }) => void) {
+            const socket = Net.connect(server.smtpPort, '127.0.0.1', () => {
+                socket.setNoDelay(true);
+                callback(null, { connection: socket });
+            });
+            socket.once('error', (err) => callback(err));
+        }
+    } as Parameters<typeof Nodemailer.createTransport>[0]);
+}
+
+/** ms of each `sendMail()` (called → resolved), one after another; the default transport opens a connection per mail. */
 async function sendLatencies(server: Server, count: number, tag: string): Promise<number[]> {
-    const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: server.smtpPort });
+    const transport = transportTo(server);
     const times: number[] = [];
     try {
         for (let i = 0; i < count; i++) {
@@ -91,7 +113,8 @@ async function bench(args: BenchArgs) {
         const servers: Server[] = [
             { name: 'ours (SQLite, embedded default)', smtpPort: ours.smtpPort },
             { name: 'MailDev 3.0.0', smtpPort: maildev3.smtpPort },
-            { name: 'MailDev 2.2.1', smtpPort: maildev2.smtpPort }
+            { name: 'MailDev 2.2.1', smtpPort: maildev2.smtpPort },
+            { name: 'ours, the client socket with TCP_NODELAY (diagnostic)', smtpPort: ours.smtpPort, noDelay: true }
         ];
         // Warm-up: JIT, the service's workers and connections.
         for (const server of servers) {
@@ -117,7 +140,8 @@ async function bench(args: BenchArgs) {
     }
 
     const names = [...send.keys()];
-    const [oursName, md3, md2] = names as [string, string, string];
+    const oursName = 'ours (SQLite, embedded default)';
+    const [md3, md2] = ['MailDev 3.0.0', 'MailDev 2.2.1'];
     const p50s = (name: string) => send.get(name)!.map((times) => p(times, 0.5));
     const ratio = (name: string) => median(p50s(oursName).map((ours, i) => ours / p50s(name)[i]!));
     const rows = names.map((name) => {
@@ -154,6 +178,7 @@ async function bench(args: BenchArgs) {
         targets,
         notes: [
             `${mails} mails per server and round, ${rounds} round${rounds === 1 ? '' : 's'} alternating the servers' order; each server in its own process at its defaults; the client in the bench process.`,
+            'nodemailer writes a message in two writes (the text, then its last bytes with the final dot) and leaves Nagle\'s algorithm on, so the second write waits for the server to acknowledge the first; Linux delays that acknowledgement (about 40 ms) on a connection that has just answered. The diagnostic row gives the client socket TCP_NODELAY through nodemailer\'s getSocket option: what remains is the server\'s own time.',
             `The loop's long-poll (GET /v1/emails?wait=true) is given ${LONG_POLL_SETTLE_MS} ms to start waiting before the mail is sent; the time counted is from sendMail() called to the long-poll's answer. MailDev has no long-poll: its loop is not measured.`
         ]
     };
