@@ -60,6 +60,8 @@ interface Slot {
     worker: Worker;
     job: Job | undefined;
     deadline: NodeJS.Timeout | undefined;
+    /** The worker has loaded its code (its first message): a job's deadline runs from then, not from the thread's start. */
+    ready: boolean;
 }
 
 /** Creates a pool; workers start as messages arrive. */
@@ -88,13 +90,19 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
 
     const startWorker = (): Slot => {
         const started = startWorkerScript(options.workerFile ?? join(__dirname, 'parse-worker'));
-        const slot: Slot = { worker: started, job: undefined, deadline: undefined };
+        const slot: Slot = { worker: started, job: undefined, deadline: undefined, ready: false };
         const fail = (err: Error) => {
             retire(slot);
             takeJob(slot)?.reject(err);
             pump();
         };
-        started.on('message', (reply: ParseReply) => {
+        started.on('message', (reply: ParseReply | { ready: true }) => {
+            if ('ready' in reply) {
+                slot.ready = true;
+                startDeadline(slot);
+                return;
+            }
+
             if (slot.job?.id !== reply.id) {
                 return;
             }
@@ -125,6 +133,13 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
         pump();
     };
 
+    // Only once the worker runs: starting one (loading mailparser) is not the message's parse.
+    const startDeadline = (slot: Slot) => {
+        if (slot.ready && slot.job && !slot.deadline) {
+            slot.deadline = setTimeout(() => abandon(slot), timeoutMs);
+        }
+    };
+
     const pump = () => {
         while (!closed && queue.length > 0) {
             let slot = [...slots].find((s) => !s.job);
@@ -139,8 +154,7 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
             const job = queue.shift() as Job;
             slot.job = job;
             slot.worker.ref();
-            const current = slot;
-            slot.deadline = setTimeout(() => abandon(current), timeoutMs);
+            startDeadline(slot);
             // A copy the worker owns, moved rather than cloned: the caller keeps `raw` to store it.
             const copy = new Uint8Array(job.raw.length);
             copy.set(job.raw);
