@@ -125,36 +125,55 @@ async function bench(args: BenchArgs) {
         await service.stop();
     }
 
+    // One profile per thread: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile, the main thread's id 0.
     const files = (await Fs.readdir(profileDir)).filter((f) => f.endsWith('.cpuprofile'));
-    if (files.length !== 1) {
-        throw new Error(`expected one .cpuprofile in ${profileDir}, found ${files.length}`);
-    }
-
-    const file = Path.join(profileDir, files[0]);
-    const profile = JSON.parse(await Fs.readFile(file, 'utf8')) as CpuProfile & { startTime: number; endTime: number };
-    if (smoke) {
-        await Fs.rm(profileDir, { recursive: true, force: true });
+    const threadOf = (f: string) => Number(f.split('.').at(-3));
+    const main = files.filter((f) => threadOf(f) === 0);
+    if (main.length !== 1) {
+        throw new Error(`expected one .cpuprofile of the main thread in ${profileDir}, found ${main.length} (of ${files.length})`);
     }
 
     // Only the load: start-up (module loading, migrations) and shutdown are left out.
-    // The profile ends when the process exits, so its clock is placed from the end.
-    const profileStart = service.exitedAt() - (profile.endTime - profile.startTime) / 1000;
+    // A profile ends when its thread ends (at the process' exit), so its clock is placed from the end.
     // A tenth of the load trimmed at each end covers the error of that placement.
     const margin = (loadEnd - loadStart) / 10;
-    const summary = summarizeProfile(profile, { fromMs: loadStart - profileStart + margin, toMs: loadEnd - profileStart - margin });
+    const summarize = async (name: string) => {
+        const profile = JSON.parse(await Fs.readFile(Path.join(profileDir, name), 'utf8')) as CpuProfile & { startTime: number; endTime: number };
+        const profileStart = service.exitedAt() - (profile.endTime - profile.startTime) / 1000;
+        return summarizeProfile(profile, { fromMs: loadStart - profileStart + margin, toMs: loadEnd - profileStart - margin });
+    };
+    const file = Path.join(profileDir, main[0]!);
+    const summary = await summarize(main[0]!);
     const pct = (ms: number) => fmt(ms / summary.total * 100);
     const tables: Table[] = [
         {
-            title: 'Self time by owner (package or our module directory)',
+            title: 'Self time by owner (package or our module directory), main thread',
             columns: ['owner', 'self ms', '% of profile'],
             rows: summary.owners.slice(0, 15).map(([owner, ms]) => [owner, fmt(ms), pct(ms)])
         },
         {
-            title: `Top ${TOP} functions by self time`,
+            title: `Top ${TOP} functions by self time, main thread`,
             columns: ['function and location', 'self ms', '% of profile'],
             rows: summary.functions.slice(0, TOP).map(([name, ms]) => [`\`${name}\``, fmt(ms), pct(ms)])
         }
     ];
+    // The worker threads: the parse workers and the SQLite writer thread, told apart by what they ran.
+    const others: string[][] = [];
+    for (const name of files.filter((f) => threadOf(f) !== 0).sort()) {
+        const thread = await summarize(name);
+        const busy = thread.total - (thread.owners.find(([owner]) => owner === '(idle)')?.[1] ?? 0);
+        const kind = thread.functions.some(([f]) => f.includes('sqlite-batch-writer') || f.includes('sqlite-writer-worker')) ? 'SQLite writer thread' : 'parse worker';
+        others.push([`${kind} (thread ${threadOf(name)})`, fmt(thread.total), fmt(busy / thread.total * 100), thread.owners.filter(([owner]) => owner !== '(idle)').slice(0, 5).map(([owner, ms]) => `${owner} ${fmt(ms)}`).join(', ')]);
+    }
+
+    if (others.length > 0) {
+        tables.push({ title: 'The worker threads during the load', columns: ['thread', 'sampled ms', 'busy %', 'top owners by self ms'], rows: others });
+    }
+
+    if (smoke) {
+        await Fs.rm(profileDir, { recursive: true, force: true });
+    }
+
     return {
         tables,
         targets: [],

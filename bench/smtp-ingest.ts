@@ -10,11 +10,14 @@ import { runBench, type BenchArgs, type Table, type TargetCheck } from './report
 import { startS3, type S3Fixture } from '../test/helpers/s3';
 import { runLoad, type LoadResult } from './smtp-load';
 import { startSmtpSink, type SinkMode } from './smtp-sink';
+import { runSmtpSourceCells, type SourceFigures } from './smtp-source-cells';
 import { countListed, startStandalone, type Standalone } from './standalone';
 import { fmt, median } from './stats';
 
 /** SMTP sessions in parallel (the issue: C = 1, 4, 16). */
 const CONCURRENCIES = [1, 4, 16];
+/** C of the smtp-source cells (the issue: 4 and 16). */
+const SOURCE_CONCURRENCIES = [4, 16];
 /** One cell (server × profile × C) runs this long, ms, unless it reaches its message count first. */
 const CELL_MS = 5000;
 /** Rounds of the alternation per profile and C: figures and ratios are medians of the rounds (the issue: at least 3). */
@@ -238,6 +241,7 @@ async function bench(args: BenchArgs) {
     const targets: Target[] = [];
     const notes: string[] = [];
     const cells: Cell[] = [];
+    let sourceFigures: SourceFigures = { tables: [], checks: [], notes: [] };
     try {
         const sqlite = await startStandalone();
         started.push(sqlite);
@@ -288,6 +292,12 @@ async function bench(args: BenchArgs) {
                 }
             }
         }
+
+        // Postfix's smtp-source beside our generator (C = 4 and 16), while the same servers run.
+        const sinkTarget = targets.find((t) => t.name === SINKS.bare.name);
+        sourceFigures = args.values.source === 'off' ? sourceFigures : await runSmtpSourceCells(targets.filter((t) => t.name !== OURS_PG), {
+            concurrencies: smoke ? [4] : SOURCE_CONCURRENCIES, rounds, smoke, tag, oursName: OURS, maildev3: MAILDEV3, maildev2: MAILDEV2, sinkName: sinkTarget?.name
+        });
     }
     finally {
         for (const service of started.reverse()) {
@@ -396,9 +406,12 @@ async function bench(args: BenchArgs) {
         notes.push('The Postgres + S3 configuration was skipped (--postgres off).');
     }
 
+    tables.push(...sourceFigures.tables);
+    checks.push(...sourceFigures.checks);
+    notes.push(...sourceFigures.notes);
     return { tables, targets: checks, notes };
 }
 
 if (require.main === module) {
-    runBench('SMTP ingest (ours vs MailDev 3.0.0 and 2.2.1)', 'smtp-ingest', bench, ['postgres', 'profiles', 'c', 'cell-ms', 'refs', 'pipelining', 'rounds']);
+    runBench('SMTP ingest (ours vs MailDev 3.0.0 and 2.2.1)', 'smtp-ingest', bench, ['postgres', 'profiles', 'c', 'cell-ms', 'refs', 'pipelining', 'rounds', 'source']);
 }

@@ -12,6 +12,7 @@ import { MAX_RECIPIENTS } from '../../lib/ingest/recipients';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
+import { checkSmtpServerInit, greetAtOnce } from './greet-at-once';
 import { createSelfSignedCertificate } from './self-signed-certificate';
 import { createAuthLockout, type SmtpAuthLockoutOptions } from './auth-lockout';
 import { checkSmtpAuth, smtpAuthOptions, type SmtpAuth } from './smtp-auth';
@@ -290,6 +291,9 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     };
 
     const server = new SMTPServer(serverOptions);
+    // The 220 without smtp-server's 100 ms pause (greet-at-once.ts), checked against the installed version first.
+    checkSmtpServerInit();
+    greetAtOnce(server);
 
     // smtp-server hands hooks the session, not the connection: the one with that id.
     const connectionOf = (sessionId: string) => [...server.connections].find((c) => c.id === sessionId);

@@ -197,7 +197,10 @@ async function writeCopies(
 
     const targets = inboxesOf(parsed, context, options.recipients);
     if (targets.size === 0) {
-        throw new InboxCaptureError('NO_RECIPIENT', 'no recipient maps to an inbox');
+        // An abandoned parse read no header: only an envelope recipient can address it.
+        throw new InboxCaptureError('NO_RECIPIENT', parsed.abandoned ?
+            'the parse of the message was abandoned at its deadline and no envelope recipient maps to an inbox' :
+            'no recipient maps to an inbox');
     }
 
     const sourceId = parsed.messageId ?? generateMessageId();

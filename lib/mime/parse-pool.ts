@@ -1,24 +1,20 @@
 /**
- * Parses large messages in worker threads. mailparser decodes a text part in one
- * step (concatenate, toString, normalise line breaks) that cannot yield: for a
- * 24 MiB part that is hundreds of ms of a stalled event loop. Messages from
- * `minBytes` on go to a small pool of workers (parse-worker.ts); smaller ones are
- * parsed in-thread, where a worker round trip would cost more than the parse.
+ * Parses every message in worker threads, never on the event loop: mailparser decodes a
+ * text part in one step that cannot yield, and hostile headers can make its address
+ * parsing slow (docs/operations.md, "The parse worker"). A small pool of workers takes
+ * one message each at a time; the rest wait in order.
  *
- * A worker that dies mid-parse fails that parse only (the ingest then fails and its
- * sender retries); the next parse gets a new worker. Idle workers do not keep the
- * process alive; close() terminates them.
+ * A parse that runs past the deadline is abandoned: its worker is terminated (and a new
+ * one started for whatever waits), and the message resolves as `abandoned`, with every
+ * field empty, so that it is stored with what the envelope gives. A worker that dies
+ * mid-parse fails that parse only (the ingest then fails and its sender retries). Idle
+ * workers do not keep the process alive; close() terminates them.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
-import { parseMessage, type ParsedAttachment, type ParsedMessage } from './parse';
-
-/** Messages from this size on (bytes) are parsed in a worker: 1 MiB. */
-export const DEFAULT_WORKER_PARSE_MIN_BYTES = 1024 * 1024;
-
-/** Workers at most: one leaves the other core of a small machine to the event loop. */
-export const DEFAULT_PARSE_WORKERS = 1;
+import type { Worker } from 'node:worker_threads';
+import { startWorkerScript } from '../util/worker-script';
+import { DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS } from '../service/defaults';
+import { emptyParsedMessage, type ParsedAttachment, type ParsedMessage } from './parse';
 
 /** What the main thread posts to a worker. */
 export interface ParseRequest {
@@ -35,21 +31,21 @@ export interface ParseReply {
     };
 }
 
-/** Parses messages, large ones in worker threads. */
+/** Parses messages in worker threads. */
 export interface ParsePool {
-    /** parseMessage()'s result; rejects only when the worker parsing it dies. */
+    /** parseMessage()'s result, or an abandoned one past the deadline; rejects when the worker dies or the pool is closed. */
     parse(raw: Buffer): Promise<ParsedMessage>;
-    /** Terminates the workers; parses under way reject. */
+    /** Terminates the workers; parses under way and waiting reject. */
     close(): Promise<void>;
 }
 
 /** Pool settings; all optional. */
 export interface ParsePoolOptions {
-    /** Messages from this size on are parsed in a worker (default 1 MiB; 0: all). */
-    minBytes?: number;
-    /** Workers at most (default 1). */
+    /** Workers at most (default DEFAULT_PARSE_WORKERS: one per core, up to 4). */
     size?: number;
-    /** The worker script (default: parse-worker beside this file); tests substitute one. */
+    /** A parse running longer is abandoned, ms (default 10000). */
+    timeoutMs?: number;
+    /** The worker script, `.js` or `.ts` (default: parse-worker beside this file); tests substitute one. */
     workerFile?: string;
 }
 
@@ -63,44 +59,85 @@ interface Job {
 interface Slot {
     worker: Worker;
     job: Job | undefined;
+    deadline: NodeJS.Timeout | undefined;
+    /** The worker has loaded its code (its first message): a job's deadline runs from then, not from the thread's start. */
+    ready: boolean;
 }
 
-/** Creates a pool; workers start on the first large message. */
+/** Creates a pool; workers start as messages arrive. */
 export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
-    const minBytes = options.minBytes ?? DEFAULT_WORKER_PARSE_MIN_BYTES;
     const size = Math.max(1, options.size ?? DEFAULT_PARSE_WORKERS);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
     const slots = new Set<Slot>();
     const queue: Job[] = [];
     let nextId = 1;
     let closed = false;
 
+    // The slot's job leaves it: the worker is free again (or gone).
+    const takeJob = (slot: Slot): Job | undefined => {
+        const job = slot.job;
+        slot.job = undefined;
+        clearTimeout(slot.deadline);
+        slot.deadline = undefined;
+        return job;
+    };
+
+    const retire = (slot: Slot) => {
+        if (slots.delete(slot)) {
+            void slot.worker.terminate();
+        }
+    };
+
     const startWorker = (): Slot => {
-        const worker = options.workerFile ? new Worker(options.workerFile) : defaultWorker();
-        const slot: Slot = { worker, job: undefined };
+        const started = startWorkerScript(options.workerFile ?? join(__dirname, 'parse-worker'));
+        const slot: Slot = { worker: started, job: undefined, deadline: undefined, ready: false };
         const fail = (err: Error) => {
-            slots.delete(slot);
-            const job = slot.job;
-            slot.job = undefined;
-            job?.reject(err);
-            void worker.terminate();
+            retire(slot);
+            takeJob(slot)?.reject(err);
             pump();
         };
-        worker.on('message', (reply: ParseReply) => {
-            const job = slot.job;
-            if (!job || reply.id !== job.id) {
+        started.on('message', (reply: ParseReply | { ready: true }) => {
+            if ('ready' in reply) {
+                slot.ready = true;
+                startDeadline(slot);
                 return;
             }
 
-            slot.job = undefined;
-            worker.unref();
+            if (slot.job?.id !== reply.id) {
+                return;
+            }
+
+            const job = takeJob(slot)!;
+            started.unref();
             job.resolve(fromReply(reply));
             pump();
         });
-        worker.on('error', (err) => fail(err));
-        worker.on('exit', (code) => fail(new Error(`the parse worker exited (code ${code})`)));
-        worker.unref();
+        started.on('error', (err) => fail(err));
+        started.on('exit', (code) => fail(new Error(`the parse worker exited (code ${code})`)));
+        started.unref();
         slots.add(slot);
         return slot;
+    };
+
+    // Past the deadline: the worker is replaced, the message goes on unparsed.
+    const abandon = (slot: Slot) => {
+        const job = takeJob(slot);
+        retire(slot);
+        if (job) {
+            const parsed = emptyParsedMessage();
+            parsed.abandoned = true;
+            parsed.error = new Error(`the parse took longer than ${timeoutMs} ms and was abandoned`);
+            job.resolve(parsed);
+        }
+
+        pump();
+    };
+
+    // Only once the worker runs: starting one (loading mailparser) is not the message's parse.
+    const startDeadline = (slot: Slot) => {
+        if (slot.ready && slot.job && !slot.deadline) {
+            slot.deadline = setTimeout(() => abandon(slot), timeoutMs);
+        }
     };
 
     const pump = () => {
@@ -117,18 +154,19 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
             const job = queue.shift() as Job;
             slot.job = job;
             slot.worker.ref();
-            // A copy the worker owns: the caller keeps `raw` to store it.
-            const copy = Buffer.allocUnsafeSlow(job.raw.length);
-            job.raw.copy(copy);
+            startDeadline(slot);
+            // A copy the worker owns, moved rather than cloned: the caller keeps `raw` to store it.
+            const copy = new Uint8Array(job.raw.length);
+            copy.set(job.raw);
             const request: ParseRequest = { id: job.id, raw: copy };
-            slot.worker.postMessage(request, [copy.buffer as ArrayBuffer]);
+            slot.worker.postMessage(request, [copy.buffer]);
         }
     };
 
     return {
         parse(raw) {
-            if (closed || raw.length < minBytes) {
-                return parseMessage(raw);
+            if (closed) {
+                return Promise.reject(new Error('the parse pool is closed'));
             }
 
             return new Promise<ParsedMessage>((resolve, reject) => {
@@ -162,28 +200,4 @@ function fromReply({ parsed }: ParseReply): ParsedMessage {
     }
 
     return message;
-}
-
-/**
- * The compiled worker beside this file; when running from the TypeScript sources
- * (tests), a shim that compiles the .ts worker on load as the test runner does.
- */
-function defaultWorker(): Worker {
-    const compiled = join(__dirname, 'parse-worker.js');
-    if (existsSync(compiled)) {
-        return new Worker(compiled);
-    }
-
-    const source = join(__dirname, 'parse-worker.ts');
-    const typescript = require.resolve('typescript');
-    const shim = `
-        const Ts = require(${JSON.stringify(typescript)});
-        const Fs = require('node:fs');
-        require.extensions['.ts'] = (module, filename) => {
-            const compilerOptions = { module: Ts.ModuleKind.CommonJS, target: Ts.ScriptTarget.ES2022, esModuleInterop: true };
-            module._compile(Ts.transpileModule(Fs.readFileSync(filename, 'utf8'), { fileName: filename, compilerOptions }).outputText, filename);
-        };
-        require(${JSON.stringify(source)});
-    `;
-    return new Worker(shim, { eval: true });
 }

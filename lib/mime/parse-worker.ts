@@ -28,6 +28,8 @@ if (port) {
     port.on('message', (request: ParseRequest) => {
         void answer(request);
     });
+    // Loaded: the pool counts a parse's deadline from here.
+    port.postMessage({ ready: true });
 }
 
 async function answer({ id, raw }: ParseRequest): Promise<void> {

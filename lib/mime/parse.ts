@@ -24,11 +24,12 @@
  * `\n` and `html` a leading `<br/>\n`. Undoing that would mean guessing at the
  * parser's join; the usual shapes (alternative, related, mixed with files) are exact.
  *
- * Cost: parsing is CPU work on the event loop, in slices (mailsplit yields every
- * 16 KiB, the parser between parts), so one large message never blocks the loop long.
- * Measured: bench/README.md, "Tuned constants › PARSER_OPTIONS".
+ * Cost: parsing is CPU work, done in the parse pool's worker threads (parse-pool.ts),
+ * never on the service's event loop. Address header fields are bounded before mailparser
+ * reads them (address-bounds.ts). Measured: bench/README.md, "Tuned constants › PARSER_OPTIONS".
  */
-import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
+import type { AddressObject, AttachmentStream, EmailAddress, Headers, MessageText } from 'mailparser';
+import { BoundedMailParser } from './address-bounds';
 import { htmlToPlainText } from '../extract/html-text';
 import type { EmailText, LinksAndCodes } from '../extract/links-and-codes';
 import { cleanMailText } from './mail-text';
@@ -83,6 +84,16 @@ export interface ParsedMessage {
     linksAndCodes?: LinksAndCodes;
     /** The failure mailparser reported, when it stopped early; the fields above hold what it read before. */
     error?: Error;
+    /**
+     * The parse ran past the parse pool's deadline and was abandoned: every field above is
+     * empty, and the message is stored with what its envelope gives (docs/guarantees.md).
+     */
+    abandoned?: boolean;
+}
+
+/** A ParsedMessage with every field empty: where a parse starts, and what an abandoned one gives. */
+export function emptyParsedMessage(): ParsedMessage {
+    return { messageId: undefined, from: undefined, to: [], cc: [], subject: '', text: '', html: '', textFromHtml: '', attachments: [] };
 }
 
 // Longest media type we keep, characters (RFC 6838: 127 each side of the slash).
@@ -106,17 +117,7 @@ const PARSER_OPTIONS = {
 
 /** Parses a raw message. Never rejects: see the failure policy at the top of this file. */
 export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
-    const result: ParsedMessage = {
-        messageId: undefined,
-        from: undefined,
-        to: [],
-        cc: [],
-        subject: '',
-        text: '',
-        html: '',
-        textFromHtml: '',
-        attachments: []
-    };
+    const result = emptyParsedMessage();
 
     // Attachments get their slot when they start, so the order is the message order
     // even though their content arrives later.
@@ -124,7 +125,7 @@ export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 
     return new Promise((resolve) => {
         let settled = false;
-        const parser = new MailParser(PARSER_OPTIONS);
+        const parser = new BoundedMailParser(PARSER_OPTIONS);
 
         const finish = (err?: Error) => {
             if (settled) {

@@ -5,6 +5,8 @@
  * program read them from here or take the settled values from the service.
  */
 
+import { availableParallelism } from 'node:os';
+
 /** Directory of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
 /** File name of the SQLite database (records, keys, small blobs) inside the data dir. */
@@ -43,3 +45,16 @@ export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 export const ORPHAN_GRACE_MS = 10 * 60_000;
 /** The standalone service sweeps orphan blobs hourly: a crash leaves few, and listing every blob costs. */
 export const DEFAULT_ORPHAN_SWEEP_INTERVAL_MS = 60 * 60_000;
+/**
+ * Parse worker threads of a service, at most: one per core, up to 4. Every message is
+ * parsed off the event loop (docs/operations.md, "The parse worker"); more workers than
+ * cores would only take turns, and past 4 the SMTP sessions of one event loop feed no more.
+ */
+export const DEFAULT_PARSE_WORKERS = Math.max(1, Math.min(availableParallelism(), 4));
+/**
+ * A parse still running after this long is abandoned, ms: 10 s. Its worker is replaced
+ * and the message stored with what the envelope gives (docs/guarantees.md). Far above
+ * any real message (a 25 MiB one parses in about a second here), short enough that a
+ * sender's SMTP client is still waiting.
+ */
+export const DEFAULT_PARSE_TIMEOUT_MS = 10_000;

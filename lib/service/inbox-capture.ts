@@ -119,7 +119,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const revocationListeners = new Set<(name: string) => void>();
     // The service's own: every ingest and the SMTP sessions of a listener built on it share it.
     const messageBudget = createMessageBudget(settings.maxMessageBytesInFlight);
-    const parsePool = createParsePool();
+    const parsePool = createParsePool({ size: settings.parseWorkers, timeoutMs: settings.parseTimeoutMs, workerFile: settings.parseWorkerFile });
     // Webhooks come and go after the ingest is built: it asks whichever sender is current.
     let routing: WebhookSender | undefined;
     const ingestContext: IngestContext = {

@@ -11,7 +11,7 @@ import type { RecordStore } from '../record-store/record-store';
 import type { BackgroundSweepOptions, OrphanSweepOptions } from './background-sweeps';
 import {
     DEFAULT_BLOB_STORE_TIMEOUT_MS, DEFAULT_DOWNLOAD_TTL_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES,
-    DEFAULT_RETENTION_INTERVAL_MS
+    DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS, DEFAULT_RETENTION_INTERVAL_MS
 } from './defaults';
 import type { RetentionOptions } from './retention';
 
@@ -36,6 +36,15 @@ export interface InboxCaptureOptions extends BackgroundSweepOptions {
     blobStoreTimeoutMs?: number;
     /** Address → inbox mapping (default: the local-part rule of docs/design.md). */
     inboxFromAddress?: InboxFromAddress;
+    /** Worker threads that parse messages, at most (default: one per core, up to 4). */
+    parseWorkers?: number;
+    /**
+     * A parse running longer is abandoned, ms (default 10000): its worker is replaced and
+     * the message stored with what the envelope gives (sender, recipients, raw download).
+     */
+    parseTimeoutMs?: number;
+    /** The parse worker's script, `.js` or `.ts` (default: the package's own); for tests that need a worker that misbehaves. */
+    parseWorkerFile?: string;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
@@ -51,6 +60,9 @@ export interface ServiceSettings {
     maxMessageBytesInFlight: number;
     blobStoreTimeoutMs: number;
     inboxFromAddress: InboxFromAddress;
+    parseWorkers: number;
+    parseTimeoutMs: number;
+    parseWorkerFile?: string;
     downloadTtlSeconds: number;
     log: (message: string, error?: unknown) => void;
     retention?: RetentionOptions & { intervalMs: number };
@@ -92,6 +104,9 @@ export function resolveServiceOptions(options: InboxCaptureOptions): ServiceSett
         maxMessageBytesInFlight: positive('maxMessageBytesInFlight', options.maxMessageBytesInFlight, DEFAULT_MESSAGE_BUDGET_BYTES),
         blobStoreTimeoutMs: positive('blobStoreTimeoutMs', options.blobStoreTimeoutMs, DEFAULT_BLOB_STORE_TIMEOUT_MS),
         inboxFromAddress: options.inboxFromAddress ?? defaultInboxFromAddress,
+        parseWorkers: positive('parseWorkers', options.parseWorkers, DEFAULT_PARSE_WORKERS),
+        parseTimeoutMs: positive('parseTimeoutMs', options.parseTimeoutMs, DEFAULT_PARSE_TIMEOUT_MS),
+        parseWorkerFile: options.parseWorkerFile,
         downloadTtlSeconds: positive('downloadTtlSeconds', options.downloadTtlSeconds, DEFAULT_DOWNLOAD_TTL_SECONDS),
         log: options.log ?? (() => undefined)
     };

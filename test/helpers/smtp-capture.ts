@@ -23,7 +23,7 @@ export interface SmtpCapture {
 }
 
 /** The service settings of a capture: the message cap and budget the listener takes from it. */
-export type CaptureSettings = Pick<InboxCaptureOptions, 'maxMessageBytes' | 'maxMessageBytesInFlight'>;
+export type CaptureSettings = Pick<InboxCaptureOptions, 'maxMessageBytes' | 'maxMessageBytesInFlight' | 'parseWorkers' | 'parseTimeoutMs' | 'parseWorkerFile'>;
 
 /**
  * Starts a capture (with `service`'s settings) and a listener with these options (host

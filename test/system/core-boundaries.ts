@@ -61,7 +61,7 @@ describe('core boundaries', () => {
         expect(offenders).to.equal([]);
     });
 
-    it('lib/mime/ holds the only importers of mailparser and libmime (of mailparser, parse.ts alone)', async () => {
+    it('lib/mime/ holds the only importers of mailparser and libmime (of mailparser, parse.ts and the bounds it parses with)', async () => {
         const importers: Record<string, string[]> = { mailparser: [], libmime: [] };
         for (const file of await sources(LIB)) {
             const code = await Fs.readFile(file, 'utf8');
@@ -70,7 +70,7 @@ describe('core boundaries', () => {
             }
         }
 
-        expect(importers.mailparser).to.equal(['mime/parse.ts']);
+        expect([...new Set(importers.mailparser)].sort()).to.equal(['mime/address-bounds.ts', 'mime/parse.ts']);
         expect([...new Set(importers.libmime)].sort()).to.equal(['mime/header-fields.ts', 'mime/libmime.d.ts']);
     });
 

@@ -21,7 +21,8 @@ import type { RecordStore, SaveResult } from '../record-store';
 import { toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
 import { API_KEYS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE, KEY_COLUMNS } from './schema';
 import { createSaveBatch, type Delivery } from './save-batch';
-import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
+import type { BatchWriterObserver } from './sqlite-batch-writer';
+import { openSqliteWriterThread } from './sqlite-writer-thread';
 import { removeRows } from './save-statements';
 import { referencedBlobKeys } from './blob-references';
 import { webhookOutbox } from './webhook-outbox';
@@ -119,8 +120,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const write = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
         retryTransient(() => serialize(() => knex.transaction(work)));
 
-    // The embedded file's saves run on a connection of their own with prepared statements.
-    const batchWriter = sqliteFile === undefined ? undefined : openSqliteBatchWriter(sqliteFile, options.observeBatchWriter);
+    // The embedded file's saves run on a connection of their own with prepared statements,
+    // in a thread of their own (sqlite-writer-thread.ts): a commit never waits for this event loop.
+    const batchWriter = sqliteFile === undefined ? undefined : openSqliteWriterThread(sqliteFile, options.observeBatchWriter);
     const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient });
 
     const batchSave = createBatcher<Delivery, SaveResult>({

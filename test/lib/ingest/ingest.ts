@@ -11,6 +11,7 @@ import { GENERATED_ID_DOMAIN } from '../../../lib/ingest/ids';
 import type { IngestContext, IngestOptions } from '../../../lib/ingest/ingest';
 import { createMessageBudget } from '../../../lib/service/message-budget';
 import { createNotifier, type Notifier } from '../../../lib/long-poll/notifier';
+import { emptyParsedMessage } from '../../../lib/mime/parse';
 import { createParsePool } from '../../../lib/mime/parse-pool';
 import { MAX_RECIPIENTS } from '../../../lib/ingest/recipients';
 import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
@@ -168,7 +169,7 @@ describe('ingest', () => {
         for (const [name, shows] of [['attachments.eml', 'attachments'], ['html-only.eml', 'links and codes']] as const) {
             it(`stores from a worker parse exactly what the in-thread parse stores, attachments byte for byte, links and codes found in the worker (${name})`, async (flags: Flags) => {
                 const p = await provision(flags);
-                const pool = createParsePool({ minBytes: 0 });
+                const pool = createParsePool();
                 try {
                     const raw = await fixture(name);
                     const options = { receivedAt: 1_000, recipients: ['a@example.com'] };
@@ -195,7 +196,7 @@ describe('ingest', () => {
 
         it('fails the ingest whose parse worker dies, stores nothing of it, gives its budget back, and stores the next one', async (flags: Flags) => {
             const p = await provision(flags);
-            const pool = createParsePool({ minBytes: 0, workerFile: join(__dirname, '..', '..', 'fixtures', 'workers', 'crashing-parse-worker.js') });
+            const pool = createParsePool({ workerFile: join(__dirname, '..', '..', 'fixtures', 'workers', 'crashing-parse-worker.js') });
             try {
                 const raw = await fixture('plain-text.eml');
                 const messageBudget = createMessageBudget(raw.length * 4);
@@ -208,6 +209,22 @@ describe('ingest', () => {
             finally {
                 await pool.close();
             }
+        });
+
+        it('stores a message whose parse was abandoned with the envelope\'s sender and recipient, its raw message, and empty parsed fields', async (flags: Flags) => {
+            const p = await provision(flags);
+            const raw = await fixture('attachments.eml');
+            const abandoned = async () => ({ ...emptyParsedMessage(), abandoned: true, error: new Error('the parse took longer than 10000 ms and was abandoned') });
+            const [copy] = await p.ingest(raw, { recipients: ['<envelope@example.com>'], mailFrom: 'bounce@sender.test', parse: abandoned });
+            expect({ ...copy!, messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined }).to.equal({
+                messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined,
+                inbox: 'envelope', recipient: 'envelope@example.com', sender: 'bounce@sender.test',
+                subject: '', body: '', htmlBody: '', rawSize: raw.length, attachments: [], links: [], codes: []
+            });
+            expect(copy!.sourceId).to.equal(copy!.messageId);
+            expect(await p.readBlob(copy!.rawKey)).to.equal(raw);
+            expect(p.logged.map((l) => (l.error as Error).message)).to.equal(['the parse took longer than 10000 ms and was abandoned']);
+            await rejectsWith(p.ingest(raw, { parse: abandoned }), 'NO_RECIPIENT');
         });
 
         it('takes receivedAt from the clock when no override is given', async (flags: Flags) => {

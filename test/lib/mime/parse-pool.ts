@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { linksAndCodesOf } from '../../../lib/extract/links-and-codes';
-import { bodyText, parseMessage } from '../../../lib/mime/parse';
+import { bodyText, emptyParsedMessage, parseMessage } from '../../../lib/mime/parse';
 import { createParsePool } from '../../../lib/mime/parse-pool';
 
 const { expect } = Code;
@@ -11,6 +11,7 @@ const { describe, it } = exports.lab = Lab.script();
 
 const CORPUS = join(__dirname, '..', '..', 'fixtures', 'corpus');
 const CRASHING_WORKER = join(__dirname, '..', '..', 'fixtures', 'workers', 'crashing-parse-worker.js');
+const HANGING_WORKER = join(__dirname, '..', '..', 'fixtures', 'workers', 'hanging-parse-worker.ts');
 
 /** A parse result with its error reduced to what the log gets, for deep comparison. */
 const comparable = (parsed: Awaited<ReturnType<typeof parseMessage>>) => ({
@@ -24,7 +25,7 @@ describe('parse-pool', () => {
     describe('createParsePool()', () => {
 
         it('returns in a worker exactly what parseMessage() returns in-thread, with the links and codes linksAndCodesOf() finds, over the whole corpus', async () => {
-            const pool = createParsePool({ minBytes: 0 });
+            const pool = createParsePool();
             try {
                 const files = readdirSync(CORPUS).filter((name) => name.endsWith('.eml'));
                 expect(files.length).to.be.above(100);
@@ -44,7 +45,7 @@ describe('parse-pool', () => {
         });
 
         it('parses messages at once in several workers and keeps the caller\'s bytes intact', async () => {
-            const pool = createParsePool({ minBytes: 0, size: 2 });
+            const pool = createParsePool({ size: 2 });
             try {
                 const raws = [1, 2, 3, 4, 5].map((n) => Buffer.from(`Message-ID: <m${n}@x>\r\nSubject: s${n}\r\n\r\nbody ${n}\r\n`));
                 const copies = raws.map((raw) => Buffer.from(raw));
@@ -58,11 +59,30 @@ describe('parse-pool', () => {
             }
         });
 
-        it('parses messages under minBytes in-thread, without a worker', async () => {
-            const pool = createParsePool({ minBytes: 100, workerFile: CRASHING_WORKER });
+        it('parses every message in a worker, the smallest too (a worker that dies fails it)', async () => {
+            const pool = createParsePool({ workerFile: CRASHING_WORKER });
             try {
-                const parsed = await pool.parse(Buffer.from('Subject: small\r\n\r\nhi\r\n'));
-                expect(parsed.subject).to.equal('small');
+                await expect(pool.parse(Buffer.from('Subject: small\r\n\r\nhi\r\n'))).to.reject(/the parse worker exited \(code 3\)/);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('abandons a parse past the deadline with every field empty, replaces its worker, and parses the message waiting behind it', async () => {
+            const pool = createParsePool({ size: 1, timeoutMs: 1000, workerFile: HANGING_WORKER });
+            try {
+                const started = Date.now();
+                const hung = pool.parse(Buffer.from('X-Test-Parse: hang\r\nFrom: a@x.test\r\nTo: b@x.test\r\nSubject: never\r\n\r\nbody\r\n'));
+                const next = pool.parse(Buffer.from('Message-ID: <next@x.test>\r\nSubject: next\r\n\r\nbody\r\n'));
+                const abandoned = await hung;
+                expect(Date.now() - started).to.be.within(900, 9000);
+                expect(abandoned.abandoned).to.be.true();
+                expect(abandoned.error!.message).to.equal('the parse took longer than 1000 ms and was abandoned');
+                expect({ ...abandoned, abandoned: undefined, error: undefined }).to.equal({ ...emptyParsedMessage(), abandoned: undefined, error: undefined });
+                const parsed = await next;
+                expect(parsed.abandoned).to.be.undefined();
+                expect([parsed.messageId, parsed.subject]).to.equal(['next@x.test', 'next']);
             }
             finally {
                 await pool.close();
@@ -70,7 +90,7 @@ describe('parse-pool', () => {
         });
 
         it('fails only the parse whose worker dies, and the next parse gets a new worker', async () => {
-            const pool = createParsePool({ minBytes: 0, size: 1, workerFile: CRASHING_WORKER });
+            const pool = createParsePool({ size: 1, workerFile: CRASHING_WORKER });
             try {
                 const raw = Buffer.from('Subject: x\r\n\r\nx\r\n');
                 const first = pool.parse(raw);
@@ -83,8 +103,8 @@ describe('parse-pool', () => {
             }
         });
 
-        it('rejects parses waiting for a worker when it is closed, and parses in-thread after', async () => {
-            const pool = createParsePool({ minBytes: 0, size: 1 });
+        it('rejects parses running and waiting when it is closed, and every parse after', async () => {
+            const pool = createParsePool({ size: 1 });
             const raw = Buffer.from('Subject: x\r\n\r\nx\r\n');
             const running = pool.parse(raw);
             const waiting = pool.parse(raw);
@@ -92,7 +112,7 @@ describe('parse-pool', () => {
             await expect(waiting).to.reject(/the parse pool is closed/);
             await expect(running).to.reject(/the parse worker exited/);
             await closing;
-            expect((await pool.parse(raw)).subject).to.equal('x');
+            await expect(pool.parse(raw)).to.reject(/the parse pool is closed/);
         });
     });
 });
