@@ -2,7 +2,7 @@ import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { apiError } from './error-mapping';
-import { API_TAG, GROUP_SERVICE } from './route-context';
+import { API_TAG, GROUP_SERVICE, PUBLIC_SECURITY } from './route-context';
 
 /**
  * The interactive page allows only its own scripts and styles (Swagger UI sets inline
@@ -105,7 +105,8 @@ export function docsRoutes(options: { prefix: string; openapiPath: string; title
                 auth: false,
                 tags: [API_TAG, GROUP_SERVICE],
                 description: 'Interactive API documentation (Swagger UI)',
-                plugins: { 'hapi-swagger': { produces: ['text/html'], responses: { 200: { description: 'The HTML page' } } } }
+                notes: 'Swagger UI over this server\'s OpenAPI document; its script and styles are served beside it, never from another host.',
+                plugins: { 'hapi-swagger': { id: 'getDocsPage', security: PUBLIC_SECURITY, produces: ['text/html'], responses: { 200: { description: 'The HTML page' } } } }
             },
             handler: (_request, h) => secure(h.response(page).type('text/html; charset=utf-8'))
         },

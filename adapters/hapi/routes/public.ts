@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import { healthSchema, versionSchema } from '../api-schemas';
 import type { HealthView, VersionView } from '../api-types';
-import { API_TAG, GROUP_SERVICE } from '../route-context';
+import { API_TAG, GROUP_SERVICE, PUBLIC_SECURITY } from '../route-context';
 
 /** API versions this plugin serves (docs/design.md). */
 export const API_VERSIONS = ['v1'];
@@ -15,7 +15,8 @@ export function healthRoute(): ServerRoute {
             auth: false,
             tags: [API_TAG, GROUP_SERVICE],
             description: 'Health check',
-            plugins: { 'hapi-swagger': { responses: { 200: { description: 'The service is up', schema: healthSchema } } } }
+            notes: 'Answers while the HTTP layer runs; it does not touch the stores, so it stays cheap at a tight probe interval.',
+            plugins: { 'hapi-swagger': { id: 'health', security: PUBLIC_SECURITY, responses: { 200: { description: 'The service is up', schema: healthSchema } } } }
         },
         handler: (): HealthView => ({ status: 'ok', timestamp: Date.now() })
     };
@@ -30,7 +31,8 @@ export function versionRoute(version: string): ServerRoute {
             auth: false,
             tags: [API_TAG, GROUP_SERVICE],
             description: 'Service and API versions',
-            plugins: { 'hapi-swagger': { responses: { 200: { description: 'Versions', schema: versionSchema } } } }
+            notes: 'The package version and the API versions this server answers (`v1`).',
+            plugins: { 'hapi-swagger': { id: 'getVersion', security: PUBLIC_SECURITY, responses: { 200: { description: 'Versions', schema: versionSchema } } } }
         },
         handler: (): VersionView => ({ version, apiVersions: API_VERSIONS })
     };
