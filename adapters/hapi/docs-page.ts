@@ -46,9 +46,11 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
  * plugin itself (no inert or vision registered on the host's server), with a script of
  * its own instead of an inline one, so the page runs under a strict CSP.
  */
-export function docsRoutes(options: { prefix: string; openapiPath: string; title: string }): ServerRoute[] {
+export function docsRoutes(options: { prefix: string; at?: string; openapiPath: string; title: string }): ServerRoute[] {
     const dir = swaggerUiDir();
-    const base = `${options.prefix}/docs`;
+    // `prefix` is the registration's (hapi adds it to the routes), `at` the public routes' own.
+    const at = options.at ?? '';
+    const base = `${options.prefix}${at}/docs`;
     const page = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -100,7 +102,7 @@ export function docsRoutes(options: { prefix: string; openapiPath: string; title
     return [
         {
             method: 'GET',
-            path: '/docs',
+            path: `${at}/docs`,
             options: {
                 auth: false,
                 tags: [API_TAG, GROUP_SERVICE],
@@ -112,7 +114,7 @@ export function docsRoutes(options: { prefix: string; openapiPath: string; title
         },
         {
             method: 'GET',
-            path: '/docs/{file}',
+            path: `${at}/docs/{file}`,
             // The page's own files: not an endpoint, so not in the document.
             options: { auth: false },
             handler: asset

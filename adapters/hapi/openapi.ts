@@ -52,11 +52,12 @@ export function openapiSettings(version: string): Record<string, unknown> {
  * built by hapi-swagger from their joi schemas and `plugins['hapi-swagger']` notes.
  * Served by a route of our own, so the plugin's response shaping applies to it; its
  * component schemas carry the API's names, for code generators (openapi-components.ts).
+ * Under `at` if given.
  */
-export function openapiRoute(version: string): ServerRoute {
+export function openapiRoute(version: string, at = ''): ServerRoute {
     return {
         method: 'GET',
-        path: OPENAPI_PATH,
+        path: `${at}${OPENAPI_PATH}`,
         options: {
             auth: false,
             tags: [API_TAG, GROUP_SERVICE],

@@ -6,11 +6,11 @@ import { API_TAG, GROUP_SERVICE, PUBLIC_SECURITY } from '../route-context';
 /** API versions this plugin serves (docs/design.md). */
 export const API_VERSIONS = ['v1'];
 
-/** GET /health (docs/design.md): liveness of the HTTP layer, cheap enough for a tight probe interval. */
-export function healthRoute(): ServerRoute {
+/** GET /health (docs/design.md): liveness of the HTTP layer, cheap enough for a tight probe interval; under `at` if given. */
+export function healthRoute(at = ''): ServerRoute {
     return {
         method: 'GET',
-        path: '/health',
+        path: `${at}/health`,
         options: {
             auth: false,
             tags: [API_TAG, GROUP_SERVICE],
@@ -22,11 +22,11 @@ export function healthRoute(): ServerRoute {
     };
 }
 
-/** GET /version (docs/design.md): this package's version and the API versions it serves. */
-export function versionRoute(version: string): ServerRoute {
+/** GET /version (docs/design.md): this package's version and the API versions it serves; under `at` if given. */
+export function versionRoute(version: string, at = ''): ServerRoute {
     return {
         method: 'GET',
-        path: '/version',
+        path: `${at}/version`,
         options: {
             auth: false,
             tags: [API_TAG, GROUP_SERVICE],
