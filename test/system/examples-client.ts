@@ -45,11 +45,14 @@ describe('client examples', () => {
         expect(tap).to.match(/^# fail 0$/m);
     });
 
-    it('README shows examples/signup.test.js exactly', async () => {
-        const readme = await Fs.readFile(Path.join(ROOT, 'README.md'), 'utf8');
-        const file = await Fs.readFile(Path.join(ROOT, 'examples', 'signup.test.js'), 'utf8');
-        const block = /^```js\n(\/\/ examples\/signup\.test\.js[\s\S]*?)^```$/m.exec(readme);
-        expect(block, 'a ```js block starting with // examples/signup.test.js').to.exist();
-        expect(block![1]).to.equal(file);
-    });
+    for (const example of ['signup.test.js', 'signup.playwright.spec.js']) {
+        it(`README shows examples/${example} exactly`, async () => {
+            const readme = await Fs.readFile(Path.join(ROOT, 'README.md'), 'utf8');
+            const file = await Fs.readFile(Path.join(ROOT, 'examples', example), 'utf8');
+            const start = `// examples/${example}`;
+            const block = readme.split(/^```js\n/m).slice(1).map((rest) => rest.slice(0, rest.indexOf('```'))).find((code) => code.startsWith(start));
+            expect(block, `a \`\`\`js block starting with ${start}`).to.exist();
+            expect(block).to.equal(file);
+        });
+    }
 });

@@ -182,6 +182,17 @@ describe('package exports', () => {
 
         expect(pkg.files).to.equal(['dist']);
         expect(pkg.bin['inbox-capture']).to.equal('dist/adapters/cli/bin.js');
+
+        // TypeScript's older `moduleResolution: node` reads no `exports`: typesVersions names
+        // the same declarations, subpath by subpath (a new export adds its line there).
+        const typesVersions: Record<string, string[]> = {};
+        for (const [subpath, entry] of Object.entries<Target | { import: Target; require: Target } | string>(pkg.exports)) {
+            if (subpath !== '.' && typeof entry !== 'string') {
+                typesVersions[subpath.slice(2)] = [('require' in entry ? entry.require : entry).types.slice(2)];
+            }
+        }
+
+        expect(pkg.typesVersions).to.equal({ '*': typesVersions });
     });
 
     it('serves inbox-capture/client to require and to import, against a real server', async () => {
@@ -203,7 +214,7 @@ describe('package exports', () => {
         }
     });
 
-    it('types inbox-capture/client for TypeScript under Node16 resolution, ESM and CJS, without Node types', async () => {
+    it('types inbox-capture/client for TypeScript under Node16 resolution, ESM and CJS, and under node10, without Node types', async () => {
         const dir = Path.join(app, 'ts-consumer');
         await Fs.mkdir(dir, { recursive: true });
         await Fs.writeFile(Path.join(dir, 'esm.mts'), CLIENT_TS_ESM);
@@ -218,5 +229,10 @@ describe('package exports', () => {
         await Fs.writeFile(Path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: ['bad.mts'] }));
         const failed = await runIn(dir, [tsc, '-p', 'tsconfig.json']).then(() => null, (err: Error) => err.message);
         expect(failed).to.match(/bad\.mts.*TS2322/);
+
+        // `moduleResolution: node` (node10), through typesVersions.
+        await Fs.writeFile(Path.join(dir, 'node10.ts'), CLIENT_TS_ESM);
+        await Fs.writeFile(Path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...options, module: 'commonjs', moduleResolution: 'node10', target: 'ES2022' }, files: ['node10.ts'] }));
+        await runIn(dir, [tsc, '-p', 'tsconfig.json']);
     });
 });
