@@ -5,33 +5,13 @@ import * as Path from 'node:path';
 import { chromiumForChild } from '../helpers/browser';
 import { run } from '../helpers/child-process';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
+import { specsOf, type PlaywrightReport } from '../helpers/playwright-report';
 import { removeDir, tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 const ROOT = Path.join(__dirname, '..', '..');
-
-/** What Playwright's JSON reporter writes, as far as these checks read it. */
-export interface PlaywrightReport {
-    stats: { expected: number; unexpected: number; flaky: number; skipped: number };
-    suites: PlaywrightSuite[];
-}
-
-interface PlaywrightSuite {
-    title: string;
-    specs: Array<{ title: string; ok: boolean; tests: Array<{ annotations: Array<{ type: string; description?: string }>; results: Array<{ status: string }> }> }>;
-    suites?: PlaywrightSuite[];
-}
-
-/** Every spec of the report, nested suites included, with its annotations. */
-export function specsOf(report: PlaywrightReport): Array<{ title: string; ok: boolean; annotations: Array<{ type: string; description?: string }> }> {
-    const walk = (suite: PlaywrightSuite): Array<{ title: string; ok: boolean; annotations: Array<{ type: string; description?: string }> }> => [
-        ...suite.specs.map((spec) => ({ title: spec.title, ok: spec.ok, annotations: spec.tests.flatMap((t) => t.annotations) })),
-        ...(suite.suites ?? []).flatMap(walk)
-    ];
-    return report.suites.flatMap(walk);
-}
 
 describe('inbox-capture-client/playwright, run by `npx playwright test` in a real browser', () => {
 
