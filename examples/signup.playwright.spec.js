@@ -8,7 +8,6 @@ test.beforeAll(async () => {
 });
 test.afterAll(() => app.close());
 
-// `inbox` is a fresh inbox for this test, deleted after it.
 test('a person signs up, types the mailed code and clicks the mailed link', async ({ page, inbox }) => {
     await page.goto(app.url);
     await page.fill('input[name=email]', inbox.address);
