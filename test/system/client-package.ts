@@ -4,6 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Ts from 'typescript';
 import { runNode } from '../helpers/child-process';
+import { CLIENT_SCRIPT_OUTPUT, clientScripts } from '../helpers/client-scripts';
 import { provisionServer } from '../helpers/provision-server';
 import { removeDir, tempDir } from '../helpers/temp-dir';
 
@@ -33,24 +34,11 @@ const readManifest = async (dir: string): Promise<Manifest> => JSON.parse(await 
 /** The scripts npm runs when it installs a package. */
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
 
-// The client from both module systems: its named exports, a real call, a typed error.
-const CLIENT_CHECK = `
-    const out = { names: Object.keys(client).sort() };
-    const api = new client.InboxCaptureClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY });
-    out.page = await api.listEmails({ inbox: api.newInbox({ domain: 'x.test' }).inbox });
-    try {
-        await api.getEmail('missing@x.test');
-    }
-    catch (err) {
-        out.error = { typed: err instanceof client.InboxCaptureApiError, status: err.status, code: err.code };
-    }
-
-    const fixture = PLAYWRIGHT;
+// The client from both module systems (a real call, a typed error), and the fixture beside it.
+const CLIENT = clientScripts('inbox-capture-client', `
+    const fixture = await load('inbox-capture-client/playwright');
     out.playwright = { test: typeof fixture.test, extend: typeof fixture.test.extend, expect: typeof fixture.expect };
-    console.log(JSON.stringify(out));
-`;
-const CLIENT_CJS = `'use strict';\nconst client = require('inbox-capture-client');\n(async () => {${CLIENT_CHECK.replace('PLAYWRIGHT', "require('inbox-capture-client/playwright')")}})().catch((err) => { console.error(err); process.exit(1); });\n`;
-const CLIENT_ESM = `import * as client from 'inbox-capture-client';\n${CLIENT_CHECK.replace('PLAYWRIGHT', "await import('inbox-capture-client/playwright')")}`;
+`);
 
 // A TypeScript user's test code: the client, and a Playwright test with the fixture.
 const TS_CLIENT = `import { InboxCaptureClient, InboxCaptureApiError, WaitTimeoutError, type Email } from 'inbox-capture-client';
@@ -153,15 +141,10 @@ describe('inbox-capture-client (packages/client)', () => {
     it('answers require and import, the client against a real server and the fixture beside it', async () => {
         const p = await provisionServer({ listen: true });
         try {
-            await Fs.writeFile(Path.join(app, 'client.cjs'), CLIENT_CJS);
-            await Fs.writeFile(Path.join(app, 'client.mjs'), CLIENT_ESM);
+            await Fs.writeFile(Path.join(app, 'client.cjs'), CLIENT.cjs);
+            await Fs.writeFile(Path.join(app, 'client.mjs'), CLIENT.esm);
             const env = { ...process.env, BASE_URL: `http://127.0.0.1:${p.server.info.port}`, API_KEY: p.apiKey };
-            const expected = {
-                names: ['InboxCaptureApiError', 'InboxCaptureClient', 'UNEXPECTED_RESPONSE', 'WaitTimeoutError'],
-                page: { emails: [], hasMore: false },
-                error: { typed: true, status: 404, code: 'NOT_FOUND' },
-                playwright: { test: 'function', extend: 'function', expect: 'function' }
-            };
+            const expected = { ...CLIENT_SCRIPT_OUTPUT, playwright: { test: 'function', extend: 'function', expect: 'function' } };
             for (const file of ['client.cjs', 'client.mjs']) {
                 const result = await runNode([file], { cwd: app, env });
                 expect(result.code, `${file}: ${result.stderr}`).to.equal(0);

@@ -3,6 +3,7 @@ import * as Lab from '@hapi/lab';
 import { execFile } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { CLIENT_SCRIPT_OUTPUT, clientScripts } from '../helpers/client-scripts';
 import { provisionServer } from '../helpers/provision-server';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -65,21 +66,7 @@ main().catch((err) => {
 `;
 
 // The client from both module systems: its named exports, a real call, a typed error.
-const CLIENT_CHECK = `
-    const out = { names: Object.keys(client).sort() };
-    const api = new client.InboxCaptureClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY });
-    out.page = await api.listEmails({ inbox: api.newInbox({ domain: 'x.test' }).inbox });
-    try {
-        await api.getEmail('missing@x.test');
-    }
-    catch (err) {
-        out.error = { typed: err instanceof client.InboxCaptureApiError, status: err.status, code: err.code };
-    }
-
-    console.log(JSON.stringify(out));
-`;
-const CLIENT_CJS = `'use strict';\nconst client = require('inbox-capture/client');\n(async () => {${CLIENT_CHECK}})().catch((err) => { console.error(err); process.exit(1); });\n`;
-const CLIENT_ESM = `import * as client from 'inbox-capture/client';\n${CLIENT_CHECK}`;
+const CLIENT = clientScripts('inbox-capture/client');
 
 // A TypeScript consumer on Node's own resolution, one file per module system, no Node types.
 const CLIENT_TS_ESM = `import { InboxCaptureClient, InboxCaptureApiError, WaitTimeoutError, type Email } from 'inbox-capture/client';
@@ -198,16 +185,11 @@ describe('package exports', () => {
     it('serves inbox-capture/client to require and to import, against a real server', async () => {
         const p = await provisionServer({ listen: true });
         try {
-            await Fs.writeFile(Path.join(app, 'client.cjs'), CLIENT_CJS);
-            await Fs.writeFile(Path.join(app, 'client.mjs'), CLIENT_ESM);
+            await Fs.writeFile(Path.join(app, 'client.cjs'), CLIENT.cjs);
+            await Fs.writeFile(Path.join(app, 'client.mjs'), CLIENT.esm);
             const env = { ...process.env, BASE_URL: `http://127.0.0.1:${p.server.info.port}`, API_KEY: p.apiKey };
-            const expected = {
-                names: ['InboxCaptureApiError', 'InboxCaptureClient', 'UNEXPECTED_RESPONSE', 'WaitTimeoutError'],
-                page: { emails: [], hasMore: false },
-                error: { typed: true, status: 404, code: 'NOT_FOUND' }
-            };
-            expect(JSON.parse(await runIn(app, ['client.cjs'], env))).to.equal(expected);
-            expect(JSON.parse(await runIn(app, ['client.mjs'], env))).to.equal(expected);
+            expect(JSON.parse(await runIn(app, ['client.cjs'], env))).to.equal(CLIENT_SCRIPT_OUTPUT);
+            expect(JSON.parse(await runIn(app, ['client.mjs'], env))).to.equal(CLIENT_SCRIPT_OUTPUT);
         }
         finally {
             await p.cleanup();

@@ -5,9 +5,9 @@ import * as Path from 'node:path';
 import { Writable } from 'node:stream';
 import { describeProgress, progressLine, REDRAW_MS } from '../../../adapters/cli/progress-line';
 import { EMAILS_TABLE } from '../../../lib/record-store/knex/schema';
-import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
+import type { InboxCapture } from '../../../lib/service/inbox-capture';
 import { run, runNode } from '../../helpers/child-process';
+import { withEmbeddedCapture } from '../../helpers/embedded-capture';
 import { buildMail } from '../../helpers/mail';
 import { isolatedEnv } from '../../helpers/service-env';
 import { removeDir, tempDir } from '../../helpers/temp-dir';
@@ -81,16 +81,7 @@ describe('adapters/cli/progress-line', () => {
     describe('migrate with a back-fill, prune and gc', () => {
         let dataDir: string;
 
-        const withCapture = async <T>(fn: (capture: InboxCapture) => Promise<T>): Promise<T> => {
-            const capture = createInboxCapture(await openEmbeddedStores({ dataDir }));
-            try {
-                await capture.recordStore.migrate();
-                return await fn(capture);
-            }
-            finally {
-                await capture.close();
-            }
-        };
+        const withCapture = <T>(fn: (capture: InboxCapture) => Promise<T>): Promise<T> => withEmbeddedCapture(dataDir, fn);
 
         const env = () => isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, TERM: 'dumb' });
 
