@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-    { ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', 'data/**', 'test/fixtures/**', 'coverage/**'] },
+    { ignores: ['dist/**', 'packages/*/dist/**', 'dist-bench/**', 'node_modules/**', 'data/**', 'test/fixtures/**', 'coverage/**'] },
     ...tseslint.configs.recommended,
     {
         rules: {

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 process.env.AWS_EXECUTION_ENV ??= 'AWS_Lambda_nodejs20.x'; // lets @sparticuz/chromium unpack the libraries it bundles
 const Chromium = require('@sparticuz/chromium');
 const { chromium } = require('playwright-core');
-const { InboxCaptureClient } = require('inbox-capture/client');
+const { InboxCaptureClient } = require('inbox-capture-client');
 const { startDemoApp } = require('./demo-app'); // stands in for your application
 
 const client = new InboxCaptureClient({

@@ -1,7 +1,7 @@
 // examples/signup.test.js: `node --test examples/signup.test.js` against a running service
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { InboxCaptureClient } = require('inbox-capture/client');
+const { InboxCaptureClient } = require('inbox-capture-client');
 const { startDemoApp } = require('./demo-app'); // stands in for your application
 
 const client = new InboxCaptureClient({

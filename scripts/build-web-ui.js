@@ -3,7 +3,7 @@
 // The web interface (docs/ui.md) in dist/web-ui: its TypeScript compiled by tsc to ES
 // modules under js/ (with the typed client it uses, adapters/client), and its static
 // files (HTML, CSS) copied beside them. No bundler: the browser loads the modules as
-// they are, so relative imports get their `.js` here, as in build-client-esm.js.
+// they are, so relative imports get their `.js` here, as in build-client.js.
 
 const ChildProcess = require('node:child_process');
 const Fs = require('node:fs');

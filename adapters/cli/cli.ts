@@ -21,7 +21,8 @@ const GROUPS: Record<string, string> = { keys: 'keys create|list|revoke' };
 
 const ENVIRONMENT_HELP = [
     'Environment (the same for every command; serve also reads HOST, PORT, SMTP_*):',
-    '  INBOX_CAPTURE_DATA_DIR        SQLite file and stored files (default ./data)',
+    '  INBOX_CAPTURE_DATA_DIR        SQLite file and stored files (default ./data of the',
+    '                                current directory: the service\'s, or no key matches)',
     '  DATABASE_URL                  postgres://… selects Postgres instead of SQLite',
     '  S3_BUCKET                     selects S3 for stored files (with S3_ENDPOINT,',
     '                                S3_REGION, S3_FORCE_PATH_STYLE, AWS credentials)',

@@ -1,8 +1,12 @@
+import * as Fs from 'node:fs';
+import * as Path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
+import { SQLITE_FILENAME } from '../../lib/service/defaults';
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import { openStoresFromConfig, readEnvConfig } from '../standalone/env-config';
 import { recordWebhooks } from '../webhooks/start-webhooks';
+import { progressLine } from './progress-line';
 
 /** Exit codes, sysexits(3) where an MTA reads them. */
 export const EXIT_OK = 0;
@@ -64,9 +68,16 @@ export function write(stream: Writable, text: string): Promise<void> {
     });
 }
 
-/** Opens the service from the environment, migrates, runs `fn`, closes the stores. */
+/**
+ * Opens the service from the environment, migrates, runs `fn`, closes the stores. A SQLite
+ * file it had to create is said on stderr: a CLI run from another directory than the
+ * service's would otherwise fill a store of its own without a word (docs/operations.md,
+ * "Running the service").
+ */
 export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCapture) => Promise<T>): Promise<T> {
     const config = readEnvConfig(io.env, io.cwd);
+    const sqliteFile = config.databaseUrl ? undefined : Path.join(config.dataDir, SQLITE_FILENAME);
+    const existed = sqliteFile === undefined || Fs.existsSync(sqliteFile);
     const stores = await openStoresFromConfig(config);
     const capture = createInboxCapture(stores);
     if (config.webhooks) {
@@ -76,7 +87,14 @@ export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCaptur
 
     try {
         // Every command migrates first: `keys create` on a fresh data dir must just work.
-        await capture.recordStore.migrate();
+        // After an upgrade that fills stored emails, that can take minutes: shown on a terminal.
+        const filling = progressLine(io.stderr, 'migrate: filled links and codes of', 'emails');
+        await capture.recordStore.migrate({ onProgress: filling.onProgress });
+        filling.finish();
+        if (!existed) {
+            await write(io.stderr, `inbox-capture: created a new store, ${sqliteFile} (there was none; a service started in another directory has its own: run the CLI where the service runs, or give both the same INBOX_CAPTURE_DATA_DIR)\n`);
+        }
+
         return await fn(capture);
     }
     finally {

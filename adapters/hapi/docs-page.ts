@@ -2,7 +2,7 @@ import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { apiError } from './error-mapping';
-import { API_TAG, GROUP_SERVICE } from './route-context';
+import { API_TAG, GROUP_SERVICE, PUBLIC_SECURITY } from './route-context';
 
 /**
  * The interactive page allows only its own scripts and styles (Swagger UI sets inline
@@ -46,9 +46,11 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
  * plugin itself (no inert or vision registered on the host's server), with a script of
  * its own instead of an inline one, so the page runs under a strict CSP.
  */
-export function docsRoutes(options: { prefix: string; openapiPath: string; title: string }): ServerRoute[] {
+export function docsRoutes(options: { prefix: string; at?: string; openapiPath: string; title: string }): ServerRoute[] {
     const dir = swaggerUiDir();
-    const base = `${options.prefix}/docs`;
+    // `prefix` is the registration's (hapi adds it to the routes), `at` the public routes' own.
+    const at = options.at ?? '';
+    const base = `${options.prefix}${at}/docs`;
     const page = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -100,18 +102,19 @@ export function docsRoutes(options: { prefix: string; openapiPath: string; title
     return [
         {
             method: 'GET',
-            path: '/docs',
+            path: `${at}/docs`,
             options: {
                 auth: false,
                 tags: [API_TAG, GROUP_SERVICE],
                 description: 'Interactive API documentation (Swagger UI)',
-                plugins: { 'hapi-swagger': { produces: ['text/html'], responses: { 200: { description: 'The HTML page' } } } }
+                notes: 'Swagger UI over this server\'s OpenAPI document; its script and styles are served beside it, never from another host.',
+                plugins: { 'hapi-swagger': { id: 'getDocsPage', security: PUBLIC_SECURITY, produces: ['text/html'], responses: { 200: { description: 'The HTML page' } } } }
             },
             handler: (_request, h) => secure(h.response(page).type('text/html; charset=utf-8'))
         },
         {
             method: 'GET',
-            path: '/docs/{file}',
+            path: `${at}/docs/{file}`,
             // The page's own files: not an endpoint, so not in the document.
             options: { auth: false },
             handler: asset

@@ -3,7 +3,7 @@ import type { RegisterOptions } from 'hapi-swagger';
 import { getSwaggerJSON } from 'hapi-swagger/lib/builder';
 import swaggerDefaults from 'hapi-swagger/lib/defaults';
 import { nameComponents } from './openapi-components';
-import { API_TAG, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_INBOXES, GROUP_SERVICE } from './route-context';
+import { API_TAG, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_INBOXES, GROUP_SERVICE, PUBLIC_SECURITY } from './route-context';
 
 /** Path of the OpenAPI document (docs/design.md). */
 export const OPENAPI_PATH = '/openapi.json';
@@ -25,6 +25,7 @@ export function openapiSettings(version: string): Record<string, unknown> {
         info: {
             title: 'inbox-capture',
             version,
+            license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
             description: 'Received email, stored per inbox and served over HTTP/JSON. Every `/v1/emails` endpoint needs `Authorization: Bearer <API key>`; error bodies are `{ "error": "<CODE>" }`.'
         },
         securityDefinitions: {
@@ -51,16 +52,18 @@ export function openapiSettings(version: string): Record<string, unknown> {
  * built by hapi-swagger from their joi schemas and `plugins['hapi-swagger']` notes.
  * Served by a route of our own, so the plugin's response shaping applies to it; its
  * component schemas carry the API's names, for code generators (openapi-components.ts).
+ * Under `at` if given.
  */
-export function openapiRoute(version: string): ServerRoute {
+export function openapiRoute(version: string, at = ''): ServerRoute {
     return {
         method: 'GET',
-        path: OPENAPI_PATH,
+        path: `${at}${OPENAPI_PATH}`,
         options: {
             auth: false,
             tags: [API_TAG, GROUP_SERVICE],
             description: 'This OpenAPI 3.0 document',
-            plugins: { 'hapi-swagger': { responses: { 200: { description: 'The OpenAPI document' } } } }
+            notes: 'Built from the routes\' own validation schemas, so it always matches what the server accepts and answers.',
+            plugins: { 'hapi-swagger': { id: 'getOpenApiDocument', security: PUBLIC_SECURITY, responses: { 200: { description: 'The OpenAPI document' } } } }
         },
         handler: async (request: Request) => {
             const document = await getSwaggerJSON(openapiSettings(version), request);

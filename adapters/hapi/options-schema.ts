@@ -27,13 +27,21 @@ export const DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024;
 /** Longest webhook URL, characters: what browsers and proxies reliably take. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-/** Which public routes exist (docs/design.md). */
+/** Where the public routes are and which exist (docs/api.md, "Plugin options"). */
 export interface PublicRoutesOptions {
+    /** A path they are mounted under, `/inbox-capture` say, beside a host's own `/health` (default none). */
+    prefix?: string;
     health?: boolean;
     version?: boolean;
     openapi?: boolean;
     docs?: boolean;
 }
+
+/** The public routes after validation: `true` and `false` spelt out. */
+export type ResolvedPublicRoutes = Required<PublicRoutesOptions>;
+
+/** Longest `publicRoutes.prefix`, characters: a path segment or two, not a document. */
+export const MAX_PUBLIC_ROUTES_PREFIX_LENGTH = 100;
 
 /** Options of `server.register({ plugin, options })`. Every one is optional. */
 export interface InboxCapturePluginOptions {
@@ -59,8 +67,12 @@ export interface InboxCapturePluginOptions {
     inboxFromAddress?: InboxFromAddress;
     /** `false` removes /openapi.json and /docs (default true). */
     docs?: boolean;
-    /** Turns single public routes off (each default true). */
-    publicRoutes?: PublicRoutesOptions;
+    /**
+     * `/health`, `/version`, `/openapi.json` and `/docs`: `true` (default) mounts them,
+     * `false` leaves them out, `{ prefix }` mounts them under a path of their own;
+     * `{ health: false }` and the like leave single ones out.
+     */
+    publicRoutes?: boolean | PublicRoutesOptions;
     /** Deletes old mail every `intervalMs` (docs/operations.md, "Retention"): past `maxAgeMs`, beyond the newest `maxPerInbox` per inbox (default: off). */
     retention?: RetentionOptions;
     /** `false` removes the web interface at /ui (default true). */
@@ -80,7 +92,7 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     dataDir: string;
     maxPageBytes: number;
     docs: boolean;
-    publicRoutes: Required<PublicRoutesOptions>;
+    publicRoutes: ResolvedPublicRoutes;
     ui: boolean;
     webhooks: WebhookTarget[];
     webhookDelivery: Required<WebhookDeliveryOptions>;
@@ -122,12 +134,18 @@ export const optionsSchema = Joi.object({
         maxPerInbox: Joi.number().integer().min(1).max(MAX_PER_INBOX_LIMIT),
         intervalMs: retentionDuration
     }).or('maxAgeMs', 'maxPerInbox'),
-    publicRoutes: Joi.object({
-        health: Joi.boolean().default(true),
-        version: Joi.boolean().default(true),
-        openapi: Joi.boolean().default(true),
-        docs: Joi.boolean().default(true)
-    }).default(),
+    publicRoutes: Joi.alternatives(
+        // `true` and `false` are every route on or off, at their own paths.
+        Joi.boolean().custom((on: boolean) => ({ prefix: '', health: on, version: on, openapi: on, docs: on })),
+        Joi.object({
+            // A path: `/` then segments of URL-safe characters, no trailing slash, no `..`.
+            prefix: Joi.string().max(MAX_PUBLIC_ROUTES_PREFIX_LENGTH).pattern(/^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/).default(''),
+            health: Joi.boolean().default(true),
+            version: Joi.boolean().default(true),
+            openapi: Joi.boolean().default(true),
+            docs: Joi.boolean().default(true)
+        })
+    ).default(() => ({ prefix: '', health: true, version: true, openapi: true, docs: true })),
     ui: Joi.boolean().default(true),
     webhooks: Joi.array().items(Joi.object({
         url: Joi.string().uri({ scheme: ['http', 'https'] }).max(MAX_WEBHOOK_URL_LENGTH).required(),

@@ -126,20 +126,23 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
                 server.route(blobRoutes(capture.blobStore, async (key) => (await capture.recordStore.referencedBlobKeys([key])).has(key)));
             }
 
-            if (options.publicRoutes.health) {
-                server.route(healthRoute());
+            // Under their own prefix if asked, beside a host's own /health.
+            const publicRoutes = options.publicRoutes;
+            const at = publicRoutes.prefix;
+            if (publicRoutes.health) {
+                server.route(healthRoute(at));
             }
 
-            if (options.publicRoutes.version) {
-                server.route(versionRoute(version));
+            if (publicRoutes.version) {
+                server.route(versionRoute(version, at));
             }
 
-            if (options.docs && options.publicRoutes.openapi) {
-                server.route(openapiRoute(version));
+            if (options.docs && publicRoutes.openapi) {
+                server.route(openapiRoute(version, at));
             }
 
-            if (options.docs && options.publicRoutes.docs) {
-                server.route(docsRoutes({ prefix, openapiPath: OPENAPI_PATH, title: 'inbox-capture API' }));
+            if (options.docs && publicRoutes.docs) {
+                server.route(docsRoutes({ prefix, at, openapiPath: `${at}${OPENAPI_PATH}`, title: 'inbox-capture API' }));
             }
 
             if (options.ui) {

@@ -26,3 +26,6 @@ export const GROUP_SERVICE = 'service';
 
 /** hapi-swagger `security` of the routes that need an API key. */
 export const BEARER_SECURITY = [{ bearerAuth: [] }];
+
+/** hapi-swagger `security` of the routes anyone may call: none, said outright (OpenAPI linters want it said). */
+export const PUBLIC_SECURITY: Array<Record<string, string[]>> = [];

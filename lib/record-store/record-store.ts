@@ -1,5 +1,6 @@
 import type { StagedBlob } from '../blob-store/blob-store';
 import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
+import type { OnProgress } from '../util/progress';
 
 /** Result of storing the copies of one delivery. */
 export interface SaveResult {
@@ -52,8 +53,12 @@ export interface WebhookDelivery {
  * `null`/`false`, throw only when broken, and never leak driver objects.
  */
 export interface RecordStore {
-    /** Creates or upgrades the schema and fills in what an upgrade adds to stored emails; safe to call on every start. */
-    migrate(): Promise<void>;
+    /**
+     * Creates or upgrades the schema and fills in what an upgrade adds to stored emails;
+     * safe to call on every start. `onProgress` hears how the filling goes, emails done
+     * of those there were (it can take minutes over a million).
+     */
+    migrate(options?: { onProgress?: OnProgress }): Promise<void>;
 
     /**
      * Stores the copies of one delivery atomically: all or none (the transaction may

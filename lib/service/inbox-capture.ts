@@ -16,11 +16,14 @@ import { createParsePool } from '../mime/parse-pool';
 import type { RecordStore } from '../record-store/record-store';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
+import type { OnProgress } from '../util/progress';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
 import { resolveServiceOptions, type InboxCaptureOptions } from './service-options';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
+/** Blob keys the orphan sweep looks up in one query (and reports progress after). */
+const SWEEP_CHUNK = 500;
 /** Retries of one failed delete batch before giving up, waiting 50 ms, 100 ms, 200 ms ... */
 const DELETE_RETRIES = 5;
 const DELETE_BACKOFF_MS = 50;
@@ -63,7 +66,7 @@ export interface InboxCapture {
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
      * as deleteInbox() does; returns how many. `signal` ends it early, between two batches.
      */
-    pruneEmails(policy: RetentionPolicy, options?: { now?: number; signal?: AbortSignal }): Promise<number>;
+    pruneEmails(policy: RetentionPolicy, options?: { now?: number; signal?: AbortSignal; onProgress?: OnProgress }): Promise<number>;
     /** A time-limited link to the raw .eml (a URL, or a signed target the server serves), or null when the email does not exist. */
     rawDownloadLink(messageId: string): Promise<DownloadLink | null>;
     /** A time-limited link to one attachment (as rawDownloadLink()), or null when email or attachment is missing. */
@@ -83,9 +86,10 @@ export interface InboxCapture {
     /**
      * Removes blobs no record references and older than `graceMs` (default 10 min:
      * younger ones may belong to an ingest whose record is not committed yet).
-     * Returns how many. `signal` ends it early, between two chunks of keys.
+     * Returns how many. `signal` ends it early, between two chunks of keys; `onProgress`
+     * hears how many blobs it has looked at.
      */
-    sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal }): Promise<number>;
+    sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal; onProgress?: OnProgress }): Promise<number>;
     /**
      * From now on each ingest saves, in its commit, one pending webhook delivery per copy
      * and URL that `sender.urlsFor(inbox)` names, then calls `sender.wake()`. The sending
@@ -140,7 +144,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const removeBlobs = (records: EmailRecord[]) => removeUnreferencedBlobs({ recordStore, blobStore, log }, blobKeysOf(records), 'deleted emails');
 
     // As the delete endpoints delete: records in batches, each batch's blobs after it.
-    const deleteInBatches: DeleteInBatches = async (take, signal) => {
+    const deleteInBatches: DeleteInBatches = async (take, signal, onBatch) => {
         let deleted = 0;
         while (!signal?.aborted) {
             // docs/design.md: a failing batch (a busy database) is retried with
@@ -156,6 +160,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
 
             deleted += batch.length;
             await removeBlobs(batch);
+            onBatch?.(batch.length);
         }
 
         return deleted;
@@ -226,7 +231,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         },
 
         pruneEmails(policy, pruneOptions = {}) {
-            return runRetentionPass(policy, { recordStore, deleteInBatches, now: pruneOptions.now ?? Date.now(), signal: pruneOptions.signal });
+            return runRetentionPass(policy, { recordStore, deleteInBatches, now: pruneOptions.now ?? Date.now(), signal: pruneOptions.signal, onProgress: pruneOptions.onProgress });
         },
 
         async rawDownloadLink(messageId) {
@@ -310,9 +315,14 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 chunk = [];
             };
 
+            let seen = 0;
             for await (const blob of blobStore.listBlobs()) {
                 if (sweepOptions.signal?.aborted) {
                     return removed;
+                }
+
+                if (++seen % SWEEP_CHUNK === 0) {
+                    sweepOptions.onProgress?.({ done: seen });
                 }
 
                 if (blob.modifiedAt > cutoff) {
@@ -320,7 +330,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 }
 
                 chunk.push(blob.key);
-                if (chunk.length >= 500) {
+                if (chunk.length >= SWEEP_CHUNK) {
                     await flush();
                 }
             }
@@ -328,6 +338,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             if (chunk.length > 0) {
                 await flush();
             }
+
+            sweepOptions.onProgress?.({ done: seen });
 
             return removed;
         },

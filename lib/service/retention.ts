@@ -2,6 +2,7 @@
 
 import type { RecordStore } from '../record-store/record-store';
 import type { EmailRecord } from '../types';
+import type { OnProgress } from '../util/progress';
 
 /** What one retention pass deletes; at least one rule is set. */
 export interface RetentionPolicy {
@@ -30,9 +31,10 @@ const INBOX_PAGE = 500;
 /**
  * Deletes batches of records the way the delete endpoints do (each batch's records, then
  * their blobs, a failing batch retried) until `take(batchSize)` answers none, or `signal`
- * aborts between two batches; resolves to how many were deleted.
+ * aborts between two batches; resolves to how many were deleted. `onBatch` hears each
+ * batch's count once its blobs are gone.
  */
-export type DeleteInBatches = (take: (batchSize: number) => Promise<EmailRecord[]>, signal?: AbortSignal) => Promise<number>;
+export type DeleteInBatches = (take: (batchSize: number) => Promise<EmailRecord[]>, signal?: AbortSignal, onBatch?: (deleted: number) => void) => Promise<number>;
 
 /** What a pass runs on. */
 export interface RetentionContext {
@@ -42,6 +44,8 @@ export interface RetentionContext {
     now: number;
     /** Ends the pass after the batch under way (the service is closing); what went is counted. */
     signal?: AbortSignal;
+    /** Hears the emails deleted so far, batch by batch. */
+    onProgress?: OnProgress;
 }
 
 /**
@@ -50,11 +54,14 @@ export interface RetentionContext {
  * with several processes at once, each deleted email is counted by one of them.
  */
 export async function runRetentionPass(policy: RetentionPolicy, context: RetentionContext): Promise<number> {
-    const { recordStore, deleteInBatches, signal } = context;
+    const { recordStore, deleteInBatches, signal, onProgress } = context;
     let deleted = 0;
+    // Counted as batches go, for the progress; `deleted` adds up what each call answers.
+    let reported = 0;
+    const onBatch = onProgress && ((count: number) => onProgress({ done: reported += count }));
     if (policy.maxAgeMs !== undefined) {
         const receivedBefore = context.now - policy.maxAgeMs;
-        deleted += await deleteInBatches((batchSize) => recordStore.deleteReceivedBeforeBatch(receivedBefore, batchSize), signal);
+        deleted += await deleteInBatches((batchSize) => recordStore.deleteReceivedBeforeBatch(receivedBefore, batchSize), signal, onBatch);
     }
 
     const keep = policy.maxPerInbox;
@@ -63,7 +70,7 @@ export async function runRetentionPass(policy: RetentionPolicy, context: Retenti
         for (;;) {
             const names = await recordStore.inboxesOver(keep, { after, limit: INBOX_PAGE });
             for (const inbox of names) {
-                deleted += await deleteInBatches((batchSize) => recordStore.deleteBeyondNewestBatch(inbox, keep, batchSize), signal);
+                deleted += await deleteInBatches((batchSize) => recordStore.deleteBeyondNewestBatch(inbox, keep, batchSize), signal, onBatch);
             }
 
             if (names.length < INBOX_PAGE || signal?.aborted) {

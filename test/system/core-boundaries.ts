@@ -108,4 +108,15 @@ describe('core boundaries', () => {
         expect(offenders).to.equal([]);
         expect((await sources(client)).length).to.be.above(5);
     });
+
+    it('packages/client/src (the Playwright fixture) imports only @playwright/test and the client, by its package name', async () => {
+        const own = Path.join(LIB, '..', 'packages', 'client', 'src');
+        const targets: string[] = [];
+        for (const file of await sources(own)) {
+            const code = (await Fs.readFile(file, 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+            targets.push(...[...code.matchAll(/(?:from\s+|require\(\s*|import\(\s*)['"]([^'"]+)['"]/g)].map((m) => m[1]));
+        }
+
+        expect([...new Set(targets)].sort()).to.equal(['@playwright/test', 'inbox-capture-client']);
+    });
 });

@@ -6,8 +6,8 @@ import { runNode } from '../helpers/child-process';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
 
 // The client examples run as a user runs them (node --test) against the standalone
-// service, and the README shows exactly the file that runs. They read `codes` and
-// `links` (EXTENSIONS §1).
+// service; the README shows exactly the Playwright one, which
+// test/system/playwright-fixture.ts runs. They read `codes` and `links` (EXTENSIONS §1).
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -45,11 +45,12 @@ describe('client examples', () => {
         expect(tap).to.match(/^# fail 0$/m);
     });
 
-    it('README shows examples/signup.test.js exactly', async () => {
+    it('README shows examples/signup.playwright.spec.js exactly', async () => {
         const readme = await Fs.readFile(Path.join(ROOT, 'README.md'), 'utf8');
-        const file = await Fs.readFile(Path.join(ROOT, 'examples', 'signup.test.js'), 'utf8');
-        const block = /^```js\n(\/\/ examples\/signup\.test\.js[\s\S]*?)^```$/m.exec(readme);
-        expect(block, 'a ```js block starting with // examples/signup.test.js').to.exist();
-        expect(block![1]).to.equal(file);
+        const file = await Fs.readFile(Path.join(ROOT, 'examples', 'signup.playwright.spec.js'), 'utf8');
+        const start = '// examples/signup.playwright.spec.js';
+        const block = readme.split(/^```js\n/m).slice(1).map((rest) => rest.slice(0, rest.indexOf('```'))).find((code) => code.startsWith(start));
+        expect(block, `a \`\`\`js block starting with ${start}`).to.exist();
+        expect(block).to.equal(file);
     });
 });

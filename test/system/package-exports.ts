@@ -3,6 +3,7 @@ import * as Lab from '@hapi/lab';
 import { execFile } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { CLIENT_SCRIPT_OUTPUT, clientScripts } from '../helpers/client-scripts';
 import { provisionServer } from '../helpers/provision-server';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -65,21 +66,7 @@ main().catch((err) => {
 `;
 
 // The client from both module systems: its named exports, a real call, a typed error.
-const CLIENT_CHECK = `
-    const out = { names: Object.keys(client).sort() };
-    const api = new client.InboxCaptureClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY });
-    out.page = await api.listEmails({ inbox: api.newInbox({ domain: 'x.test' }).inbox });
-    try {
-        await api.getEmail('missing@x.test');
-    }
-    catch (err) {
-        out.error = { typed: err instanceof client.InboxCaptureApiError, status: err.status, code: err.code };
-    }
-
-    console.log(JSON.stringify(out));
-`;
-const CLIENT_CJS = `'use strict';\nconst client = require('inbox-capture/client');\n(async () => {${CLIENT_CHECK}})().catch((err) => { console.error(err); process.exit(1); });\n`;
-const CLIENT_ESM = `import * as client from 'inbox-capture/client';\n${CLIENT_CHECK}`;
+const CLIENT = clientScripts('inbox-capture/client');
 
 // A TypeScript consumer on Node's own resolution, one file per module system, no Node types.
 const CLIENT_TS_ESM = `import { InboxCaptureClient, InboxCaptureApiError, WaitTimeoutError, type Email } from 'inbox-capture/client';
@@ -182,28 +169,34 @@ describe('package exports', () => {
 
         expect(pkg.files).to.equal(['dist']);
         expect(pkg.bin['inbox-capture']).to.equal('dist/adapters/cli/bin.js');
+
+        // TypeScript's older `moduleResolution: node` reads no `exports`: typesVersions names
+        // the same declarations, subpath by subpath (a new export adds its line there).
+        const typesVersions: Record<string, string[]> = {};
+        for (const [subpath, entry] of Object.entries<Target | { import: Target; require: Target } | string>(pkg.exports)) {
+            if (subpath !== '.' && typeof entry !== 'string') {
+                typesVersions[subpath.slice(2)] = [('require' in entry ? entry.require : entry).types.slice(2)];
+            }
+        }
+
+        expect(pkg.typesVersions).to.equal({ '*': typesVersions });
     });
 
     it('serves inbox-capture/client to require and to import, against a real server', async () => {
         const p = await provisionServer({ listen: true });
         try {
-            await Fs.writeFile(Path.join(app, 'client.cjs'), CLIENT_CJS);
-            await Fs.writeFile(Path.join(app, 'client.mjs'), CLIENT_ESM);
+            await Fs.writeFile(Path.join(app, 'client.cjs'), CLIENT.cjs);
+            await Fs.writeFile(Path.join(app, 'client.mjs'), CLIENT.esm);
             const env = { ...process.env, BASE_URL: `http://127.0.0.1:${p.server.info.port}`, API_KEY: p.apiKey };
-            const expected = {
-                names: ['InboxCaptureApiError', 'InboxCaptureClient', 'UNEXPECTED_RESPONSE', 'WaitTimeoutError'],
-                page: { emails: [], hasMore: false },
-                error: { typed: true, status: 404, code: 'NOT_FOUND' }
-            };
-            expect(JSON.parse(await runIn(app, ['client.cjs'], env))).to.equal(expected);
-            expect(JSON.parse(await runIn(app, ['client.mjs'], env))).to.equal(expected);
+            expect(JSON.parse(await runIn(app, ['client.cjs'], env))).to.equal(CLIENT_SCRIPT_OUTPUT);
+            expect(JSON.parse(await runIn(app, ['client.mjs'], env))).to.equal(CLIENT_SCRIPT_OUTPUT);
         }
         finally {
             await p.cleanup();
         }
     });
 
-    it('types inbox-capture/client for TypeScript under Node16 resolution, ESM and CJS, without Node types', async () => {
+    it('types inbox-capture/client for TypeScript under Node16 resolution, ESM and CJS, and under node10, without Node types', async () => {
         const dir = Path.join(app, 'ts-consumer');
         await Fs.mkdir(dir, { recursive: true });
         await Fs.writeFile(Path.join(dir, 'esm.mts'), CLIENT_TS_ESM);
@@ -218,5 +211,10 @@ describe('package exports', () => {
         await Fs.writeFile(Path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: ['bad.mts'] }));
         const failed = await runIn(dir, [tsc, '-p', 'tsconfig.json']).then(() => null, (err: Error) => err.message);
         expect(failed).to.match(/bad\.mts.*TS2322/);
+
+        // `moduleResolution: node` (node10), through typesVersions.
+        await Fs.writeFile(Path.join(dir, 'node10.ts'), CLIENT_TS_ESM);
+        await Fs.writeFile(Path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...options, module: 'commonjs', moduleResolution: 'node10', target: 'ES2022' }, files: ['node10.ts'] }));
+        await runIn(dir, [tsc, '-p', 'tsconfig.json']);
     });
 });

@@ -8,9 +8,9 @@ const { expect } = Code;
 
 const ROOT = Path.join(__dirname, '..', '..');
 
-/** Every TypeScript source of the package: the core and the adapters. */
+/** Every TypeScript source of the packages: the core, the adapters, the client package's own. */
 function sources(): string[] {
-    return ['lib', 'adapters'].flatMap((dir) => Fs.readdirSync(Path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    return ['lib', 'adapters', 'packages/client/src'].flatMap((dir) => Fs.readdirSync(Path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
         .filter((file) => file.endsWith('.ts'))
         .map((file) => Path.join(dir, file)));
 }

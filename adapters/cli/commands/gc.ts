@@ -1,5 +1,6 @@
 import { ORPHAN_GRACE_MS } from '../../../lib/service/defaults';
 import { CliError, EXIT_OK, write, type Command } from '../command';
+import { progressLine } from '../progress-line';
 
 /**
  * Largest `--grace-seconds`: one year. Far beyond any delivery in flight; the cap
@@ -35,7 +36,9 @@ export const gc: Command = {
         `  --grace-seconds N  keep orphans younger than N seconds (default ${ORPHAN_GRACE_MS / 1000}).`,
         '                     0 removes every orphan: use it only while nothing',
         '                     delivers mail to these stores (e.g. after a crash,',
-        '                     before the service is started again).'
+        '                     before the service is started again).',
+        '',
+        'On a terminal, stderr shows how many files it has looked at.'
     ],
     options: {
         'grace-seconds': { type: 'string' }
@@ -45,7 +48,9 @@ export const gc: Command = {
         // Checked before the stores are opened: a typo must not cost a migration.
         const grace = graceMs(values['grace-seconds']);
         return withCapture(async (capture) => {
-            const removed = await capture.sweepOrphanBlobs({ graceMs: grace });
+            const progress = progressLine(io.stderr, 'gc: looked at', 'stored files');
+            const removed = await capture.sweepOrphanBlobs({ graceMs: grace, onProgress: progress.onProgress });
+            progress.finish();
             await write(io.stdout, `removed ${removed} orphan blob${removed === 1 ? '' : 's'}\n`);
             return EXIT_OK;
         });

@@ -8,7 +8,9 @@ export const migrate: Command = {
     details: [
         'Creates or upgrades the record store schema (SQLite in the data dir, or',
         'Postgres with DATABASE_URL). Safe to run any number of times. The service',
-        'and every other command also migrate on start; this is for deploy steps.'
+        'and every other command also migrate on start; this is for deploy steps.',
+        'After an upgrade that fills in what stored emails lack, that can take',
+        'minutes over a million emails: on a terminal, stderr shows how far it is.'
     ],
     positionals: [0, 0],
     run({ io, withCapture }) {

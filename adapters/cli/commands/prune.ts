@@ -3,6 +3,7 @@ import type { RetentionPolicy } from '../../../lib/service/retention';
 import { ConfigError } from '../../standalone/env-config';
 import { DURATION_SYNTAX, parseDuration, parseMaxPerInbox, readRetentionEnv, RETENTION_ENV } from '../../standalone/retention-config';
 import { CliError, EXIT_OK, write, type Command, type CommandContext } from '../command';
+import { progressLine } from '../progress-line';
 
 /** The rules of this run: the flags when any is given, else the environment's; neither is a usage error. */
 function policyOf({ values, io }: CommandContext): RetentionPolicy {
@@ -51,7 +52,9 @@ export const prune: Command = {
         '',
         `Without either flag the rules come from ${RETENTION_ENV.maxAge}`,
         `and ${RETENTION_ENV.maxPerInbox}; with a flag, only the flags count.`,
-        'Neither flags nor variables is a usage error (exit 1).'
+        'Neither flags nor variables is a usage error (exit 1).',
+        '',
+        'On a terminal, stderr shows the count as it goes.'
     ],
     options: {
         'max-age': { type: 'string' },
@@ -62,7 +65,9 @@ export const prune: Command = {
         // Checked before the stores are opened: a typo must not cost a migration.
         const policy = policyOf(context);
         return context.withCapture(async (capture) => {
-            const deleted = await capture.pruneEmails(policy);
+            const progress = progressLine(context.io.stderr, 'prune: deleted', 'emails');
+            const deleted = await capture.pruneEmails(policy, { onProgress: progress.onProgress });
+            progress.finish();
             await write(context.io.stdout, `${deleted}\n`);
             return EXIT_OK;
         });

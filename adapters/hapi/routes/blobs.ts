@@ -4,7 +4,7 @@ import type { BlobStore, DownloadLink, SelfServedBlobStore } from '../../../lib/
 import { attachmentDisposition } from '../../../lib/blob-store/content-disposition';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { apiError } from '../error-mapping';
-import { API_TAG, GROUP_DOWNLOADS } from '../route-context';
+import { API_TAG, GROUP_DOWNLOADS, PUBLIC_SECURITY } from '../route-context';
 
 /**
  * What a served download may do in a browser, should one ever render it despite
@@ -97,6 +97,8 @@ export function blobRoutes(blobStore: SelfServedBlobStore, isReferenced: (key: s
                 },
                 plugins: {
                     'hapi-swagger': {
+                        id: 'downloadBlob',
+                        security: PUBLIC_SECURITY,
                         produces: ['application/octet-stream', 'application/json'],
                         responses: {
                             200: {

@@ -55,6 +55,7 @@ export function downloadRoutes(context: RouteContext): ServerRoute[] {
                 validate: { params: Joi.object({ messageId }).label('RawParams'), failAction: paramsFailAction },
                 plugins: {
                     'hapi-swagger': {
+                        id: 'downloadRaw',
                         security: BEARER_SECURITY,
                         responses: { 302: redirectResponse('raw .eml message'), ...errors }
                     }
@@ -79,6 +80,7 @@ export function downloadRoutes(context: RouteContext): ServerRoute[] {
                 },
                 plugins: {
                     'hapi-swagger': {
+                        id: 'downloadAttachment',
                         security: BEARER_SECURITY,
                         responses: { 302: redirectResponse('attachment'), ...errors }
                     }

@@ -121,6 +121,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 validate: { query: listQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
                     'hapi-swagger': {
+                        id: 'listEmails',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'One page of emails', schema: emailPageSchema },
@@ -142,6 +143,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 validate: { query: deleteInboxQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
                     'hapi-swagger': {
+                        id: 'deleteInbox',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'How many emails were deleted', schema: deletedInboxSchema },
@@ -159,9 +161,11 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Get one email',
+                notes: 'The email object: its parsed fields, attachments, links and codes; the raw message and attachments are downloads of their own.',
                 validate: params,
                 plugins: {
                     'hapi-swagger': {
+                        id: 'getEmail',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'The email', schema: emailSchema },
@@ -179,9 +183,11 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Delete one email with its raw message and attachments',
+                notes: 'The record goes first, then its files; a second delete of the same email answers 404.',
                 validate: params,
                 plugins: {
                     'hapi-swagger': {
+                        id: 'deleteEmail',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'Deleted', schema: deletedEmailSchema },
@@ -203,6 +209,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 validate: params,
                 plugins: {
                     'hapi-swagger': {
+                        id: 'getHeaders',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'The header fields', schema: headersSchema },

@@ -28,6 +28,7 @@ export function inboxRoutes(context: RouteContext): ServerRoute[] {
                 validate: { query: inboxListQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
                     'hapi-swagger': {
+                        id: 'listInboxes',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'One page of inboxes', schema: inboxPageSchema },

@@ -21,8 +21,11 @@ export interface BackfillOptions {
     batchRows?: number;
     /** Runs one batch's transaction; the store passes its own, which takes turns with its writers and retries conflicts. */
     transaction?: <T>(work: (trx: Knex.Transaction) => Promise<T>) => Promise<T>;
-    /** Told after each committed batch, with the rows filled so far (a throw stops the back-fill). */
-    onBatch?: (filled: number) => void | Promise<void>;
+    /**
+     * Told after each committed batch, with the rows filled so far and the rows there were to
+     * fill when it started (counted only for a caller that listens); a throw stops the back-fill.
+     */
+    onBatch?: (filled: number, pending: number) => void | Promise<void>;
 }
 
 interface PendingRow {
@@ -40,6 +43,8 @@ export async function backfillLinksAndCodes(knex: Knex, options: BackfillOptions
     const batchRows = options.batchRows ?? BACKFILL_BATCH_ROWS;
     const transaction = options.transaction ?? (<T>(work: (trx: Knex.Transaction) => Promise<T>) => knex.transaction(work));
     let filled = 0;
+    // Through the partial index: cheap, and nothing to count where nobody listens.
+    const pending = options.onBatch ? Number((await knex(EMAILS_TABLE).whereNull('links').count({ n: '*' }).first() as { n: number | string } | undefined)?.n ?? 0) : 0;
     for (;;) {
         const batch = await transaction(async (trx) => {
             const seqs = (await trx(EMAILS_TABLE).select('seq').whereNull('links').orderBy('seq').limit(batchRows) as { seq: number | string }[])
@@ -61,6 +66,6 @@ export async function backfillLinksAndCodes(knex: Knex, options: BackfillOptions
         }
 
         filled += batch.updated;
-        await options.onBatch?.(filled);
+        await options.onBatch?.(filled, pending);
     }
 }

@@ -157,10 +157,11 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const store: RecordStore = {
         stagedBlobTarget: sqliteFile,
 
-        async migrate() {
+        async migrate(migrateOptions = {}) {
             // Emails stored by an earlier version get their links and codes before the store serves;
             // the back-fill's transactions take turns with this store's writers.
-            await migrate(knex, { transaction: write });
+            const { onProgress } = migrateOptions;
+            await migrate(knex, { transaction: write, onBatch: onProgress && ((done, total) => onProgress({ done, total })) });
         },
 
         async saveEmails(drafts, saveOptions) {

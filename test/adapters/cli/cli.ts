@@ -57,6 +57,16 @@ async function sqlite(filename: string, sql: string, params: unknown[] = []): Pr
     }
 }
 
+/** What a command says on stderr when it had to create the store in `dir`. */
+function newStoreNotice(dir: string): string {
+    return `inbox-capture: created a new store, ${Path.join(dir, SQLITE_FILENAME)} (there was none; a service started in another directory has its own: run the CLI where the service runs, or give both the same INBOX_CAPTURE_DATA_DIR)\n`;
+}
+
+/** The store in the temp data dir, as a service that ran there would have left it. */
+async function existingStore(): Promise<void> {
+    await withCapture(async () => undefined);
+}
+
 /** One line on stderr: what "a clear message" means for a failure. */
 function expectOneLine(stderr: string): void {
     expect(stderr).to.match(/^inbox-capture: [^\n]+\n$/);
@@ -94,6 +104,7 @@ describe('cli', () => {
     describe('keys create', () => {
 
         it('prints only the new key on stdout, and the key works', async () => {
+            await existingStore();
             const result = await cli(['keys', 'create', 'ci']);
             expect(result.code).to.equal(0);
             expect(result.stderr).to.equal('');
@@ -103,6 +114,20 @@ describe('cli', () => {
             const info = await withCapture((capture) => capture.verifyKey(key));
             expect(info).to.exist();
             expect(info!.name).to.equal('ci');
+        });
+
+        it('says on stderr that it created a store where there was none, with its path, once', async () => {
+            // The CLI run in another directory than the service's: its key would be of another store.
+            const elsewhere = Path.join(dataDir, 'elsewhere');
+            await Fs.mkdir(elsewhere);
+            const env = { ...process.env };
+            delete env.INBOX_CAPTURE_DATA_DIR;
+            const first = await runNode([BIN, 'keys', 'create', 'ci'], { cwd: elsewhere, env });
+            expect(first.code).to.equal(0);
+            expect(first.stdout).to.match(/^ic_\S+\n$/);
+            expect(first.stderr).to.equal(newStoreNotice(Path.join(elsewhere, 'data')));
+            const again = await runNode([BIN, 'keys', 'create', 'cd'], { cwd: elsewhere, env });
+            expect(again.stderr).to.equal('');
         });
 
         it('refuses a duplicate name with exit 1 and one line on stderr', async () => {
@@ -145,6 +170,7 @@ describe('cli', () => {
         });
 
         it('prints nothing when there are no keys', async () => {
+            await existingStore();
             const result = await cli(['keys', 'list']);
             expect(result).to.equal({ code: 0, stdout: '', stderr: '' });
         });
@@ -160,6 +186,7 @@ describe('cli', () => {
         });
 
         it('fails with exit 1 for an unknown or already revoked name', async () => {
+            await existingStore();
             const unknown = await cli(['keys', 'revoke', 'nobody']);
             expect(unknown.code).to.equal(1);
             expectOneLine(unknown.stderr);
@@ -173,12 +200,13 @@ describe('cli', () => {
 
     describe('migrate', () => {
 
-        it('creates the schema in a fresh data dir and can run again', async () => {
+        it('creates the schema in a fresh data dir, saying so once, and can run again', async () => {
             const fresh = Path.join(dataDir, 'nested', 'data');
             for (let i = 0; i < 2; ++i) {
                 const result = await cli(['migrate'], { env: { INBOX_CAPTURE_DATA_DIR: fresh } });
                 expect(result.code).to.equal(0);
-                expect(result.stderr).to.equal('');
+                expect(result.stdout).to.equal('schema is up to date\n');
+                expect(result.stderr).to.equal(i === 0 ? newStoreNotice(fresh) : '');
             }
 
             await Fs.access(Path.join(fresh, 'inbox-capture.sqlite'));
@@ -186,6 +214,8 @@ describe('cli', () => {
     });
 
     describe('ingest', () => {
+
+        beforeEach(existingStore);
 
         const raw = [
             'From: Sender <sender@example.test>',

@@ -267,4 +267,43 @@ describe('Hapi plugin in a host app', () => {
             await Fs.rm(dir, { recursive: true, force: true });
         }
     });
+
+    it('registers beside a host\'s own /health, /version and /docs with publicRoutes: false or { prefix }', async () => {
+        const dir = await tempDir('host-public-routes');
+        const hostRoutes = (server: Hapi.Server) => server.route(['/health', '/version', '/docs'].map((path) => ({ method: 'GET' as const, path, options: { auth: false }, handler: () => `host ${path}` })));
+        const host = await hostServer();
+        hostRoutes(host);
+        try {
+            await host.register({ plugin, options: { dataDir: dir, publicRoutes: false } });
+            await host.initialize();
+            for (const path of ['/health', '/version', '/docs']) {
+                expect((await host.inject(path)).payload).to.equal(`host ${path}`);
+            }
+
+            expect((await host.inject('/openapi.json')).statusCode).to.equal(404);
+            // The API itself is all there.
+            expect((await host.inject('/v1/emails?inbox=x')).result).to.equal({ error: 'UNAUTHORIZED' });
+            await host.stop();
+
+            const other = await hostServer();
+            hostRoutes(other);
+            await other.register({ plugin, options: { dataDir: dir, publicRoutes: { prefix: '/inbox-capture' } } });
+            await other.initialize();
+            try {
+                expect((await other.inject('/health')).payload).to.equal('host /health');
+                expect((await other.inject('/inbox-capture/health')).result).to.include({ status: 'ok' });
+                expect((await other.inject('/inbox-capture/version')).result).to.include({ apiVersions: ['v1'] });
+                expect((await other.inject('/inbox-capture/docs')).statusCode).to.equal(200);
+                const doc = JSON.parse((await other.inject('/inbox-capture/openapi.json')).payload) as { paths: Record<string, unknown> };
+                expect(Object.keys(doc.paths)).to.include(['/inbox-capture/health', '/v1/emails']);
+            }
+            finally {
+                await other.stop();
+            }
+        }
+        finally {
+            await host.stop();
+            await Fs.rm(dir, { recursive: true, force: true });
+        }
+    });
 });

@@ -3,12 +3,12 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { createS3BlobStore } from '../../../../lib/blob-store/s3-blob-store';
-import { openEmbeddedStores } from '../../../../lib/service/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../../lib/service/inbox-capture';
 import { createKnexRecordStore } from '../../../../lib/record-store/knex/knex-record-store';
 import { openPostgresKnex } from '../../../../lib/record-store/knex/postgres-knex';
 import { blobKeys } from '../../../helpers/blob-contents';
 import { runNode, type RunResult } from '../../../helpers/child-process';
+import { withEmbeddedCapture } from '../../../helpers/embedded-capture';
 import { buildMail } from '../../../helpers/mail';
 import { startPostgres } from '../../../helpers/postgres';
 import { startS3 } from '../../../helpers/s3';
@@ -44,16 +44,7 @@ describe('prune (the CLI command, as a child process)', () => {
         const cli = (args: string[], env: Record<string, string> = {}): Promise<RunResult> =>
             runNode([BIN, ...args], { cwd: dataDir, env: isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, ...env }) });
 
-        const withCapture = async <T>(fn: (capture: InboxCapture) => Promise<T>): Promise<T> => {
-            const capture = createInboxCapture(await openEmbeddedStores({ dataDir }));
-            try {
-                await capture.recordStore.migrate();
-                return await fn(capture);
-            }
-            finally {
-                await capture.close();
-            }
-        };
+        const withCapture = <T>(fn: (capture: InboxCapture) => Promise<T>): Promise<T> => withEmbeddedCapture(dataDir, fn);
 
         beforeEach(async () => {
             dataDir = await tempDir('cli-prune');

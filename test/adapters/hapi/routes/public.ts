@@ -157,14 +157,14 @@ describe('Hapi plugin public endpoints', () => {
             }
 
             const blobs = doc.paths['/v1/blobs/{key}'].get;
-            expect(blobs.security).to.not.exist();
+            expect(blobs.security).to.equal([]);
             expect(codes(blobs, 403)).to.equal(['FORBIDDEN']);
             expect(codes(blobs, 404)).to.equal(['NOT_FOUND']);
         });
 
-        it('documents public operations without security', () => {
+        it('documents public operations as needing no security', () => {
             for (const path of ['/health', '/version', '/openapi.json', '/docs']) {
-                expect(doc.paths[path].get.security, path).to.not.exist();
+                expect(doc.paths[path].get.security, path).to.equal([]);
                 expect(doc.paths[path].get.responses[200], path).to.exist();
             }
         });
@@ -220,7 +220,11 @@ describe('Hapi plugin public endpoints', () => {
             ['docs page off', { publicRoutes: { docs: false } }, ['/docs', '/docs/init.js'], ['/health', '/version', '/openapi.json']],
             ['document and page off', { publicRoutes: { openapi: false, docs: false } }, ['/openapi.json', '/docs'], ['/health', '/version']],
             ['docs: false', { docs: false }, ['/openapi.json', '/docs', '/docs/swagger-ui.css'], ['/health', '/version']],
-            ['everything off', { docs: false, publicRoutes: { health: false, version: false } }, ['/health', '/version', '/openapi.json', '/docs'], []]
+            ['everything off', { docs: false, publicRoutes: { health: false, version: false } }, ['/health', '/version', '/openapi.json', '/docs'], []],
+            ['publicRoutes: false', { publicRoutes: false }, ['/health', '/version', '/openapi.json', '/docs', '/docs/init.js'], []],
+            ['publicRoutes: true', { publicRoutes: true }, [], ['/health', '/version', '/openapi.json', '/docs']],
+            ['a prefix', { publicRoutes: { prefix: '/inbox-capture' } }, ['/health', '/version', '/openapi.json', '/docs'], ['/inbox-capture/health', '/inbox-capture/version', '/inbox-capture/openapi.json', '/inbox-capture/docs', '/inbox-capture/docs/init.js']],
+            ['a prefix and a route off', { publicRoutes: { prefix: '/a/b', version: false } }, ['/a/b/version', '/health'], ['/a/b/health', '/a/b/openapi.json', '/a/b/docs']]
         ];
 
         for (const [name, options, absent, present] of TOGGLES) {
@@ -245,6 +249,23 @@ describe('Hapi plugin public endpoints', () => {
                 }
             });
         }
+
+        it('lists the public routes under their prefix, after the registration\'s own, and the page loads them from there', async () => {
+            const q = await provisionServer({ prefix: '/mail', plugin: { publicRoutes: { prefix: '/ic' } } });
+            try {
+                const doc = JSON.parse((await q.server.inject('/mail/ic/openapi.json')).payload) as OpenApiDocument;
+                expect(Object.keys(doc.paths)).to.include(['/mail/ic/health', '/mail/ic/version', '/mail/ic/openapi.json', '/mail/ic/docs', '/mail/v1/emails']);
+                expect(Object.keys(doc.paths)).to.not.include(['/mail/health', '/health']);
+                const page = (await q.server.inject('/mail/ic/docs')).payload;
+                expect(page).to.contain('src="/mail/ic/docs/swagger-ui-bundle.js"');
+                expect((await q.server.inject('/mail/ic/docs/init.js')).payload).to.contain('url: "/mail/ic/openapi.json"');
+                expect((await q.server.inject('/mail/ic/docs/swagger-ui.css')).statusCode).to.equal(200);
+                expect((await q.server.inject('/mail/ic/health')).result).to.include({ status: 'ok' });
+            }
+            finally {
+                await q.cleanup();
+            }
+        });
 
         it('drops a turned-off route from the document too', async () => {
             const q = await provisionServer({ plugin: { publicRoutes: { health: false, docs: false } } });
