@@ -29,6 +29,9 @@ export interface KeyRow {
     name: string;
     created_at: number | string;
     revoked_at: number | string | null;
+    inbox_prefix: string | null;
+    /** SQLite answers 0 or 1. */
+    read_only: boolean | number;
 }
 
 /** The columns of `emails` a record is read from. */
@@ -38,7 +41,7 @@ export const EMAIL_COLUMNS = [
 ];
 
 /** The columns of `api_keys` a key's info is read from. */
-export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
+export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only'];
 
 /** The record an `emails` row holds; links and codes the back-fill has not reached yet are worked out here. */
 export function toRecord(row: EmailRow): EmailRecord {
@@ -136,7 +139,9 @@ export function toKeyInfo(row: KeyRow): ApiKeyInfo {
     return {
         name: row.name,
         createdAt: toNumber(row.created_at),
-        revokedAt: row.revoked_at === null ? null : toNumber(row.revoked_at)
+        revokedAt: row.revoked_at === null ? null : toNumber(row.revoked_at),
+        inboxPrefix: row.inbox_prefix,
+        readOnly: Boolean(row.read_only)
     };
 }
 
