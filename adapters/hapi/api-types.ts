@@ -58,3 +58,11 @@ export interface InboxPageView {
     hasMore: boolean;
     nextCursor?: string;
 }
+
+/** GET /v1/keys/current answer: the calling key's name and scope (docs/api.md, "Keys with a scope"). */
+export interface CurrentKeyView {
+    name: string;
+    /** Only inboxes whose name starts with it are reachable; null: every inbox. */
+    inboxPrefix: string | null;
+    readOnly: boolean;
+}

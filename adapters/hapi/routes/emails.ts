@@ -9,6 +9,7 @@ import { apiError } from '../error-mapping';
 import { serialisedJson } from '../json-response';
 import { serialiseEmailPage, toJsonChunks } from '../list-page-body';
 import { deleteInboxQuerySchema, listQuerySchema, queryFailAction, toListQuery, type ListQueryValues } from '../list-query-schema';
+import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
 
 /** Path parameter of the single-email routes; hapi has already percent-decoded it. */
@@ -69,7 +70,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     };
 
     const get = async (request: Request) => {
-        const record = await capture.getEmail(request.params.messageId as string);
+        const record = await capture.getEmail(request.params.messageId as string, keyScopeOf(request));
         if (!record) {
             throw apiError(404, 'NOT_FOUND');
         }
@@ -80,7 +81,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     };
 
     const headers = async (request: Request) => {
-        const fields = await capture.getHeaders(request.params.messageId as string);
+        const fields = await capture.getHeaders(request.params.messageId as string, keyScopeOf(request));
         if (!fields) {
             throw apiError(404, 'NOT_FOUND');
         }
@@ -90,7 +91,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
 
     const remove = async (request: Request) => {
         const messageId = request.params.messageId as string;
-        if (!(await capture.deleteEmail(messageId))) {
+        if (!(await capture.deleteEmail(messageId, keyScopeOf(request)))) {
             throw apiError(404, 'NOT_FOUND');
         }
 
@@ -113,16 +114,17 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'List emails of an inbox, newest first',
-                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). A page also ends at a byte budget (8 MiB of JSON by default): it may hold fewer than `limit` emails with `hasMore` true and a `nextCursor`; an email larger than the budget is a page of its own. Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR.',
+                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). A page also ends at a byte budget (8 MiB of JSON by default): it may hold fewer than `limit` emails with `hasMore` true and a `nextCursor`; an email larger than the budget is a page of its own. Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR, then 403 for an inbox outside the key\'s prefix.',
                 // A long-poll lasts up to 28 s: a host's shorter server timeout must not cut it.
                 timeout: { server: false },
                 validate: { query: listQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
+                    ...routeAccess({ access: 'read', inboxFromQuery: true }),
                     'hapi-swagger': {
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'One page of emails', schema: emailPageSchema },
-                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], ...SERVER_ERRORS })
+                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], ...SERVER_ERRORS })
                         }
                     }
                 }
@@ -136,14 +138,15 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Delete every email of an inbox',
-                notes: 'Deletes in batches of 25 with exponential backoff; an empty inbox answers `{ "deleted": 0 }`.',
+                notes: 'Deletes in batches of 25 with exponential backoff; an empty inbox answers `{ "deleted": 0 }`. A read-only key, or an inbox outside the key\'s prefix, is 403 (after 401 and 400).',
                 validate: { query: deleteInboxQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
+                    ...routeAccess({ access: 'change', inboxFromQuery: true }),
                     'hapi-swagger': {
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'How many emails were deleted', schema: deletedInboxSchema },
-                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], ...SERVER_ERRORS })
+                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], ...SERVER_ERRORS })
                         }
                     }
                 }
@@ -159,6 +162,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 description: 'Get one email',
                 validate: params,
                 plugins: {
+                    ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
                         security: BEARER_SECURITY,
                         responses: {
@@ -177,13 +181,15 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Delete one email with its raw message and attachments',
+                notes: 'A read-only key is 403; an email of an inbox outside the key\'s prefix is 404, as one that does not exist.',
                 validate: params,
                 plugins: {
+                    ...routeAccess({ access: 'change' }),
                     'hapi-swagger': {
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'Deleted', schema: deletedEmailSchema },
-                            ...errorResponses({ 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
+                            ...errorResponses({ 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
                         }
                     }
                 }
@@ -200,6 +206,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 notes: 'Every field of the top-level message in order, duplicates kept; values unfolded, RFC 2047-decoded and trimmed; `Message-ID` keeps its angle brackets.',
                 validate: params,
                 plugins: {
+                    ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
                         security: BEARER_SECURITY,
                         responses: {

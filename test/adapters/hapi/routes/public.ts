@@ -101,6 +101,7 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails/{messageId}/headers',
                 'GET /v1/emails/{messageId}/raw',
                 'GET /v1/inboxes',
+                'GET /v1/keys/current',
                 'GET /version'
             ]);
         });
