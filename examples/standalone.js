@@ -7,7 +7,7 @@
 // INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT,
 // SMTP_AUTH (+ SMTP_AUTH_USERS), SMTP_TLS (+ SMTP_TLS_CERT, SMTP_TLS_KEY),
 // INBOX_CAPTURE_RETENTION_MAX_AGE / _MAX_PER_INBOX / _INTERVAL (retention, off by default),
-// INBOX_CAPTURE_WEBHOOK_URL (+ INBOX_CAPTURE_WEBHOOK_SECRET).
+// INBOX_CAPTURE_WEBHOOK_URL (+ INBOX_CAPTURE_WEBHOOK_SECRET), INBOX_CAPTURE_MAIL_DOMAIN (MCP's new_inbox).
 // Orphan blobs (left by a crash) are swept at start and then hourly.
 //
 //   npm ci && node examples/standalone.js
@@ -103,7 +103,8 @@ async function main() {
 
     try {
         // One service for HTTP and SMTP: mail arriving over SMTP wakes the HTTP long-polls.
-        await server.register({ plugin: inboxCapturePlugin, options: { capture, ...config.webhooks } });
+        // /mcp (the MCP server for agents) is on by default; its new_inbox makes addresses at INBOX_CAPTURE_MAIL_DOMAIN.
+        await server.register({ plugin: inboxCapturePlugin, options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}) } });
 
         // People opening the service's address get the web interface (docs/ui.md).
         server.route({ method: 'GET', path: '/', options: { auth: false }, handler: (request, h) => h.redirect('/ui/') });

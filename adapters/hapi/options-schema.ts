@@ -11,6 +11,7 @@ import {
     DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions
 } from '../../lib/webhooks/webhook-dispatcher';
 import type { WebhookTarget } from '../../lib/webhooks/webhook-target';
+import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../mcp/mail-domain';
 
 /** Default data directory of the embedded stores, relative to the working directory (docs/design.md). */
 export const DEFAULT_DATA_DIR = './data';
@@ -71,6 +72,10 @@ export interface InboxCapturePluginOptions {
     webhooks?: WebhookTarget[];
     /** Timing of webhook deliveries (docs/api.md; each has a default). */
     webhookDelivery?: WebhookDeliveryOptions;
+    /** `false` removes the MCP server at /mcp (default true). */
+    mcp?: boolean;
+    /** The domain of the addresses MCP's new_inbox makes (default `inbox-capture.test`). */
+    mailDomain?: string;
 }
 
 /** The options after validation: defaults applied. */
@@ -85,6 +90,8 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     ui: boolean;
     webhooks: WebhookTarget[];
     webhookDelivery: Required<WebhookDeliveryOptions>;
+    mcp: boolean;
+    mailDomain: string;
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -130,6 +137,8 @@ export const optionsSchema = Joi.object({
         docs: Joi.boolean().default(true)
     }).default(),
     ui: Joi.boolean().default(true),
+    mcp: Joi.boolean().default(true),
+    mailDomain: mailDomainSchema.default(DEFAULT_MAIL_DOMAIN),
     webhooks: Joi.array().items(Joi.object({
         url: Joi.string().uri({ scheme: ['http', 'https'] }).max(MAX_WEBHOOK_URL_LENGTH).required(),
         secret: Joi.string().min(1),

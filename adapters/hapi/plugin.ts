@@ -23,6 +23,7 @@ import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
 import { inboxRoutes } from './routes/inboxes';
 import { keyRoutes } from './routes/keys';
+import { mcpRoutes } from './routes/mcp';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
 import { downloadOrigins, uiRoutes } from './ui-routes';
@@ -116,6 +117,11 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         try {
             registerAuth(server, capture);
             const keyed = [...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes()];
+            if (options.mcp) {
+                const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });
+                keyed.push(...mcpRoutes({ ...context, mailDomain: options.mailDomain, version, log }));
+            }
+
             assertAccessDeclared(keyed);
             server.route([...keyed, notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {

@@ -14,6 +14,8 @@ export interface StandaloneService {
     baseUrl: string;
     smtpPort: number;
     apiKey: string;
+    /** The service's environment: the CLI run with it reaches the same stores. */
+    env: NodeJS.ProcessEnv;
     /** Kills the process if it still runs, removes the data dir. */
     stop(): Promise<void>;
 }
@@ -104,7 +106,7 @@ async function startOnce(options: StandaloneStartOptions): Promise<StandaloneSer
             throw new Error(`keys create failed: ${created.stderr}`);
         }
 
-        return { spawned, baseUrl: `http://127.0.0.1:${port}`, smtpPort, apiKey: created.stdout.trim(), stop };
+        return { spawned, baseUrl: `http://127.0.0.1:${port}`, smtpPort, apiKey: created.stdout.trim(), env, stop };
     }
     catch (err) {
         await stop();

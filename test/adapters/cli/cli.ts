@@ -358,7 +358,7 @@ describe('cli', () => {
                 expect(result.code).to.equal(0);
                 expect(result.stderr).to.equal('');
                 expect(result.stdout).to.startWith('Usage: inbox-capture <command>');
-                for (const command of ['keys create', 'keys list', 'keys revoke', 'migrate', 'ingest', 'gc', 'prune']) {
+                for (const command of ['keys create', 'keys list', 'keys revoke', 'migrate', 'ingest', 'gc', 'prune', 'mcp']) {
                     expect(result.stdout).to.contain(`  ${command}`);
                 }
             }
@@ -384,6 +384,27 @@ describe('cli', () => {
             const pkg = JSON.parse(await Fs.readFile(Path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
             const result = await cli(['--version']);
             expect(result).to.equal({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+        });
+    });
+
+    describe('mcp', () => {
+
+        it('refuses to start without a service URL or a key, or with a bad mail domain, exit 1 and one line on stderr', async () => {
+            const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+                [['mcp'], { INBOX_CAPTURE_API_KEY: 'ic_x' }, '--url'],
+                [['mcp', '--url', 'ftp://x'], { INBOX_CAPTURE_API_KEY: 'ic_x' }, '--url'],
+                [['mcp', '--url', 'http://127.0.0.1:9'], {}, '--key'],
+                [['mcp'], { INBOX_CAPTURE_URL: 'http://127.0.0.1:9' }, '--key'],
+                [['mcp', '--mail-domain', 'a b'], { INBOX_CAPTURE_URL: 'http://127.0.0.1:9', INBOX_CAPTURE_API_KEY: 'ic_x' }, '--mail-domain'],
+                [['mcp'], { INBOX_CAPTURE_URL: 'http://127.0.0.1:9', INBOX_CAPTURE_API_KEY: 'ic_x', INBOX_CAPTURE_MAIL_DOMAIN: 'x@y' }, 'INBOX_CAPTURE_MAIL_DOMAIN']
+            ];
+            for (const [args, env, named] of cases) {
+                const result = await cli(args, { env: { INBOX_CAPTURE_URL: '', INBOX_CAPTURE_API_KEY: '', INBOX_CAPTURE_MAIL_DOMAIN: '', ...env } });
+                expect(result.code, args.join(' ')).to.equal(1);
+                expect(result.stdout).to.equal('');
+                expectOneLine(result.stderr);
+                expect(result.stderr).to.contain(named);
+            }
         });
     });
 

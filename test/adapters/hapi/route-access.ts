@@ -47,6 +47,8 @@ const anyKey = (status: number): Record<Kind, number> => ({ ...anyone(status), n
 /** 401 without a key; per kind of key as given. */
 const byKey = (full: number, prefix: number, readOnly: number, prefixReadOnly: number): Record<Kind, number> => ({ none: 401, full, prefix, readOnly, prefixReadOnly });
 
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+
 /** For each route (`METHOD path`), the requests that show its scope decision. */
 const ROUTES: Record<string, Case[]> = {
     'GET /v1/emails': [
@@ -124,6 +126,18 @@ const ROUTES: Record<string, Case[]> = {
             }
         }
     ],
+    'POST /mcp': [
+        {
+            name: 'tools/list (each tool decides, see test/adapters/hapi/routes/mcp.ts)',
+            request: () => ({ method: 'POST', url: '/mcp', headers: MCP_HEADERS, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }),
+            status: anyKey(200),
+            check(res) {
+                expect(res.payload).to.contain('"wait_for_email"');
+            }
+        }
+    ],
+    'GET /mcp': [{ name: 'a stream of its own (stateless: none)', request: () => ({ url: '/mcp', headers: MCP_HEADERS }), status: anyKey(405) }],
+    'DELETE /mcp': [{ name: 'a session end (stateless: none)', request: () => ({ method: 'DELETE', url: '/mcp' }), status: anyKey(405) }],
     'GET /health': [{ name: 'public', request: () => ({ url: '/health' }), status: anyone(200) }],
     'GET /version': [{ name: 'public', request: () => ({ url: '/version' }), status: anyone(200) }],
     'GET /openapi.json': [{ name: 'public', request: () => ({ url: '/openapi.json' }), status: anyone(200) }],

@@ -102,7 +102,8 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails/{messageId}/raw',
                 'GET /v1/inboxes',
                 'GET /v1/keys/current',
-                'GET /version'
+                'GET /version',
+                'POST /mcp'
             ]);
         });
 
