@@ -48,7 +48,7 @@ async function main() {
         const key = await api.capture.createKey('screenshots');
         const stored = [];
         for (const [inbox, from, subject, text, html] of SAMPLES) {
-            stored.push(...await api.ingestRawEmail(mail({ to: `${inbox}@example.test`, from, subject, text, html }), { recipients: [`${inbox}@example.test`] }));
+            stored.push(...await api.ingestForApi(mail({ to: `${inbox}@example.test`, from, subject, text, html }), { recipients: [`${inbox}@example.test`] }));
         }
 
         const shown = stored[2];

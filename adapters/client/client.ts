@@ -3,8 +3,8 @@ import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
-    CurrentKey, Email, EmailPage, EmailsQuery, FetchFunction, Header, InboxCaptureClientOptions, InboxPage,
-    ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
+    CurrentKey, DeletedEmail, DeletedInbox, Email, EmailHeaders, EmailPage, EmailsQuery, FetchFunction, Header,
+    InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
@@ -78,18 +78,18 @@ export class InboxCaptureClient {
 
     /** The header fields of the top-level message, in message order. */
     async getHeaders(messageId: string, options: RequestOptions = {}): Promise<Header[]> {
-        const body = await this.#json<{ headers: Header[] }>('GET', `/v1/emails/${segment(messageId)}/headers`, options);
+        const body = await this.#json<EmailHeaders>('GET', `/v1/emails/${segment(messageId)}/headers`, options);
         return body.headers;
     }
 
     /** Deletes one email with its raw message and attachments. */
     async deleteEmail(messageId: string, options: RequestOptions = {}): Promise<void> {
-        await this.#json('DELETE', `/v1/emails/${segment(messageId)}`, options);
+        await this.#json<DeletedEmail>('DELETE', `/v1/emails/${segment(messageId)}`, options);
     }
 
     /** Deletes every email of an inbox; resolves to how many were deleted. */
     async deleteInbox(inbox: string, options: RequestOptions = {}): Promise<number> {
-        const body = await this.#json<{ deleted: number }>('DELETE', `/v1/emails${queryString({ inbox })}`, options);
+        const body = await this.#json<DeletedInbox>('DELETE', `/v1/emails${queryString({ inbox })}`, options);
         return body.deleted;
     }
 

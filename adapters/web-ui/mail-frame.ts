@@ -7,6 +7,7 @@
 // "load remote content" then allows, since the policies of a srcdoc frame intersect).
 
 import { el } from './dom';
+import { withoutRemoteHosts } from './mail-html';
 
 /** The policy of a mail frame: inline styles and data: images only, or remote ones too once asked. */
 export function mailCsp(remote: boolean): string {
@@ -25,12 +26,14 @@ const escapeAttribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"
 
 /**
  * The frame's document: our policy, referrer policy and base target first (the parser
- * puts them in the head, and the first of each wins), then the mail as sent. The base
+ * puts them in the head, and the first of each wins), then the mail without the URLs
+ * that would connect to its hosts (mail-html.ts; the mail's own meta and base go). The base
  * target sends a clicked link to a new window, which the sandbox refuses, so the mail
  * stays in view (links are in their own tab, to copy or open).
  */
 export function mailSrcdoc(html: string, remote: boolean): string {
-    return `<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="${escapeAttribute(mailCsp(remote))}"><meta name="referrer" content="no-referrer"><base target="_blank">${html}`;
+    const head = `<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="${escapeAttribute(mailCsp(remote))}"><meta name="referrer" content="no-referrer"><base target="_blank">`;
+    return withoutRemoteHosts(head, html, remote);
 }
 
 /** A viewer frame for one email's HTML; `show(remote)` (re)writes the mail into it. */

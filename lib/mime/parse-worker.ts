@@ -2,13 +2,13 @@
  * The parse pool's worker (parse-pool.ts): parses one raw message at a time with
  * parse.ts, finds its links and codes, and posts the result back, attachment contents
  * transferred, not copied. Off the main thread, mailparser's whole-part decoding of a
- * long text (one string built in one step) and the search of it no longer stall the
+ * long text (one string built in one step) and the search of it do not stall the
  * service's event loop.
  */
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { linksAndCodesOf } from '../extract/links-and-codes';
-import { bodyText, parseMessage } from './parse';
+import { emailText, parseMessage } from './parse';
 import type { ParseRequest, ParseReply } from './parse-pool';
 
 // The event loop comes first on a small machine: on Linux a nice value is per thread
@@ -40,7 +40,7 @@ async function answer({ id, raw }: ParseRequest): Promise<void> {
     });
     const error = parsed.error ? { name: parsed.error.name, message: parsed.error.message } : undefined;
     // Here too, so a long body's search for links and codes leaves the event loop alone.
-    const linksAndCodes = linksAndCodesOf({ subject: parsed.subject, body: bodyText(parsed), htmlBody: parsed.html });
+    const linksAndCodes = linksAndCodesOf(emailText(parsed));
     const reply: ParseReply = { id, parsed: { ...parsed, attachments, error, linksAndCodes } };
     port?.postMessage(reply, transfer);
 }

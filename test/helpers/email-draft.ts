@@ -4,7 +4,7 @@ import type { EmailDraft } from '../../lib/types';
 /** receivedAt of draft 0, ms since the epoch: a fixed past instant, so order follows `n`. */
 export const BASE_TIME = 1_700_000_000_000;
 
-/** Draft number `n` for `inbox`, with a unique source id and raw key; `overrides` win. */
+/** Draft number `n` for `inbox`, with a unique source id and raw key, no links or codes; `overrides` win. */
 export function draft(inbox: string, n: number, overrides: Partial<EmailDraft> = {}): EmailDraft {
     return {
         sourceId: `m${n}-${randomBytes(4).toString('hex')}@example.test`,
@@ -18,6 +18,8 @@ export function draft(inbox: string, n: number, overrides: Partial<EmailDraft> =
         rawKey: `raw-${randomBytes(6).toString('hex')}`,
         rawSize: 100,
         attachments: [],
+        links: [],
+        codes: [],
         ...overrides
     };
 }

@@ -30,10 +30,8 @@ describe('index', () => {
             'generateApiKey',
             'generateMessageId',
             'hashApiKey',
-            'ingestRawEmail',
             'isInboxCaptureError',
-            'isValidInbox',
-            'sharedMessageBudget'
+            'isValidInbox'
         ]);
     });
 

@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { packageVersion } from '../../../lib/util/package-version';
 import { InboxCaptureClient } from '../../client/client';
-import { readMailDomain } from '../../env-config';
+import { readMailDomain } from '../../standalone/env-config';
 import { createClientAccess } from '../../mcp/client-access';
 import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../../mcp/mail-domain';
 import { createMcpServer } from '../../mcp/mcp-server';

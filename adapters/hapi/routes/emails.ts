@@ -3,6 +3,7 @@ import Joi from 'joi';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
 import type { RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS } from '../api-schemas';
+import type { DeletedEmailView, DeletedInboxView, HeadersView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { toEmailView } from '../email-view';
 import { apiError } from '../error-mapping';
@@ -80,7 +81,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         return serialisedJson(request, view, await toJsonChunks(view));
     };
 
-    const headers = async (request: Request) => {
+    const headers = async (request: Request): Promise<HeadersView> => {
         const fields = await capture.getHeaders(request.params.messageId as string, keyScopeOf(request));
         if (!fields) {
             throw apiError(404, 'NOT_FOUND');
@@ -89,7 +90,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         return { headers: fields };
     };
 
-    const remove = async (request: Request) => {
+    const remove = async (request: Request): Promise<DeletedEmailView> => {
         const messageId = request.params.messageId as string;
         if (!(await capture.deleteEmail(messageId, keyScopeOf(request)))) {
             throw apiError(404, 'NOT_FOUND');
@@ -98,7 +99,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         return { deleted: true, messageId };
     };
 
-    const removeAll = async (request: Request) => {
+    const removeAll = async (request: Request): Promise<DeletedInboxView> => {
         const deleted = await capture.deleteInbox(request.query.inbox as string);
         return { deleted };
     };

@@ -8,7 +8,7 @@ import { listingPrefix } from '../../../lib/service/key-scope';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_INBOXES, type RouteContext } from '../route-context';
 
-/** GET /v1/inboxes: the inboxes that hold mail, most recently received first (EXTENSIONS §3). */
+/** GET /v1/inboxes: the inboxes that hold mail, most recently received first (docs/api.md, "GET /v1/inboxes"). */
 export function inboxRoutes(context: RouteContext): ServerRoute[] {
     const { capture } = context;
 

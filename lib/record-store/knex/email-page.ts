@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { ListQuery } from '../../types';
 import { cleanText, containsPattern } from './clean-text';
-import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
+import { EMAILS_TABLE, ORDER_PREFIX_CHARS } from './schema';
 
 /**
  * UTF-8 bytes of a row's unbounded text, read without reading the text: SQLite (3.43+)
@@ -23,7 +23,7 @@ export interface SizedRow {
  * list's order: receivedAt desc, then messageId desc. The caller picks the columns.
  */
 export function emailPageQuery(knex: Knex, query: ListQuery, pg: boolean): Knex.QueryBuilder {
-    const q = knex('emails').where('inbox', cleanText(query.inbox));
+    const q = knex(EMAILS_TABLE).where('inbox', cleanText(query.inbox));
     if (query.after) {
         const { receivedAt } = query.after;
         const messageId = cleanText(query.after.messageId);

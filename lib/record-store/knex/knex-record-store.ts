@@ -14,12 +14,12 @@ import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
-import { backfillLinksAndCodes } from './backfill-links-codes';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
-import { migrate } from './migration-source';
+import { migrate } from './migrate';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from '../record-store';
-import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
+import { toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
+import { API_KEYS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE, KEY_COLUMNS } from './schema';
 import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
 import { removeRows } from './save-statements';
@@ -156,9 +156,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         stagedBlobTarget: sqliteFile,
 
         async migrate() {
-            await migrate(knex);
-            // Emails stored by an earlier version get their links and codes before the store serves.
-            await backfillLinksAndCodes(knex, { transaction: write });
+            // Emails stored by an earlier version get their links and codes before the store serves;
+            // the back-fill's transactions take turns with this store's writers.
+            await migrate(knex, { transaction: write });
         },
 
         async saveEmails(drafts, saveOptions) {
@@ -180,7 +180,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async getEmail(messageId) {
             const hash = sha256Hex(cleanText(messageId));
-            const byHash = (h: string) => knex('emails').select(emailColumns).where('message_id_hash', h).limit(1);
+            const byHash = (h: string) => knex(EMAILS_TABLE).select(emailColumns).where('message_id_hash', h).limit(1);
             if (!reader) {
                 const [record] = await toRecords(await byHash(hash) as PiecedRow[]);
                 return record ?? null;
@@ -206,7 +206,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             const sized = await read<SizedRow>(emailPageQuery(knex, query, pg).select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)));
             const count = countWithinBudget(sized.map((r) => toNumber(r.size)), query.limit, query.maxBytes);
             const seqs = sized.slice(0, count).map((r) => r.seq);
-            const rows = seqs.length === 0 ? [] : await read<PiecedRow>(knex('emails').select(emailColumns).whereIn('seq', seqs));
+            const rows = seqs.length === 0 ? [] : await read<PiecedRow>(knex(EMAILS_TABLE).select(emailColumns).whereIn('seq', seqs));
             // By seq, in the order of the sizing query (a row deleted meanwhile is just absent).
             const bySeq = new Map(rows.map((row) => [String(row.seq), row]));
             const records = await toRecords(seqs.flatMap((seq) => bySeq.get(String(seq)) ?? []));
@@ -223,14 +223,14 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         async inboxVersion(inbox) {
-            const [row] = await read<{ version: number | string | null }>(knex('emails').max({ version: 'seq' }).where('inbox', cleanText(inbox)));
+            const [row] = await read<{ version: number | string | null }>(knex(EMAILS_TABLE).max({ version: 'seq' }).where('inbox', cleanText(inbox)));
             return row?.version === null || row?.version === undefined ? 0 : toNumber(row.version);
         },
 
         async deleteEmail(messageId, options = {}) {
             const hash = sha256Hex(cleanText(messageId));
             return write(async (trx) => {
-                const row = await trx('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
+                const row = await trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
                 // Checked in the transaction that deletes: the id cannot meanwhile name a copy in another inbox.
                 if (!row || (options.inboxPrefix && !row.inbox.startsWith(options.inboxPrefix))) {
                     return null;
@@ -246,7 +246,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             assertPositiveInteger(batchSize, 'batchSize');
             const cleanInbox = cleanText(inbox);
             // Oldest stored first; two bulk deletes on Postgres share the work (deleteSelected()).
-            return write((trx) => deleteSelected(trx, trx('emails').select(EMAIL_COLUMNS).where('inbox', cleanInbox).orderBy('seq', 'asc').limit(batchSize), pg));
+            return write((trx) => deleteSelected(trx, trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('inbox', cleanInbox).orderBy('seq', 'asc').limit(batchSize), pg));
         },
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {
@@ -286,7 +286,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                 readOnly: scope.readOnly === true
             };
             try {
-                await serialize(() => knex('api_keys').insert({
+                await serialize(() => knex(API_KEYS_TABLE).insert({
                     name: info.name,
                     key_hash: cleanText(hashHex),
                     created_at: info.createdAt,
@@ -295,7 +295,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                 }));
             }
             catch (err) {
-                if (isUniqueViolation(err) && await knex('api_keys').select('name').where('name', info.name).first()) {
+                if (isUniqueViolation(err) && await knex(API_KEYS_TABLE).select('name').where('name', info.name).first()) {
                     throw new InboxCaptureError('DUPLICATE_KEY', `An API key named ${JSON.stringify(info.name)} already exists`, { cause: err });
                 }
 
@@ -306,7 +306,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         async findActiveKeyByHash(hashHex) {
-            const row = await knex('api_keys')
+            const row = await knex(API_KEYS_TABLE)
                 .select(KEY_COLUMNS)
                 .where('key_hash', cleanText(hashHex))
                 .whereNull('revoked_at')
@@ -315,7 +315,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         async revokeKey(name) {
-            const updated = await serialize(async () => knex('api_keys')
+            const updated = await serialize(async () => knex(API_KEYS_TABLE)
                 .where('name', cleanText(name))
                 .whereNull('revoked_at')
                 .update({ revoked_at: Date.now() }));
@@ -323,7 +323,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         async listKeys() {
-            const rows = await knex('api_keys').select(KEY_COLUMNS).orderBy([
+            const rows = await knex(API_KEYS_TABLE).select(KEY_COLUMNS).orderBy([
                 { column: 'created_at', order: 'asc' },
                 { column: 'id', order: 'asc' }
             ]) as KeyRow[];

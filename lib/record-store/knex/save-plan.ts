@@ -5,7 +5,6 @@
  */
 
 import { deriveMessageId, firstChoiceId as firstChoice, sha256Hex } from '../../ingest/ids';
-import { completeDraft } from '../../extract/links-and-codes';
 import type { EmailDraft, EmailRecord } from '../../types';
 import type { SaveResult } from '../record-store';
 
@@ -116,7 +115,7 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
                 messageId = chosen.messageId;
             }
 
-            const record: EmailRecord = { messageId, ...completeDraft(draft) };
+            const record: EmailRecord = { messageId, ...draft };
             const insert: PendingInsert = { record, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
             inserts.push(insert);
             copies.set(key, { record, insert });

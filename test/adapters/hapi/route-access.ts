@@ -173,8 +173,8 @@ describe('route access', () => {
 
     const fixture = async (): Promise<Fixture> => {
         const tag = randomBytes(4).toString('hex');
-        const [inside] = await p.api.ingestRawEmail(buildMail({ to: `${PREFIX}${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'inside' }] }));
-        const [outside] = await p.api.ingestRawEmail(buildMail({ to: `other-${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'outside' }] }));
+        const [inside] = await p.api.ingestForApi(buildMail({ to: `${PREFIX}${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'inside' }] }));
+        const [outside] = await p.api.ingestForApi(buildMail({ to: `other-${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'outside' }] }));
         const raw = await p.server.inject({ url: `/v1/emails/${enc(inside!.messageId)}/raw`, headers: keys.full });
         return {
             inside: { id: inside!.messageId, inbox: inside!.inbox },

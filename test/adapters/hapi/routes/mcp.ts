@@ -57,15 +57,15 @@ describe('/mcp', () => {
     });
 
     it('applies a key\'s inbox prefix and read-only scope to the tools', { timeout: 120_000 }, async () => {
-        const [other] = await p.api.ingestRawEmail(buildMail({ to: 'outsider@x.test', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'x' }] }));
+        const [other] = await p.api.ingestForApi(buildMail({ to: 'outsider@x.test', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'x' }] }));
         const key = await p.api.capture.createKey('agent', { inboxPrefix: 'agent-', readOnly: true });
         await runScopedTools(await client({ authorization: `Bearer ${key}` }), sender, { prefix: 'agent-', otherInbox: 'outsider', otherId: other!.messageId });
     });
 
     it('lets a prefix-scoped key that may change delete only inside its prefix', async () => {
         const key = await p.api.capture.createKey('team', { inboxPrefix: 'team-' });
-        const [mine] = await p.api.ingestRawEmail(buildMail({ to: 'team-box@x.test' }));
-        const [theirs] = await p.api.ingestRawEmail(buildMail({ to: 'else-box@x.test' }));
+        const [mine] = await p.api.ingestForApi(buildMail({ to: 'team-box@x.test' }));
+        const [theirs] = await p.api.ingestForApi(buildMail({ to: 'else-box@x.test' }));
         const agent = await client({ authorization: `Bearer ${key}` });
         expectToolError(await call(agent, 'delete_email', { messageId: theirs!.messageId }), 'NOT_FOUND');
         expectToolError(await call(agent, 'delete_inbox', { inbox: 'else-box' }), 'FORBIDDEN');

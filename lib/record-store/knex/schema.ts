@@ -1,0 +1,47 @@
+/**
+ * The names and shapes of the schema that runtime code relies on, in one place. The
+ * migrations that created them keep their own copies: they are frozen history and import
+ * nothing from here, nor does anything import them but migration-source.ts (docs/design.md,
+ * "Migrations are history"). test/lib/record-store/knex/schema.ts checks every name here
+ * against a migrated database, on SQLite and Postgres.
+ */
+
+/** One row per stored copy of a message. */
+export const EMAILS_TABLE = 'emails';
+
+/** One row per blob an email references (raw message, attachments): the orphan check's index. */
+export const EMAIL_BLOBS_TABLE = 'email_blobs';
+
+/** API keys, by name, with their SHA-256 hashes. */
+export const API_KEYS_TABLE = 'api_keys';
+
+/** SQLite: small blobs beside the records, committed with them (docs/design.md, "The parts"). */
+export const BLOBS_TABLE = 'blobs';
+
+/** The per-inbox summary GET /v1/inboxes reads, kept exact by triggers on `emails`. */
+export const INBOXES_TABLE = 'inboxes';
+
+/** The outbox of webhook deliveries, written with the emails they tell of. */
+export const WEBHOOK_DELIVERIES_TABLE = 'webhook_deliveries';
+
+/** The columns of `emails` a record is read from (rows.ts maps them). */
+export const EMAIL_COLUMNS = [
+    'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
+    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes'
+];
+
+/** The columns of `api_keys` a key's info is read from. */
+export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only'];
+
+/**
+ * Characters of `message_id` the Postgres list index (emails_inbox_order) holds: at most
+ * 1 KiB of UTF-8, under a btree entry's limit. The list query must order by exactly
+ * `left(message_id, ORDER_PREFIX_CHARS)` to read that index in order.
+ */
+export const ORDER_PREFIX_CHARS = 256;
+
+/**
+ * The expression Postgres' retention index (emails_expiry) is on: the sweep's query must
+ * spell it the same to use the index, and no list query does, so lists never pick it.
+ */
+export const EXPIRY_KEY_SQL = '(received_at + 0)';
