@@ -12,7 +12,7 @@ export type { RetentionOptions, RetentionPolicy } from './service/retention';
 export type { OrphanSweepOptions } from './service/background-sweeps';
 
 // Records and queries.
-export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQuery, RecordPage, StoredAttachment } from './types';
+export type { ApiKeyInfo, CursorPosition, KeyScope, EmailDraft, EmailRecord, Link, ListQuery, RecordPage, StoredAttachment } from './types';
 export { encodeCursor, decodeCursor } from './cursor/email-cursor';
 export type { HeaderField } from './mime/header-fields';
 

@@ -87,8 +87,16 @@ export interface RecordPage {
     hasMore: boolean;
 }
 
+/** What a key may reach (docs/api.md, "Keys with a scope"). Keys created without options have full access. */
+export interface KeyScope {
+    /** Only inboxes whose name starts with this are seen or changed; null: every inbox. */
+    inboxPrefix: string | null;
+    /** Reads only: every delete or other change is refused. */
+    readOnly: boolean;
+}
+
 /** An API key as listed: never its hash. */
-export interface ApiKeyInfo {
+export interface ApiKeyInfo extends KeyScope {
     name: string;
     createdAt: number;
     revokedAt: number | null;

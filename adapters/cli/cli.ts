@@ -5,6 +5,7 @@ import { CliError, EXIT_FAILURE, EXIT_OK, write, withCaptureFromEnv, type CliIo,
 import { gc } from './commands/gc';
 import { ingest } from './commands/ingest';
 import { keysCreate, keysList, keysRevoke } from './commands/keys';
+import { mcp } from './commands/mcp';
 import { migrate } from './commands/migrate';
 import { prune } from './commands/prune';
 import { serve } from './commands/serve';
@@ -14,7 +15,7 @@ import { webhookSecret } from './commands/webhook-secret';
 export const PROGRAM = 'inbox-capture';
 
 /** Every command, in the order help lists them. */
-export const COMMANDS: Command[] = [serve, keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune, webhookSecret];
+export const COMMANDS: Command[] = [serve, keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune, webhookSecret, mcp];
 
 /** Command groups: `keys` alone is not a command but names one of these. */
 const GROUPS: Record<string, string> = { keys: 'keys create|list|revoke' };
@@ -29,7 +30,9 @@ const ENVIRONMENT_HELP = [
     '  INBOX_CAPTURE_SIGNING_SECRET  key for file download links (default: generated',
     '                                once, kept in the data dir)',
     '  INBOX_CAPTURE_RETENTION_MAX_AGE, INBOX_CAPTURE_RETENTION_MAX_PER_INBOX',
-    '                                the rules prune applies without flags'
+    '                                the rules prune applies without flags',
+    '  INBOX_CAPTURE_URL, INBOX_CAPTURE_API_KEY, INBOX_CAPTURE_MAIL_DOMAIN',
+    '                                the service, key and mail domain of mcp'
 ];
 
 function mainHelp(): string {

@@ -3,8 +3,8 @@ import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
-    DeletedEmail, DeletedInbox, Email, EmailHeaders, EmailPage, EmailsQuery, FetchFunction, Header, InboxCaptureClientOptions,
-    InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
+    CurrentKey, DeletedEmail, DeletedInbox, Email, EmailHeaders, EmailPage, EmailsQuery, FetchFunction, Header,
+    InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
@@ -20,6 +20,7 @@ function listParams(query: ListEmailsQuery): Record<string, QueryValue> {
         timeout: query.timeout,
         sender: query.sender,
         subject: query.subject,
+        q: query.q,
         receivedAfter: query.receivedAfter === undefined ? undefined : timeParam(query.receivedAfter),
         receivedBefore: query.receivedBefore === undefined ? undefined : timeParam(query.receivedBefore),
         hasAttachments: query.hasAttachments
@@ -95,6 +96,11 @@ export class InboxCaptureClient {
     /** One page of the inboxes that hold mail, most recently received first. */
     listInboxes(query: ListInboxesQuery = {}, options: RequestOptions = {}): Promise<InboxPage> {
         return this.#json('GET', `/v1/inboxes${queryString({ limit: query.limit, cursor: query.cursor, prefix: query.prefix })}`, options);
+    }
+
+    /** The calling key's name and scope (which inboxes it reaches, whether it may change anything). */
+    currentKey(options: RequestOptions = {}): Promise<CurrentKey> {
+        return this.#json('GET', '/v1/keys/current', options);
     }
 
     /** The raw message (.eml) exactly as received. */

@@ -112,6 +112,8 @@ export interface EmailFilter {
     sender?: string;
     /** Case-insensitive substring of the subject. */
     subject?: string;
+    /** A query in the search language (docs/api.md, "Search"), sent as `q`. */
+    q?: string;
     /** Inclusive lower bound on `receivedAt`. */
     receivedAfter?: TimeBound;
     /** Exclusive upper bound on `receivedAt`. */
@@ -151,6 +153,8 @@ export interface WaitForEmailOptions {
     inbox: string;
     sender?: string;
     subject?: string;
+    /** A query in the search language (docs/api.md, "Search"), sent as `q`. */
+    q?: string;
     hasAttachments?: boolean;
     /** Inclusive lower bound on `receivedAt` (the server's clock). */
     receivedAfter?: TimeBound;
@@ -158,6 +162,15 @@ export interface WaitForEmailOptions {
     timeoutMs?: number;
     /** Cancels the wait at once. */
     signal?: AbortSignal;
+}
+
+/** The calling API key, as `GET /v1/keys/current` answers: its name and scope. */
+export interface CurrentKey {
+    name: string;
+    /** The key reaches only inboxes whose name starts with it; null: every inbox. */
+    inboxPrefix: string | null;
+    /** Every change (deletes) is refused with 403 FORBIDDEN. */
+    readOnly: boolean;
 }
 
 /** Per-call options of every request method. */

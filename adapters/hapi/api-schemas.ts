@@ -84,6 +84,14 @@ export const headersSchema = Joi.object({
     }).label('HeaderField')).label('HeaderFields').required().description('Every header field of the top-level message, in message order, duplicates kept; MIME part headers are not listed.')
 }).label('Headers');
 
+/** GET /v1/keys/current answer: the calling key's name and scope. */
+export const currentKeySchema = Joi.object({
+    name: Joi.string().required().example('agent'),
+    inboxPrefix: Joi.string().allow(null).required()
+        .description('The key reaches only inboxes whose name starts with this; `null`: every inbox.').example('agent-'),
+    readOnly: Joi.boolean().required().description('`true`: every delete or other change is refused with 403.')
+}).label('CurrentKey');
+
 /** GET /health answer. */
 export const healthSchema = Joi.object({
     status: Joi.string().valid('ok').required(),
@@ -99,7 +107,7 @@ export const versionSchema = Joi.object({
 const DESCRIPTIONS: Record<number, string> = {
     400: 'Invalid request parameters',
     401: 'Missing, malformed, unknown or revoked API key',
-    403: 'Bad or expired link signature',
+    403: 'Forbidden: an inbox outside the key\'s prefix, a change with a read-only key, or a bad or expired link signature',
     404: 'Not found',
     500: 'Unexpected failure; details only in the server log',
     503: 'The record store is unavailable; retry after `Retry-After` seconds'

@@ -54,6 +54,14 @@ export interface DeletedEmailView {
     messageId: string;
 }
 
+/** GET /v1/keys/current answer: the calling key's name and scope (docs/api.md, "Keys with a scope"). */
+export interface CurrentKeyView {
+    name: string;
+    /** Only inboxes whose name starts with it are reachable; null: every inbox. */
+    inboxPrefix: string | null;
+    readOnly: boolean;
+}
+
 /** DELETE /v1/emails answer: how many emails were deleted. */
 export interface DeletedInboxView {
     deleted: number;

@@ -2,7 +2,7 @@ import type { Request, ResponseToolkit, Server, ServerAuthSchemeObject } from '@
 import { createConcurrencyLimit } from '../../lib/util/concurrency-limit';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import { hashApiKey, KEY_PREFIX } from '../../lib/service/keys';
-import type { ApiKeyInfo } from '../../lib/types';
+import type { ApiKeyInfo, KeyScope } from '../../lib/types';
 import { ACCEPTED_KEY_TTL_MS, createAcceptedKeys, MAX_ACCEPTED_KEYS } from './accepted-keys';
 import { apiError } from './error-mapping';
 
@@ -157,9 +157,10 @@ const AUTHORIZATION = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 // strips it from real requests, and this makes injected ones behave the same.
 const OUTER_WHITESPACE = /^[ \t]+|[ \t]+$/g;
 
-/** `request.auth.credentials.app` of an authenticated request: the key's name, never the token or its hash. */
+/** `request.auth.credentials.app` of an authenticated request: the key's name and scope, never the token or its hash. */
 export interface ApiKeyCredentials {
     keyName: string;
+    scope: KeyScope;
 }
 
 /** The token of a well-formed `Authorization: Bearer <token>` header, or null. */
@@ -243,7 +244,7 @@ export function registerAuth(server: Server, capture: InboxCapture, guard: KeyLo
                 throw apiError(401, 'UNAUTHORIZED');
             }
 
-            const app: ApiKeyCredentials = { keyName: key.name };
+            const app: ApiKeyCredentials = { keyName: key.name, scope: { inboxPrefix: key.inboxPrefix, readOnly: key.readOnly } };
             return h.authenticated({ credentials: { app } });
         }
     });

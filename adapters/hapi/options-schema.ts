@@ -11,6 +11,7 @@ import {
 } from '../webhooks/webhook-dispatcher';
 import { webhookKey } from '../webhooks/webhook-secret';
 import type { WebhookTarget } from '../webhooks/webhook-target';
+import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../mcp/mail-domain';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
@@ -81,6 +82,10 @@ export interface InboxCapturePluginOptions {
     webhooks?: WebhookTarget[];
     /** Timing of webhook deliveries (docs/api.md; each has a default). */
     webhookDelivery?: WebhookDeliveryOptions;
+    /** `false` removes the MCP server at /mcp (default true). */
+    mcp?: boolean;
+    /** The domain of the addresses MCP's new_inbox makes (default `inbox-capture.test`). */
+    mailDomain?: string;
 }
 
 /**
@@ -96,6 +101,8 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     ui: boolean;
     webhooks: WebhookTarget[];
     webhookDelivery: Required<WebhookDeliveryOptions>;
+    mcp: boolean;
+    mailDomain: string;
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -147,6 +154,8 @@ export const optionsSchema = Joi.object({
         })
     ).default(() => ({ prefix: '', health: true, version: true, openapi: true, docs: true })),
     ui: Joi.boolean().default(true),
+    mcp: Joi.boolean().default(true),
+    mailDomain: mailDomainSchema.default(DEFAULT_MAIL_DOMAIN),
     webhooks: Joi.array().items(Joi.object({
         url: Joi.string().uri({ scheme: ['http', 'https'] }).max(MAX_WEBHOOK_URL_LENGTH).required(),
         // `whsec_<base64>` or plain text (docs/api.md, "Webhooks"); a malformed whsec_ fails at registration.

@@ -18,11 +18,14 @@ import { malformedPathGuard } from './malformed-path';
 import { OPENAPI_PATH, openapiRoute } from './openapi';
 import { validateOptions, type InboxCapturePluginOptions, type ResolvedPluginOptions } from './options-schema';
 import { shapePluginResponse } from './response-ext';
+import { assertAccessDeclared, enforceRouteAccess } from './route-access';
 import type { RouteContext } from './route-context';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
 import { inboxRoutes } from './routes/inboxes';
+import { keyRoutes } from './routes/keys';
+import { mcpRoutes } from './routes/mcp';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
 import { downloadOrigins, uiRoutes } from './ui-routes';
@@ -121,7 +124,14 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         let webhooks: WebhookDispatcher | undefined;
         try {
             registerAuth(server, capture);
-            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), notFoundRoute()]);
+            const keyed = [...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes()];
+            if (options.mcp) {
+                const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });
+                keyed.push(...mcpRoutes({ ...context, mailDomain: options.mailDomain, version, log }));
+            }
+
+            assertAccessDeclared(keyed);
+            server.route([...keyed, notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {
                 server.route(blobRoutes(capture.blobStore, async (key) => (await capture.recordStore.referencedBlobKeys([key])).has(key)));
             }
@@ -167,6 +177,8 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         server.ext('onPreResponse', shapePluginResponse, { sandbox: 'plugin' });
         // The emails' JSON an answer held goes back to the memory budget once it is sent.
         server.ext('onPostResponse', releaseAfterResponse, { sandbox: 'plugin' });
+        // After authentication and validation: 401, then 400, then 403 (docs/api.md, "Keys with a scope").
+        server.ext('onPreHandler', enforceRouteAccess, { sandbox: 'plugin' });
         // Server-wide (hapi answers an undecodable path from a route of its own), but it
         // acts only on paths under the plugin's /v1.
         server.ext('onPreResponse', malformedPathGuard(prefix));

@@ -6,6 +6,7 @@ import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-s
 import type { RecordStore } from '../../lib/record-store/record-store';
 import type { RetentionOptions } from '../../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
+import { mailDomainSchema } from '../mcp/mail-domain';
 import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 
@@ -44,6 +45,8 @@ export interface EnvConfig {
     retention?: RetentionOptions;
     /** INBOX_CAPTURE_WEBHOOK_*: the plugin's `webhooks` and `webhookDelivery` options (absent: no webhooks). */
     webhooks?: WebhookEnv;
+    /** INBOX_CAPTURE_MAIL_DOMAIN: the plugin's `mailDomain` (absent: its default). */
+    mailDomain?: string;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -160,7 +163,22 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
         config.webhooks = webhooks;
     }
 
+    const mailDomain = readMailDomain(env);
+    if (mailDomain !== undefined) {
+        config.mailDomain = mailDomain;
+    }
+
     return config;
+}
+
+/** INBOX_CAPTURE_MAIL_DOMAIN, checked: the domain of MCP new_inbox's addresses, or undefined when unset. */
+export function readMailDomain(env: NodeJS.ProcessEnv): string | undefined {
+    const value = read(env, 'INBOX_CAPTURE_MAIL_DOMAIN');
+    if (value !== undefined && mailDomainSchema.validate(value).error) {
+        throw new ConfigError(`INBOX_CAPTURE_MAIL_DOMAIN must be a domain name such as example.test, got "${value}"`);
+    }
+
+    return value;
 }
 
 /** The stores a configuration selects, ready for createInboxCapture(). */

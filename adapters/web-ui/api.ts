@@ -91,7 +91,12 @@ export async function withApi<T>(call: (api: InboxCaptureClient) => Promise<T>):
 /** A short, human sentence for a failed call (the API's code, or the network). */
 export function describeError(err: unknown): string {
     if (err instanceof InboxCaptureApiError) {
-        return err.code === 'NOT_FOUND' ? 'Not found: it may have been deleted.' : `The server answered ${err.status} ${err.code}.`;
+        if (err.code === 'NOT_FOUND') {
+            return 'Not found: it may have been deleted.';
+        }
+
+        // A key with a scope (docs/api.md, "Keys with a scope").
+        return err.code === 'FORBIDDEN' ? 'This key may not do that: it is read-only, or limited to other inboxes (403).' : `The server answered ${err.status} ${err.code}.`;
     }
 
     return 'The server cannot be reached.';

@@ -1,5 +1,5 @@
 import type { StagedBlob } from '../blob-store/blob-store';
-import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
+import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
 import type { OnProgress } from '../util/progress';
 
 /** Result of storing the copies of one delivery. */
@@ -96,8 +96,11 @@ export interface RecordStore {
      */
     inboxVersion(inbox: string): Promise<number>;
 
-    /** Deletes one record and returns it (so its blobs can go next), or null. */
-    deleteEmail(messageId: string): Promise<EmailRecord | null>;
+    /**
+     * Deletes one record and returns it (so its blobs can go next), or null; with
+     * `inboxPrefix`, only a record of an inbox whose name starts with it (null otherwise).
+     */
+    deleteEmail(messageId: string, options?: { inboxPrefix?: string | null }): Promise<EmailRecord | null>;
 
     /**
      * Deletes up to `batchSize` records received before `receivedBefore` (Unix ms), oldest
@@ -128,8 +131,8 @@ export interface RecordStore {
      */
     referencedBlobKeys(keys: string[]): Promise<Set<string>>;
 
-    /** Stores a new key; throws InboxCaptureError DUPLICATE_KEY when the name exists. */
-    createKey(name: string, hashHex: string): Promise<ApiKeyInfo>;
+    /** Stores a new key (full access unless `scope` says otherwise); throws InboxCaptureError DUPLICATE_KEY when the name exists. */
+    createKey(name: string, hashHex: string, scope?: Partial<KeyScope>): Promise<ApiKeyInfo>;
 
     /** The active (not revoked) key with this SHA-256 hex, or null. */
     findActiveKeyByHash(hashHex: string): Promise<ApiKeyInfo | null>;

@@ -15,8 +15,9 @@ import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
 import type { RecordStore } from '../record-store/record-store';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
-import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
+import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
 import type { OnProgress } from '../util/progress';
+import { inboxInScope, type InboxScope } from './key-scope';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
 import { resolveServiceOptions, type InboxCaptureOptions } from './service-options';
 
@@ -52,13 +53,14 @@ export interface InboxCapture {
     listEmails(query: ListQuery): Promise<RecordPage>;
     /** One page, waiting for matching mail when there is none yet. */
     waitForEmails(query: ListQuery, options: WaitOptions): Promise<RecordPage>;
-    getEmail(messageId: string): Promise<EmailRecord | null>;
-    /** The header fields of the email's top-level message, read from its raw blob (docs/api.md, "Header fields"), or null when the email does not exist. */
-    getHeaders(messageId: string): Promise<HeaderField[] | null>;
+    /** The email, or null when it does not exist or (with `scope`) lies in an inbox outside it. */
+    getEmail(messageId: string, scope?: InboxScope): Promise<EmailRecord | null>;
+    /** The header fields of the email's top-level message, read from its raw blob (docs/api.md, "Header fields"), or null as for getEmail(). */
+    getHeaders(messageId: string, scope?: InboxScope): Promise<HeaderField[] | null>;
     /** One page of the inboxes that hold mail, most recently received first, then by name. */
     listInboxes(query: InboxQuery): Promise<InboxPage>;
-    /** Deletes the record, then those of its blobs no other copy references; false when it does not exist. */
-    deleteEmail(messageId: string): Promise<boolean>;
+    /** Deletes the record, then those of its blobs no other copy references; false when it does not exist or lies outside `scope`. */
+    deleteEmail(messageId: string, scope?: InboxScope): Promise<boolean>;
     /** Deletes every email of an inbox in batches; returns how many. */
     deleteInbox(inbox: string): Promise<number>;
     /**
@@ -67,12 +69,12 @@ export interface InboxCapture {
      * as deleteInbox() does; returns how many. `signal` ends it early, between two batches.
      */
     pruneEmails(policy: RetentionPolicy, options?: { now?: number; signal?: AbortSignal; onProgress?: OnProgress }): Promise<number>;
-    /** A time-limited link to the raw .eml (a URL, or a signed target the server serves), or null when the email does not exist. */
-    rawDownloadLink(messageId: string): Promise<DownloadLink | null>;
-    /** A time-limited link to one attachment (as rawDownloadLink()), or null when email or attachment is missing. */
-    attachmentDownloadLink(messageId: string, filename: string): Promise<DownloadLink | null>;
-    /** Creates a key and returns the plain token (shown once). */
-    createKey(name: string): Promise<string>;
+    /** A time-limited link to the raw .eml (a URL, or a signed target the server serves), or null as for getEmail(). */
+    rawDownloadLink(messageId: string, scope?: InboxScope): Promise<DownloadLink | null>;
+    /** A time-limited link to one attachment (as rawDownloadLink()), or null when email (in `scope`) or attachment is missing. */
+    attachmentDownloadLink(messageId: string, filename: string, scope?: InboxScope): Promise<DownloadLink | null>;
+    /** Creates a key (full access unless `scope` limits it) and returns the plain token (shown once). */
+    createKey(name: string, scope?: Partial<KeyScope>): Promise<string>;
     /** The active key a token belongs to, or null. */
     verifyKey(token: string): Promise<ApiKeyInfo | null>;
     /** Revokes the named key; onKeyRevoked() listeners have heard of it when this settles. */
@@ -166,6 +168,12 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         return deleted;
     };
 
+    // An email of an inbox outside the scope is answered as one that does not exist.
+    const emailInScope = async (messageId: string, scope: InboxScope | undefined) => {
+        const record = await recordStore.getEmail(messageId);
+        return record && inboxInScope(scope, record.inbox) ? record : null;
+    };
+
     const capture: InboxCapture = {
         recordStore,
         blobStore,
@@ -193,12 +201,12 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return longPoller.wait(query, waitOptions);
         },
 
-        getEmail(messageId) {
-            return recordStore.getEmail(messageId);
+        getEmail(messageId, scope) {
+            return emailInScope(messageId, scope);
         },
 
-        async getHeaders(messageId) {
-            const record = await recordStore.getEmail(messageId);
+        async getHeaders(messageId, scope) {
+            const record = await emailInScope(messageId, scope);
             if (!record) {
                 return null;
             }
@@ -216,8 +224,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return recordStore.listInboxes(query);
         },
 
-        async deleteEmail(messageId) {
-            const record = await recordStore.deleteEmail(messageId);
+        async deleteEmail(messageId, scope) {
+            const record = await recordStore.deleteEmail(messageId, { inboxPrefix: scope?.inboxPrefix });
             if (!record) {
                 return false;
             }
@@ -234,8 +242,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return runRetentionPass(policy, { recordStore, deleteInBatches, now: pruneOptions.now ?? Date.now(), signal: pruneOptions.signal, onProgress: pruneOptions.onProgress });
         },
 
-        async rawDownloadLink(messageId) {
-            const record = await recordStore.getEmail(messageId);
+        async rawDownloadLink(messageId, scope) {
+            const record = await emailInScope(messageId, scope);
             if (!record) {
                 return null;
             }
@@ -247,8 +255,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             });
         },
 
-        async attachmentDownloadLink(messageId, filename) {
-            const record = await recordStore.getEmail(messageId);
+        async attachmentDownloadLink(messageId, filename, scope) {
+            const record = await emailInScope(messageId, scope);
             const attachment = record?.attachments.find((a) => a.filename === filename);
             if (!attachment) {
                 return null;
@@ -261,9 +269,9 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             });
         },
 
-        async createKey(name) {
+        async createKey(name, scope) {
             const token = generateApiKey();
-            await recordStore.createKey(name, hashApiKey(token));
+            await recordStore.createKey(name, hashApiKey(token), scope);
             return token;
         },
 

@@ -772,6 +772,14 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect(await store().deleteEmail(unique('never') + '@example.test')).to.be.null();
             });
 
+            it('with an inbox prefix, deletes only a record of an inbox inside it', async () => {
+                const saved = await saveOne(store(), draft(newInbox()));
+                expect(await store().deleteEmail(saved.messageId, { inboxPrefix: 'elsewhere-' })).to.be.null();
+                expect(await store().getEmail(saved.messageId)).to.equal(saved);
+                expect(await store().deleteEmail(saved.messageId, { inboxPrefix: saved.inbox.slice(0, 3) })).to.equal(saved);
+                expect(await store().getEmail(saved.messageId)).to.be.null();
+            });
+
             it('leaves the other copies of the message', async () => {
                 const [a, b] = [newInbox(), newInbox()];
                 const source = unique('copies') + '@example.test';
@@ -881,8 +889,20 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 const name = unique('key');
                 const before = Date.now();
                 const info = await store().createKey(name, sha256Hex(unique('token')));
-                expect(info).to.equal({ name, createdAt: info.createdAt, revokedAt: null });
+                expect(info).to.equal({ name, createdAt: info.createdAt, revokedAt: null, inboxPrefix: null, readOnly: false });
                 expect(info.createdAt).to.be.within(before, Date.now());
+            });
+
+            it('stores a scope, and finds and lists the key with it', async () => {
+                const name = unique('scoped');
+                const hash = sha256Hex(unique('token'));
+                const info = await store().createKey(name, hash, { inboxPrefix: 'team-a-', readOnly: true });
+                expect(info).to.include({ inboxPrefix: 'team-a-', readOnly: true });
+                expect(await store().findActiveKeyByHash(hash)).to.equal(info);
+                expect((await store().listKeys()).find((k) => k.name === name)).to.equal(info);
+
+                const prefixOnly = await store().createKey(unique('prefix'), sha256Hex(unique('token')), { inboxPrefix: 'b-' });
+                expect(prefixOnly).to.include({ inboxPrefix: 'b-', readOnly: false });
             });
 
             it('throws DUPLICATE_KEY for a name in use, revoked or not', async () => {
@@ -934,7 +954,7 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect(listed[0]!.revokedAt).to.be.null();
                 expect(listed[1]!.revokedAt!).to.be.within(before, Date.now());
                 for (const key of listed) {
-                    expect(Object.keys(key).sort()).to.equal(['createdAt', 'name', 'revokedAt']);
+                    expect(Object.keys(key).sort()).to.equal(['createdAt', 'inboxPrefix', 'name', 'readOnly', 'revokedAt']);
                 }
             });
         });

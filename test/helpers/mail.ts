@@ -14,6 +14,8 @@ export interface TestMail {
     subject?: string;
     text?: string;
     html?: string;
+    /** With `html`: the HTML part alone, no text part (so the text body is derived from it). */
+    htmlOnly?: boolean;
     /** Without angle brackets; `null` leaves the header out. Default: a random one. */
     messageId?: string | null;
     attachments?: TestAttachment[];
@@ -53,7 +55,10 @@ export function buildMail(mail: TestMail = {}): string {
     const boundary = `b-${randomBytes(8).toString('hex')}`;
     const textPart = ['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: 8bit', '', text].join('\r\n');
     const parts: string[] = [];
-    if (mail.html) {
+    if (mail.html && mail.htmlOnly) {
+        parts.push(['Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: 8bit', '', mail.html].join('\r\n'));
+    }
+    else if (mail.html) {
         // Text and HTML as alternatives of one another, as mail clients send them.
         const inner = `a-${randomBytes(8).toString('hex')}`;
         const htmlPart = ['Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: 8bit', '', mail.html].join('\r\n');

@@ -16,6 +16,8 @@ export interface StandaloneService {
     apiKey: string;
     /** Its INBOX_CAPTURE_DATA_DIR (SQLite file and blobs). */
     dataDir: string;
+    /** The service's environment: the CLI run with it reaches the same stores. */
+    env: NodeJS.ProcessEnv;
     /** Kills the process if it still runs, removes the data dir. */
     stop(): Promise<void>;
 }
@@ -106,7 +108,7 @@ async function startOnce(options: StandaloneStartOptions): Promise<StandaloneSer
             throw new Error(`keys create failed: ${created.stderr}`);
         }
 
-        return { spawned, baseUrl: `http://127.0.0.1:${port}`, smtpPort, apiKey: created.stdout.trim(), dataDir, stop };
+        return { spawned, baseUrl: `http://127.0.0.1:${port}`, smtpPort, apiKey: created.stdout.trim(), dataDir, env, stop };
     }
     catch (err) {
         await stop();

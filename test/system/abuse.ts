@@ -186,7 +186,7 @@ describe('abuse', () => {
 
     describe('guardKeyLookup()', () => {
 
-        const KEY: ApiKeyInfo = { name: 'good', createdAt: 0, revokedAt: null };
+        const KEY: ApiKeyInfo = { name: 'good', createdAt: 0, revokedAt: null, inboxPrefix: null, readOnly: false };
 
         /** A lookup that knows the token `good`, counts its calls and can be held open. */
         const fakeLookup = () => {

@@ -292,6 +292,18 @@ describe('web interface in a browser', () => {
             expect(await p.api.capture.getEmail(email.messageId)).to.be.null();
         });
 
+        it('says so when a read-only key may not delete, and the email stays', async () => {
+            const [email] = await deliver('del-readonly', { subject: 'read only' });
+            context = await contextWithKey(browser, await p.api.capture.createKey('viewer', { readOnly: true }));
+            const page = await context.newPage();
+            await openUi(page, baseUrl, `#/inbox/del-readonly/email/${encodeURIComponent(email.messageId)}`);
+            await page.locator('#email-subject', { hasText: 'read only' }).waitFor();
+            await page.click('#delete-email');
+            await page.click('#confirm-ok');
+            await page.locator('#toast', { hasText: 'This key may not do that: it is read-only' }).waitFor();
+            expect(await p.api.capture.getEmail(email.messageId)).to.not.be.null();
+        });
+
         it('deletes the inbox after a confirmation', async () => {
             await deliver('del-inbox', { subject: 'a' });
             await deliver('del-inbox', { subject: 'b' });

@@ -1,5 +1,7 @@
 import { isInboxCaptureError } from '../../../lib/errors';
-import { EXIT_OK, CliError, write, type Command } from '../command';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../../lib/ingest/recipients';
+import type { KeyScope } from '../../../lib/types';
+import { EXIT_OK, CliError, write, type Command, type CommandContext } from '../command';
 
 /** Longest key name, characters: names are labels typed on a command line. */
 const MAX_KEY_NAME_LENGTH = 100;
@@ -15,26 +17,52 @@ function checkName(name: string): string {
     return name;
 }
 
+/** The scope `keys create` was given: an inbox prefix checked as an inbox name, and read-only. */
+function scopeOf(values: CommandContext['values']): Partial<KeyScope> {
+    const prefix = values['inbox-prefix'];
+    if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length > MAX_INBOX_LENGTH || !INBOX_PATTERN.test(prefix))) {
+        throw new CliError(`keys create: --inbox-prefix must be 1 to ${MAX_INBOX_LENGTH} characters of a-z 0-9 . _ - (the start of inbox names), got "${String(prefix).slice(0, MAX_INBOX_LENGTH + 1)}"`);
+    }
+
+    return { inboxPrefix: prefix ?? null, readOnly: values['read-only'] === true };
+}
+
+/** How `keys list` shows a scope: `all` or `prefix=<P>`, then `read-only` or `read-write`. */
+export function describeScope(scope: KeyScope): string {
+    return `${scope.inboxPrefix === null ? 'all' : `prefix=${scope.inboxPrefix}`}\t${scope.readOnly ? 'read-only' : 'read-write'}`;
+}
+
 /** `keys create <name>`: prints only the new key, so `KEY=$(inbox-capture keys create ci)` works. */
 export const keysCreate: Command = {
     name: 'keys create',
     summary: 'create an API key and print it (shown once)',
-    usage: 'keys create <name>',
+    usage: 'keys create <name> [--inbox-prefix P] [--read-only]',
     details: [
         'Creates an API key named <name> and prints the key, and nothing else, on stdout.',
         'Only its SHA-256 hash is stored: the key cannot be shown again.',
         '',
-        'Example:  KEY=$(npx inbox-capture keys create ci)',
+        'Options (a key without them reaches every inbox and may delete):',
+        '  --inbox-prefix P  the key reaches only inboxes whose name starts with P: others',
+        '                    are 403 by name and 404 by email, and are never listed',
+        '  --read-only       the key may read but not delete (403)',
         '',
-        'Exit status: 0 created; 1 a key with that name exists, bad name or other failure.'
+        'Example:  KEY=$(npx inbox-capture keys create ci)',
+        '          AGENT_KEY=$(npx inbox-capture keys create agent --inbox-prefix agent- --read-only)',
+        '',
+        'Exit status: 0 created; 1 a key with that name exists, bad name or prefix, or other failure.'
     ],
+    options: {
+        'inbox-prefix': { type: 'string' },
+        'read-only': { type: 'boolean' }
+    },
     positionals: [1, 1],
-    run({ io, positionals, withCapture }) {
+    run({ io, positionals, values, withCapture }) {
         const name = checkName(positionals[0]);
+        const scope = scopeOf(values);
         return withCapture(async (capture) => {
             let key: string;
             try {
-                key = await capture.createKey(name);
+                key = await capture.createKey(name, scope);
             }
             catch (err) {
                 if (isInboxCaptureError(err, 'DUPLICATE_KEY')) {
@@ -53,18 +81,18 @@ export const keysCreate: Command = {
 /** `keys list`: one line a key, never a hash. */
 export const keysList: Command = {
     name: 'keys list',
-    summary: 'list API keys: name, creation time, active or revoked',
+    summary: 'list API keys: name, creation time, active or revoked, scope',
     usage: 'keys list',
     details: [
         'Prints one line a key, oldest first, fields separated by a tab:',
-        '  <name>  <created, ISO 8601 UTC>  active|revoked',
+        '  <name>  <created, ISO 8601 UTC>  active|revoked  all|prefix=<P>  read-write|read-only',
         'Keys themselves and their hashes are never shown. No keys: no output.'
     ],
     positionals: [0, 0],
     run({ io, withCapture }) {
         return withCapture(async (capture) => {
             const keys = await capture.listKeys();
-            const lines = keys.map((k) => `${k.name}\t${new Date(k.createdAt).toISOString()}\t${k.revokedAt === null ? 'active' : 'revoked'}\n`);
+            const lines = keys.map((k) => `${k.name}\t${new Date(k.createdAt).toISOString()}\t${k.revokedAt === null ? 'active' : 'revoked'}\t${describeScope(k)}\n`);
             await write(io.stdout, lines.join(''));
             return EXIT_OK;
         });

@@ -4,6 +4,7 @@ import type { DownloadLink } from '../../../lib/blob-store/blob-store';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
+import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_DOWNLOADS, type RouteContext } from '../route-context';
 import { downloadLocation } from './blobs';
 import { paramsFailAction } from './emails';
@@ -30,11 +31,11 @@ export function downloadRoutes(context: RouteContext): ServerRoute[] {
     };
 
     const raw = async (request: Request, h: ResponseToolkit) => {
-        return redirect(h, await capture.rawDownloadLink(request.params.messageId as string));
+        return redirect(h, await capture.rawDownloadLink(request.params.messageId as string, keyScopeOf(request)));
     };
 
     const attachment = async (request: Request, h: ResponseToolkit) => {
-        return redirect(h, await capture.attachmentDownloadLink(request.params.messageId as string, request.params.filename as string));
+        return redirect(h, await capture.attachmentDownloadLink(request.params.messageId as string, request.params.filename as string, keyScopeOf(request)));
     };
 
     const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
@@ -54,6 +55,7 @@ export function downloadRoutes(context: RouteContext): ServerRoute[] {
                 notes: 'Answers 302 to a time-limited link; the target is served as `message/rfc822` with `Content-Disposition: attachment`.',
                 validate: { params: Joi.object({ messageId }).label('RawParams'), failAction: paramsFailAction },
                 plugins: {
+                    ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
                         id: 'downloadRaw',
                         security: BEARER_SECURITY,
@@ -79,6 +81,7 @@ export function downloadRoutes(context: RouteContext): ServerRoute[] {
                     failAction: paramsFailAction
                 },
                 plugins: {
+                    ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
                         id: 'downloadAttachment',
                         security: BEARER_SECURITY,

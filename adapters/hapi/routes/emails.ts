@@ -9,6 +9,7 @@ import { apiError } from '../error-mapping';
 import { serialisedJson } from '../json-response';
 import { serialiseEmailPage } from '../list-page-body';
 import { deleteInboxQuerySchema, listQuerySchema, queryFailAction, toListQuery, type ListQueryValues } from '../list-query-schema';
+import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
 
 /** Path parameter of the single-email routes; hapi has already percent-decoded it. */
@@ -70,7 +71,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     };
 
     const get = async (request: Request) => {
-        const record = await capture.getEmail(request.params.messageId as string);
+        const record = await capture.getEmail(request.params.messageId as string, keyScopeOf(request));
         if (!record) {
             throw apiError(404, 'NOT_FOUND');
         }
@@ -82,7 +83,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     };
 
     const headers = async (request: Request): Promise<HeadersView> => {
-        const fields = await capture.getHeaders(request.params.messageId as string);
+        const fields = await capture.getHeaders(request.params.messageId as string, keyScopeOf(request));
         if (!fields) {
             throw apiError(404, 'NOT_FOUND');
         }
@@ -92,7 +93,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
 
     const remove = async (request: Request): Promise<DeletedEmailView> => {
         const messageId = request.params.messageId as string;
-        if (!(await capture.deleteEmail(messageId))) {
+        if (!(await capture.deleteEmail(messageId, keyScopeOf(request)))) {
             throw apiError(404, 'NOT_FOUND');
         }
 
@@ -115,17 +116,18 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'List emails of an inbox, newest first',
-                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). A page also ends at a byte budget (8 MiB of JSON by default): it may hold fewer than `limit` emails with `hasMore` true and a `nextCursor`; an email larger than the budget is a page of its own. Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR.',
+                notes: 'With `wait=true` the request waits until an email matches or `timeout` seconds pass (then `emails` is empty). A page also ends at a byte budget (8 MiB of JSON by default): it may hold fewer than `limit` emails with `hasMore` true and a `nextCursor`; an email larger than the budget is a page of its own. Errors take precedence in this order: 401, MISSING_INBOX, INVALID_INBOX, INVALID_LIMIT, VALIDATION_ERROR, then 403 for an inbox outside the key\'s prefix.',
                 // A long-poll lasts up to 28 s: a host's shorter server timeout must not cut it.
                 timeout: { server: false },
                 validate: { query: listQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
+                    ...routeAccess({ access: 'read', inboxFromQuery: true }),
                     'hapi-swagger': {
                         id: 'listEmails',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'One page of emails', schema: emailPageSchema },
-                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], ...SERVER_ERRORS })
+                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], ...SERVER_ERRORS })
                         }
                     }
                 }
@@ -139,15 +141,16 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Delete every email of an inbox',
-                notes: 'Deletes in batches of 25 with exponential backoff; an empty inbox answers `{ "deleted": 0 }`.',
+                notes: 'Deletes in batches of 25 with exponential backoff; an empty inbox answers `{ "deleted": 0 }`. A read-only key, or an inbox outside the key\'s prefix, is 403 (after 401 and 400).',
                 validate: { query: deleteInboxQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
+                    ...routeAccess({ access: 'change', inboxFromQuery: true }),
                     'hapi-swagger': {
                         id: 'deleteInbox',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'How many emails were deleted', schema: deletedInboxSchema },
-                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], ...SERVER_ERRORS })
+                            ...errorResponses({ 400: ['MISSING_INBOX', 'INVALID_INBOX', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], ...SERVER_ERRORS })
                         }
                     }
                 }
@@ -164,6 +167,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 notes: 'The email object: its parsed fields, attachments, links and codes; the raw message and attachments are downloads of their own.',
                 validate: params,
                 plugins: {
+                    ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
                         id: 'getEmail',
                         security: BEARER_SECURITY,
@@ -183,15 +187,16 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Delete one email with its raw message and attachments',
-                notes: 'The record goes first, then its files; a second delete of the same email answers 404.',
+                notes: 'The record goes first, then its files; a second delete of the same email answers 404. A read-only key is 403; an email of an inbox outside the key\'s prefix is 404, as one that does not exist.',
                 validate: params,
                 plugins: {
+                    ...routeAccess({ access: 'change' }),
                     'hapi-swagger': {
                         id: 'deleteEmail',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'Deleted', schema: deletedEmailSchema },
-                            ...errorResponses({ 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
+                            ...errorResponses({ 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
                         }
                     }
                 }
@@ -208,6 +213,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 notes: 'Every field of the top-level message in order, duplicates kept; values unfolded, RFC 2047-decoded and trimmed; `Message-ID` keeps its angle brackets.',
                 validate: params,
                 plugins: {
+                    ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
                         id: 'getHeaders',
                         security: BEARER_SECURITY,

@@ -4,6 +4,8 @@ import { AUTH_STRATEGY } from '../auth-scheme';
 import { inboxListQuerySchema, toInboxQuery, type InboxListValues } from '../inbox-query-schema';
 import { toInboxPageView } from '../inbox-view';
 import { queryFailAction } from '../list-query-schema';
+import { listingPrefix } from '../../../lib/service/key-scope';
+import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_INBOXES, type RouteContext } from '../route-context';
 
 /** GET /v1/inboxes: the inboxes that hold mail, most recently received first (docs/api.md, "GET /v1/inboxes"). */
@@ -12,7 +14,13 @@ export function inboxRoutes(context: RouteContext): ServerRoute[] {
 
     const list = async (request: Request) => {
         const values = request.query as unknown as InboxListValues;
-        return toInboxPageView(await capture.listInboxes(toInboxQuery(values)));
+        // A key with an inbox prefix lists only its own inboxes, whatever prefix it asks for.
+        const prefix = listingPrefix(keyScopeOf(request), values.prefix);
+        if (prefix === null) {
+            return toInboxPageView({ inboxes: [], hasMore: false });
+        }
+
+        return toInboxPageView(await capture.listInboxes(toInboxQuery({ ...values, prefix })));
     };
 
     return [
@@ -23,10 +31,11 @@ export function inboxRoutes(context: RouteContext): ServerRoute[] {
                 auth: { strategy: AUTH_STRATEGY, mode: 'required' },
                 tags: [API_TAG, GROUP_INBOXES],
                 description: 'List the inboxes that hold mail, most recently received first',
-                notes: 'Each inbox with its number of emails and the time of its newest; ties on that time go by name. An inbox whose last email is deleted is no longer listed. Errors take precedence in this order: 401, INVALID_LIMIT, VALIDATION_ERROR.',
+                notes: 'Each inbox with its number of emails and the time of its newest; ties on that time go by name. An inbox whose last email is deleted is no longer listed. A key with an inbox prefix sees only the inboxes inside it. Errors take precedence in this order: 401, INVALID_LIMIT, VALIDATION_ERROR.',
                 // queryFailAction's precedence holds here too: no `inbox` parameter exists, so a stray one is VALIDATION_ERROR.
                 validate: { query: inboxListQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
+                    ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
                         id: 'listInboxes',
                         security: BEARER_SECURITY,

@@ -230,11 +230,12 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             return row?.version === null || row?.version === undefined ? 0 : toNumber(row.version);
         },
 
-        async deleteEmail(messageId) {
+        async deleteEmail(messageId, options = {}) {
             const hash = sha256Hex(cleanText(messageId));
             return write(async (trx) => {
                 const row = await trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
-                if (!row) {
+                // Checked in the transaction that deletes: the id cannot meanwhile name a copy in another inbox.
+                if (!row || (options.inboxPrefix && !row.inbox.startsWith(options.inboxPrefix))) {
                     return null;
                 }
 
@@ -279,13 +280,21 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         ...webhookOutbox({ knex, pg, write }),
 
-        async createKey(name, hashHex) {
-            const info: ApiKeyInfo = { name: cleanText(name), createdAt: Date.now(), revokedAt: null };
+        async createKey(name, hashHex, scope = {}) {
+            const info: ApiKeyInfo = {
+                name: cleanText(name),
+                createdAt: Date.now(),
+                revokedAt: null,
+                inboxPrefix: scope.inboxPrefix ? cleanText(scope.inboxPrefix) : null,
+                readOnly: scope.readOnly === true
+            };
             try {
                 await serialize(() => knex(API_KEYS_TABLE).insert({
                     name: info.name,
                     key_hash: cleanText(hashHex),
-                    created_at: info.createdAt
+                    created_at: info.createdAt,
+                    inbox_prefix: info.inboxPrefix,
+                    read_only: info.readOnly
                 }));
             }
             catch (err) {

@@ -30,6 +30,9 @@ export interface KeyRow {
     name: string;
     created_at: number | string;
     revoked_at: number | string | null;
+    inbox_prefix: string | null;
+    /** SQLite answers 0 or 1. */
+    read_only: boolean | number;
 }
 
 /**
@@ -132,7 +135,9 @@ export function toKeyInfo(row: KeyRow): ApiKeyInfo {
     return {
         name: row.name,
         createdAt: toNumber(row.created_at),
-        revokedAt: row.revoked_at === null ? null : toNumber(row.revoked_at)
+        revokedAt: row.revoked_at === null ? null : toNumber(row.revoked_at),
+        inboxPrefix: row.inbox_prefix,
+        readOnly: Boolean(row.read_only)
     };
 }
 

@@ -31,7 +31,7 @@ export const EMAIL_COLUMNS = [
 ];
 
 /** The columns of `api_keys` a key's info is read from. */
-export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
+export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only'];
 
 /**
  * Characters of `message_id` the Postgres list index (emails_inbox_order) holds: at most

@@ -139,6 +139,31 @@ describe('cli', () => {
             expect(result.stderr).to.contain('"ci" already exists');
         });
 
+        it('gives a key the scope of --inbox-prefix and --read-only, and none without them', async () => {
+            const scoped = (await cli(['keys', 'create', 'agent', '--inbox-prefix', 'agent-', '--read-only'])).stdout.trim();
+            const prefixOnly = (await cli(['keys', 'create', 'team', '--inbox-prefix', 'team-a.'])).stdout.trim();
+            const readOnly = (await cli(['keys', 'create', 'viewer', '--read-only'])).stdout.trim();
+            const full = (await cli(['keys', 'create', 'ci'])).stdout.trim();
+            await withCapture(async (capture) => {
+                expect(await capture.verifyKey(scoped)).to.include({ name: 'agent', inboxPrefix: 'agent-', readOnly: true });
+                expect(await capture.verifyKey(prefixOnly)).to.include({ inboxPrefix: 'team-a.', readOnly: false });
+                expect(await capture.verifyKey(readOnly)).to.include({ inboxPrefix: null, readOnly: true });
+                expect(await capture.verifyKey(full)).to.include({ inboxPrefix: null, readOnly: false });
+            });
+        });
+
+        it('refuses an --inbox-prefix that cannot start an inbox name, creating nothing', async () => {
+            for (const prefix of ['', 'Agent-', 'a b', 'a/b', 'x'.repeat(65)]) {
+                const result = await cli(['keys', 'create', 'agent', `--inbox-prefix=${prefix}`]);
+                expect(result.code).to.equal(1);
+                expect(result.stdout).to.equal('');
+                expectOneLine(result.stderr);
+                expect(result.stderr).to.contain('--inbox-prefix');
+            }
+
+            expect((await cli(['keys', 'list'])).stdout).to.equal('');
+        });
+
         it('refuses a missing or unprintable name with exit 1', async () => {
             for (const args of [['keys', 'create'], ['keys', 'create', 'a b'], ['keys', 'create', 'a', 'b']]) {
                 const result = await cli(args);
@@ -162,11 +187,23 @@ describe('cli', () => {
             const lines = result.stdout.split('\n');
             expect(lines).to.have.length(3);
             expect(lines[2]).to.equal('');
-            expect(lines[0]).to.match(/^first\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\trevoked$/);
-            expect(lines[1]).to.match(/^second\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tactive$/);
+            expect(lines[0]).to.match(/^first\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\trevoked\tall\tread-write$/);
+            expect(lines[1]).to.match(/^second\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tactive\tall\tread-write$/);
             for (const secret of [first, second, hashApiKey(first), hashApiKey(second)]) {
                 expect(result.stdout).to.not.contain(secret);
             }
+        });
+
+        it('shows each key\'s scope: its inbox prefix and whether it is read-only', async () => {
+            await cli(['keys', 'create', 'agent', '--inbox-prefix', 'agent-', '--read-only']);
+            await cli(['keys', 'create', 'team', '--inbox-prefix', 'team-']);
+            await cli(['keys', 'create', 'viewer', '--read-only']);
+            const lines = (await cli(['keys', 'list'])).stdout.trim().split('\n').map((line) => line.split('\t'));
+            expect(lines.map((fields) => [fields[0], ...fields.slice(3)])).to.equal([
+                ['agent', 'prefix=agent-', 'read-only'],
+                ['team', 'prefix=team-', 'read-write'],
+                ['viewer', 'all', 'read-only']
+            ]);
         });
 
         it('prints nothing when there are no keys', async () => {
@@ -377,7 +414,7 @@ describe('cli', () => {
                 expect(result.code).to.equal(0);
                 expect(result.stderr).to.equal('');
                 expect(result.stdout).to.startWith('Usage: inbox-capture <command>');
-                for (const command of ['serve', 'keys create', 'keys list', 'keys revoke', 'migrate', 'ingest', 'gc']) {
+                for (const command of ['serve', 'keys create', 'keys list', 'keys revoke', 'migrate', 'ingest', 'gc', 'prune', 'mcp']) {
                     expect(result.stdout).to.contain(`  ${command}`);
                 }
             }
@@ -403,6 +440,27 @@ describe('cli', () => {
             const pkg = JSON.parse(await Fs.readFile(Path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
             const result = await cli(['--version']);
             expect(result).to.equal({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+        });
+    });
+
+    describe('mcp', () => {
+
+        it('refuses to start without a service URL or a key, or with a bad mail domain, exit 1 and one line on stderr', async () => {
+            const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+                [['mcp'], { INBOX_CAPTURE_API_KEY: 'ic_x' }, '--url'],
+                [['mcp', '--url', 'ftp://x'], { INBOX_CAPTURE_API_KEY: 'ic_x' }, '--url'],
+                [['mcp', '--url', 'http://127.0.0.1:9'], {}, '--key'],
+                [['mcp'], { INBOX_CAPTURE_URL: 'http://127.0.0.1:9' }, '--key'],
+                [['mcp', '--mail-domain', 'a b'], { INBOX_CAPTURE_URL: 'http://127.0.0.1:9', INBOX_CAPTURE_API_KEY: 'ic_x' }, '--mail-domain'],
+                [['mcp'], { INBOX_CAPTURE_URL: 'http://127.0.0.1:9', INBOX_CAPTURE_API_KEY: 'ic_x', INBOX_CAPTURE_MAIL_DOMAIN: 'x@y' }, 'INBOX_CAPTURE_MAIL_DOMAIN']
+            ];
+            for (const [args, env, named] of cases) {
+                const result = await cli(args, { env: { INBOX_CAPTURE_URL: '', INBOX_CAPTURE_API_KEY: '', INBOX_CAPTURE_MAIL_DOMAIN: '', ...env } });
+                expect(result.code, args.join(' ')).to.equal(1);
+                expect(result.stdout).to.equal('');
+                expectOneLine(result.stderr);
+                expect(result.stderr).to.contain(named);
+            }
         });
     });
 

@@ -3,6 +3,7 @@ import * as Lab from '@hapi/lab';
 import { InboxCaptureApiError, InboxCaptureClient } from '../../../adapters/client';
 import { POSTGRES_S3, SQLITE_FS, type ClientBackend, type ClientBackendKind } from '../../helpers/client-backends';
 import { buildMail } from '../../helpers/mail';
+import { recordingFetch } from '../../helpers/recording-fetch';
 
 // The client methods of the endpoints issue 16 adds (EXTENSIONS §1–§3): headers,
 // inboxes, and the links and codes of the email object.
@@ -85,6 +86,25 @@ function suite(kind: ClientBackendKind): void {
                 expect([limit.status, limit.code]).to.equal([400, 'INVALID_LIMIT']);
                 const prefix = await expect(client.listInboxes({ prefix: 'UPPER' })).to.reject(InboxCaptureApiError);
                 expect([prefix.status, prefix.code]).to.equal([400, 'VALIDATION_ERROR']);
+            });
+        });
+
+        describe('currentKey()', () => {
+            it('answers the calling key\'s name and scope', async () => {
+                const key = await backend.p.api.capture.createKey(`scoped-${Date.now()}`, { inboxPrefix: 'team-', readOnly: true });
+                const scoped = new InboxCaptureClient({ baseUrl: backend.baseUrl, apiKey: key });
+                expect(await scoped.currentKey()).to.include({ inboxPrefix: 'team-', readOnly: true });
+                expect(await client.currentKey()).to.include({ inboxPrefix: null, readOnly: false });
+            });
+        });
+
+        describe('q', () => {
+            it('is sent as the API\'s `q` by listEmails() and waitForEmail()', async () => {
+                const { fetch, calls } = recordingFetch();
+                const recorded = new InboxCaptureClient({ baseUrl: backend.baseUrl, apiKey: backend.p.apiKey, fetch });
+                await recorded.listEmails({ inbox: 'q-box', q: 'from:app "a b"' }).catch(() => undefined);
+                await recorded.waitForEmail({ inbox: 'q-box', q: 'has:code', timeoutMs: 1000 }).catch(() => undefined);
+                expect(calls.map((c) => new URL(c.url).searchParams.get('q'))).to.equal(['from:app "a b"', 'has:code']);
             });
         });
 

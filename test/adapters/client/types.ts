@@ -25,6 +25,7 @@ const CLAIMS: ShapeClaims = {
         InboxPage: 'InboxPage',
         DeletedEmail: 'DeletedEmail',
         DeletedInbox: 'DeletedInbox',
+        CurrentKey: 'CurrentKey',
         Error: 'ErrorBody'
     },
     unclaimed: {

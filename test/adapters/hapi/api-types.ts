@@ -23,6 +23,7 @@ const CLAIMS: ShapeClaims = {
         InboxPage: 'InboxPageView',
         DeletedEmail: 'DeletedEmailView',
         DeletedInbox: 'DeletedInboxView',
+        CurrentKey: 'CurrentKeyView',
         Health: 'HealthView',
         Version: 'VersionView'
     },

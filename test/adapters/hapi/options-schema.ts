@@ -26,6 +26,20 @@ const invalid = (options: unknown) => {
 
 describe('options-schema', () => {
 
+    describe('validateOptions() of mcp and mailDomain', () => {
+
+        it('turns /mcp on with new_inbox at inbox-capture.test by default', () => {
+            expect(validateOptions({})).to.include({ mcp: true, mailDomain: 'inbox-capture.test' });
+            expect(validateOptions({ mcp: false, mailDomain: 'mail.example.test' })).to.include({ mcp: false, mailDomain: 'mail.example.test' });
+        });
+
+        it('refuses a mail domain that is not a domain name, and a non-boolean mcp', () => {
+            expect(invalid({ mailDomain: 'x@y.test' })).to.contain('"mailDomain"');
+            expect(invalid({ mailDomain: '' })).to.contain('"mailDomain"');
+            expect(invalid({ mcp: 'yes' })).to.contain('"mcp"');
+        });
+    });
+
     describe('validateOptions() of retention', () => {
 
         it('leaves retention off by default, and its interval to the service (which owns the default)', () => {

@@ -98,6 +98,14 @@ describe('env-config', () => {
             }
         });
 
+        it('reads INBOX_CAPTURE_MAIL_DOMAIN, unset by default, and refuses anything but a domain name', () => {
+            expect(readEnvConfig({}).mailDomain).to.be.undefined();
+            expect(readEnvConfig({ INBOX_CAPTURE_MAIL_DOMAIN: 'mail.example.test' }).mailDomain).to.equal('mail.example.test');
+            for (const bad of ['a b', 'x@y.test', 'http://x.test', '-bad-.test']) {
+                expect(() => readEnvConfig({ INBOX_CAPTURE_MAIL_DOMAIN: bad })).to.throw(ConfigError, /INBOX_CAPTURE_MAIL_DOMAIN/);
+            }
+        });
+
         it('reads INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, unset by default, and refuses anything but a positive whole number', () => {
             expect(readEnvConfig({}).maxHttpConnections).to.be.undefined();
             expect(readEnvConfig({ INBOX_CAPTURE_MAX_HTTP_CONNECTIONS: '2000' }).maxHttpConnections).to.equal(2000);

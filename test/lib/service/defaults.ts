@@ -3,6 +3,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Defaults from '../../../lib/service/defaults';
+import { DEFAULT_MAIL_DOMAIN } from '../../../adapters/mcp/mail-domain';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -68,6 +69,19 @@ describe('defaults', () => {
         }
 
         expect(offenders).to.equal([]);
+    });
+
+    it('of an adapter are written once too, in the one module that owns them (the MCP mail domain)', async () => {
+        // The core never needs it: only new_inbox's addresses use it, over HTTP and stdio.
+        const owner = Path.join('adapters', 'mcp', 'mail-domain.ts');
+        const writers: string[] = [];
+        for (const { file, code } of await sources()) {
+            if (code.includes(`'${DEFAULT_MAIL_DOMAIN}'`) || code.includes(`"${DEFAULT_MAIL_DOMAIN}"`) || code.includes(`\`${DEFAULT_MAIL_DOMAIN}\``)) {
+                writers.push(file);
+            }
+        }
+
+        expect(writers).to.equal([owner]);
     });
 
     it('leave the memory budget to the service: only createInboxCapture() makes one', async () => {

@@ -169,7 +169,7 @@ export function authSuite(lab: SuiteLab, factory: StoreFactory): void {
             });
             await p.server.inject({ url: '/v1/emails?inbox=auth', headers: p.auth });
             expect(JSON.stringify(credentials)).to.not.include(p.apiKey);
-            expect(credentials).to.equal({ app: { keyName: (await p.api.capture.verifyKey(p.apiKey))!.name } });
+            expect(credentials).to.equal({ app: { keyName: (await p.api.capture.verifyKey(p.apiKey))!.name, scope: { inboxPrefix: null, readOnly: false } } });
         });
     });
 }

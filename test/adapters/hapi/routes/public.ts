@@ -101,7 +101,9 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails/{messageId}/headers',
                 'GET /v1/emails/{messageId}/raw',
                 'GET /v1/inboxes',
-                'GET /version'
+                'GET /v1/keys/current',
+                'GET /version',
+                'POST /mcp'
             ]);
         });
 

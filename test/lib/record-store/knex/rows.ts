@@ -126,11 +126,16 @@ describe('rows', () => {
     describe('toKeyInfo()', () => {
 
         it('maps an active key', () => {
-            expect(toKeyInfo({ name: 'ci', created_at: 5, revoked_at: null })).to.equal({ name: 'ci', createdAt: 5, revokedAt: null });
+            expect(toKeyInfo({ name: 'ci', created_at: 5, revoked_at: null, inbox_prefix: null, read_only: false })).to.equal({ name: 'ci', createdAt: 5, revokedAt: null, inboxPrefix: null, readOnly: false });
         });
 
         it('maps a revoked key, bigint strings included', () => {
-            expect(toKeyInfo({ name: 'old', created_at: '5', revoked_at: '9' })).to.equal({ name: 'old', createdAt: 5, revokedAt: 9 });
+            expect(toKeyInfo({ name: 'old', created_at: '5', revoked_at: '9', inbox_prefix: null, read_only: false })).to.equal({ name: 'old', createdAt: 5, revokedAt: 9, inboxPrefix: null, readOnly: false });
+        });
+
+        it('maps a scope, SQLite\'s 0 and 1 as booleans', () => {
+            expect(toKeyInfo({ name: 'agent', created_at: 5, revoked_at: null, inbox_prefix: 'team-a-', read_only: 1 })).to.include({ inboxPrefix: 'team-a-', readOnly: true });
+            expect(toKeyInfo({ name: 'ci', created_at: 5, revoked_at: null, inbox_prefix: null, read_only: 0 })).to.include({ inboxPrefix: null, readOnly: false });
         });
     });
 
@@ -146,7 +151,7 @@ describe('rows', () => {
 
         it('select the columns the rows are read from, never the key hash', () => {
             expect(EMAIL_COLUMNS).to.equal(['seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'attachments', 'links', 'codes']);
-            expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at']);
+            expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only']);
         });
     });
 });

@@ -1,0 +1,190 @@
+import { encodeCursor } from '../../lib/cursor/email-cursor';
+import { isInboxCaptureError } from '../../lib/errors';
+import { readBounded } from '../../lib/ingest/read-bounded';
+import { WaitCanceller } from '../../lib/long-poll/wait-canceller';
+import type { InboxCapture } from '../../lib/service/inbox-capture';
+import { inboxInScope, listingPrefix, newInboxPrefix } from '../../lib/service/key-scope';
+import type { EmailRecord, KeyScope, ListQuery } from '../../lib/types';
+import { newInbox } from '../client/new-inbox';
+import { MAX_ATTACHMENT_BYTES } from '../mcp/attachment-content';
+import { ToolError, type MailAccess, type MailEmail, type MailFilter } from '../mcp/mail-access';
+import { toEmailView } from './email-view';
+import { listQuerySchema, queryErrorCode, toListQuery, type ListQueryValues } from './list-query-schema';
+
+/** What /mcp's tools reach the service with: the service itself, and the calling key's scope. */
+export interface ServiceAccessOptions {
+    capture: InboxCapture;
+    scope: KeyScope;
+    /** The domain of new_inbox's addresses (the plugin's `mailDomain`). */
+    mailDomain: string;
+    /** Byte budget of one page of records (the plugin's `maxPageBytes`). */
+    maxPageBytes: number;
+    /** The plugin's waits in flight: a stopping server ends them at once. */
+    longPolls: Set<WaitCanceller>;
+}
+
+// The API's view, URLs and all: the tools read what they need of it.
+const toMail = (record: EmailRecord): MailEmail => toEmailView(record, '');
+
+const notFound = (what: string) => new ToolError('NOT_FOUND', `no ${what}`);
+const forbidden = (why: string) => new ToolError('FORBIDDEN', why);
+
+/**
+ * The tools' MailAccess over the service in this process, under the key's scope, with the
+ * API's rules: a filter is read by GET /v1/emails' own query schema (so `query` is that
+ * route's `q`, refused as it refuses it); an inbox outside the key's prefix is FORBIDDEN,
+ * an email of one NOT_FOUND; a read-only key may not delete. wait_for_email is one wait
+ * on the service's long-poller for the whole timeout.
+ */
+export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
+    const { capture, scope, mailDomain, maxPageBytes, longPolls } = options;
+
+    // 400 before 403, as on the API.
+    const listQuery = (filter: MailFilter, page: { limit: number; cursor?: string }): ListQuery => {
+        const raw: Record<string, unknown> = { inbox: filter.inbox, limit: page.limit };
+        if (filter.query) {
+            raw.q = filter.query;
+        }
+
+        if (filter.receivedAfter !== undefined) {
+            raw.receivedAfter = String(filter.receivedAfter);
+        }
+
+        if (page.cursor !== undefined) {
+            raw.cursor = page.cursor;
+        }
+
+        const { error, value } = listQuerySchema.validate(raw, { abortEarly: false });
+        if (error) {
+            throw new ToolError(queryErrorCode(error.details), error.message);
+        }
+
+        if (!inboxInScope(scope, filter.inbox)) {
+            throw forbidden(`inbox ${filter.inbox} is outside this key's prefix`);
+        }
+
+        return { ...toListQuery(value as ListQueryValues), maxBytes: maxPageBytes };
+    };
+
+    const writable = () => {
+        if (scope.readOnly) {
+            throw forbidden('this key is read-only');
+        }
+    };
+
+    const access: MailAccess = {
+        async listInboxes({ prefix, limit }) {
+            const within = listingPrefix(scope, prefix);
+            if (within === null) {
+                return { inboxes: [], hasMore: false };
+            }
+
+            const page = await capture.listInboxes({ limit, prefix: within });
+            return { inboxes: page.inboxes, hasMore: page.hasMore };
+        },
+
+        async listEmails(query) {
+            const page = await capture.listEmails(listQuery(query, query));
+            const last = page.records[page.records.length - 1];
+            return {
+                emails: page.records.map(toMail),
+                nextCursor: page.hasMore && last ? encodeCursor({ receivedAt: last.receivedAt, messageId: last.messageId }) : undefined
+            };
+        },
+
+        async waitForEmail(query, signal) {
+            const listed = listQuery(query, { limit: 1 });
+            const canceller = new WaitCanceller();
+            signal.addEventListener('abort', canceller.abort);
+            if (signal.aborted) {
+                canceller.abort();
+            }
+
+            longPolls.add(canceller);
+            try {
+                const page = await capture.waitForEmails(listed, { timeoutMs: query.timeoutMs, canceller });
+                return page.records[0] ? toMail(page.records[0]) : null;
+            }
+            finally {
+                longPolls.delete(canceller);
+                signal.removeEventListener('abort', canceller.abort);
+            }
+        },
+
+        async getEmail(messageId) {
+            const record = await capture.getEmail(messageId, scope);
+            if (!record) {
+                throw notFound(`email ${messageId}`);
+            }
+
+            return toMail(record);
+        },
+
+        async getHeaders(messageId) {
+            const headers = await capture.getHeaders(messageId, scope);
+            if (!headers) {
+                throw notFound(`email ${messageId}`);
+            }
+
+            return headers;
+        },
+
+        async readAttachment(messageId, filename) {
+            const attachment = (await capture.getEmail(messageId, scope))?.attachments.find((a) => a.filename === filename);
+            const stream = attachment ? await capture.blobStore.get(attachment.blobKey) : null;
+            if (!stream) {
+                throw notFound(`attachment ${filename} of email ${messageId}`);
+            }
+
+            return readBounded(stream, MAX_ATTACHMENT_BYTES, 'attachment');
+        },
+
+        async deleteEmail(messageId) {
+            writable();
+            if (!(await capture.deleteEmail(messageId, scope))) {
+                throw notFound(`email ${messageId}`);
+            }
+        },
+
+        async deleteInbox(inbox) {
+            writable();
+            if (!inboxInScope(scope, inbox)) {
+                throw forbidden(`inbox ${inbox} is outside this key's prefix`);
+            }
+
+            return capture.deleteInbox(inbox);
+        },
+
+        async newInbox(prefix) {
+            try {
+                return newInbox({ prefix: newInboxPrefix(scope, prefix), domain: mailDomain });
+            }
+            catch (err) {
+                throw new ToolError('VALIDATION_ERROR', (err as Error).message);
+            }
+        }
+    };
+
+    return unavailableAsToolErrors(access);
+}
+
+/** A store that is down or a spent memory budget: the agent may retry, as an API client would on 503. */
+function unavailableAsToolErrors(access: MailAccess): MailAccess {
+    const wrapped = {} as Record<string, unknown>;
+    for (const [name, method] of Object.entries(access) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
+        wrapped[name] = async (...args: unknown[]) => {
+            try {
+                return await method(...args);
+            }
+            catch (err) {
+                if (isInboxCaptureError(err) && (err.code === 'RECORD_STORE_UNAVAILABLE' || err.code === 'BUSY')) {
+                    throw new ToolError('SERVICE_UNAVAILABLE', 'the service is busy or its store unavailable; try again shortly');
+                }
+
+                throw err;
+            }
+        };
+    }
+
+    return wrapped as unknown as MailAccess;
+}

@@ -1,0 +1,232 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import type { ServerInjectOptions, ServerInjectResponse, ServerRoute } from '@hapi/hapi';
+import { randomBytes } from 'node:crypto';
+import { AUTH_STRATEGY } from '../../../adapters/hapi/auth-scheme';
+import { assertAccessDeclared } from '../../../adapters/hapi/route-access';
+import { buildMail } from '../../helpers/mail';
+import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
+
+const { expect } = Code;
+const { describe, it, before, after } = exports.lab = Lab.script();
+
+// Every route of the plugin, walked with each kind of key (docs/api.md, "Keys with a scope").
+// The table below holds the scope decision of each route: a route the plugin registers that
+// the table does not name fails the first test, so a new route cannot ship undecided.
+
+/** The kinds of caller: no key, and the four kinds of key. */
+const KINDS = ['none', 'full', 'prefix', 'readOnly', 'prefixReadOnly'] as const;
+type Kind = typeof KINDS[number];
+
+/** The prefix of the prefix-scoped keys. */
+const PREFIX = 'team-a-';
+
+/** Fresh mail for one request: an email inside the prefix and one outside, each with an attachment. */
+interface Fixture {
+    inside: { id: string; inbox: string };
+    outside: { id: string; inbox: string };
+    /** A signed link to the inside email's raw message, made with the full key. */
+    blobLink: string;
+}
+
+interface Case {
+    name: string;
+    request(f: Fixture): ServerInjectOptions;
+    status: Record<Kind, number>;
+    /** Further checks of a successful answer. */
+    check?(res: ServerInjectResponse, kind: Kind, f: Fixture): void;
+}
+
+const FILENAME = '0-note.txt';
+const enc = encodeURIComponent;
+
+/** The same status for every caller. */
+const anyone = (status: number): Record<Kind, number> => ({ none: status, full: status, prefix: status, readOnly: status, prefixReadOnly: status });
+/** 401 without a key, else `status` for every key. */
+const anyKey = (status: number): Record<Kind, number> => ({ ...anyone(status), none: 401 });
+/** 401 without a key; per kind of key as given. */
+const byKey = (full: number, prefix: number, readOnly: number, prefixReadOnly: number): Record<Kind, number> => ({ none: 401, full, prefix, readOnly, prefixReadOnly });
+
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+
+/** For each route (`METHOD path`), the requests that show its scope decision. */
+const ROUTES: Record<string, Case[]> = {
+    'GET /v1/emails': [
+        { name: 'an inbox inside the prefix', request: (f) => ({ url: `/v1/emails?inbox=${f.inside.inbox}` }), status: anyKey(200) },
+        { name: 'an inbox outside the prefix', request: (f) => ({ url: `/v1/emails?inbox=${f.outside.inbox}` }), status: byKey(200, 403, 200, 403) },
+        { name: 'a long-poll outside the prefix', request: (f) => ({ url: `/v1/emails?inbox=${f.outside.inbox}&wait=true&timeout=1` }), status: byKey(200, 403, 200, 403) },
+        { name: 'a malformed inbox (400 before 403)', request: () => ({ url: '/v1/emails?inbox=Other!' }), status: anyKey(400) }
+    ],
+    'DELETE /v1/emails': [
+        { name: 'an inbox inside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.inside.inbox}` }), status: byKey(200, 200, 403, 403) },
+        { name: 'an inbox outside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.outside.inbox}` }), status: byKey(200, 403, 403, 403) },
+        { name: 'a malformed inbox (400 before 403)', request: () => ({ method: 'DELETE', url: '/v1/emails?inbox=Other!' }), status: anyKey(400) }
+    ],
+    'GET /v1/emails/{messageId}': [
+        { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}` }), status: anyKey(200) },
+        { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}` }), status: byKey(200, 404, 200, 404) }
+    ],
+    'DELETE /v1/emails/{messageId}': [
+        { name: 'an email inside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails/${enc(f.inside.id)}` }), status: byKey(200, 200, 403, 403) },
+        { name: 'an email outside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails/${enc(f.outside.id)}` }), status: byKey(200, 404, 403, 403) },
+        { name: 'an unknown email (403 before 404)', request: () => ({ method: 'DELETE', url: '/v1/emails/nobody%40x' }), status: byKey(404, 404, 403, 403) }
+    ],
+    'GET /v1/emails/{messageId}/headers': [
+        { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/headers` }), status: anyKey(200) },
+        { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/headers` }), status: byKey(200, 404, 200, 404) }
+    ],
+    'GET /v1/emails/{messageId}/raw': [
+        { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/raw` }), status: anyKey(302) },
+        { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/raw` }), status: byKey(302, 404, 302, 404) }
+    ],
+    'GET /v1/emails/{messageId}/attachments/{filename}': [
+        { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/attachments/${FILENAME}` }), status: anyKey(302) },
+        { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/attachments/${FILENAME}` }), status: byKey(302, 404, 302, 404) }
+    ],
+    'GET /v1/blobs/{key}': [
+        // The signed link is the credential: scope was decided when the link was made (by /raw above).
+        { name: 'a signed link', request: (f) => ({ url: f.blobLink }), status: anyone(200) }
+    ],
+    'GET /v1/inboxes': [
+        {
+            name: 'every inbox',
+            request: () => ({ url: '/v1/inboxes?limit=100' }),
+            status: anyKey(200),
+            check(res, kind, f) {
+                const names = (res.result as { inboxes: Array<{ name: string }> }).inboxes.map((i) => i.name);
+                expect(names).to.include(f.inside.inbox);
+                const scoped = kind === 'prefix' || kind === 'prefixReadOnly';
+                expect(names.includes(f.outside.inbox)).to.equal(!scoped);
+                if (scoped) {
+                    expect(names.every((name) => name.startsWith(PREFIX))).to.be.true();
+                }
+            }
+        },
+        {
+            name: 'a prefix outside the key\'s',
+            request: () => ({ url: '/v1/inboxes?prefix=other-' }),
+            status: anyKey(200),
+            check(res, kind) {
+                const scoped = kind === 'prefix' || kind === 'prefixReadOnly';
+                expect((res.result as { inboxes: unknown[] }).inboxes.length === 0).to.equal(scoped);
+            }
+        }
+    ],
+    'GET /v1/keys/current': [
+        {
+            name: 'the calling key',
+            request: () => ({ url: '/v1/keys/current' }),
+            status: anyKey(200),
+            check(res, kind) {
+                expect(res.result).to.equal({
+                    name: kind,
+                    inboxPrefix: kind === 'prefix' || kind === 'prefixReadOnly' ? PREFIX : null,
+                    readOnly: kind === 'readOnly' || kind === 'prefixReadOnly'
+                });
+            }
+        }
+    ],
+    'POST /mcp': [
+        {
+            name: 'tools/list (each tool decides, see test/adapters/hapi/routes/mcp.ts)',
+            request: () => ({ method: 'POST', url: '/mcp', headers: MCP_HEADERS, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }),
+            status: anyKey(200),
+            check(res) {
+                expect(res.payload).to.contain('"wait_for_email"');
+            }
+        }
+    ],
+    'GET /mcp': [{ name: 'a stream of its own (stateless: none)', request: () => ({ url: '/mcp', headers: MCP_HEADERS }), status: anyKey(405) }],
+    'DELETE /mcp': [{ name: 'a session end (stateless: none)', request: () => ({ method: 'DELETE', url: '/mcp' }), status: anyKey(405) }],
+    'GET /health': [{ name: 'public', request: () => ({ url: '/health' }), status: anyone(200) }],
+    'GET /version': [{ name: 'public', request: () => ({ url: '/version' }), status: anyone(200) }],
+    'GET /openapi.json': [{ name: 'public', request: () => ({ url: '/openapi.json' }), status: anyone(200) }],
+    'GET /docs': [{ name: 'public', request: () => ({ url: '/docs' }), status: anyone(200) }],
+    'GET /docs/{file}': [{ name: 'public', request: () => ({ url: '/docs/init.js' }), status: anyone(200) }],
+    'GET /ui': [{ name: 'public, a redirect to /ui/ (its data comes through the API with the person\'s key)', request: () => ({ url: '/ui' }), status: anyone(302) }],
+    'GET /ui/{path*}': [{ name: 'public', request: () => ({ url: '/ui/ui.css' }), status: anyone(200) }],
+    '* /v1/{any*}': [{ name: 'an unknown path', request: () => ({ url: '/v1/nothing-here' }), status: anyone(404) }]
+};
+
+describe('route access', () => {
+
+    let p: ProvisionedServer;
+    const keys: Record<Kind, Record<string, string>> = { none: {}, full: {}, prefix: {}, readOnly: {}, prefixReadOnly: {} };
+
+    before(async () => {
+        p = await provisionServer();
+        const { capture } = p.api;
+        const scopes: Record<Exclude<Kind, 'none'>, { inboxPrefix?: string; readOnly?: boolean }> = {
+            full: {},
+            prefix: { inboxPrefix: PREFIX },
+            readOnly: { readOnly: true },
+            prefixReadOnly: { inboxPrefix: PREFIX, readOnly: true }
+        };
+        for (const [kind, scope] of Object.entries(scopes)) {
+            keys[kind as Kind] = { authorization: `Bearer ${await capture.createKey(kind, scope)}` };
+        }
+    });
+
+    after(async () => {
+        await p.cleanup();
+    });
+
+    const fixture = async (): Promise<Fixture> => {
+        const tag = randomBytes(4).toString('hex');
+        const [inside] = await p.api.ingestForApi(buildMail({ to: `${PREFIX}${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'inside' }] }));
+        const [outside] = await p.api.ingestForApi(buildMail({ to: `other-${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'outside' }] }));
+        const raw = await p.server.inject({ url: `/v1/emails/${enc(inside!.messageId)}/raw`, headers: keys.full });
+        return {
+            inside: { id: inside!.messageId, inbox: inside!.inbox },
+            outside: { id: outside!.messageId, inbox: outside!.inbox },
+            blobLink: raw.headers.location as string
+        };
+    };
+
+    it('has a scope decision for every route the plugin registers', () => {
+        const registered = p.server.table().map((route) => `${route.method.toUpperCase()} ${route.path}`).sort();
+        expect(registered).to.equal(Object.keys(ROUTES).sort());
+    });
+
+    for (const [route, cases] of Object.entries(ROUTES)) {
+        describe(route, () => {
+            for (const test of cases) {
+                it(`${test.name}: ${KINDS.map((kind) => `${kind} ${test.status[kind]}`).join(', ')}`, async () => {
+                    for (const kind of KINDS) {
+                        const f = await fixture();
+                        const options = test.request(f);
+                        const res = await p.server.inject({ ...options, headers: { ...options.headers as Record<string, string>, ...keys[kind] } });
+                        expect(res.statusCode, `${kind}: ${res.payload.slice(0, 200)}`).to.equal(test.status[kind]);
+                        if (res.statusCode === 401) {
+                            expect(res.result).to.equal({ error: 'UNAUTHORIZED' });
+                        }
+
+                        if (res.statusCode === 403) {
+                            expect(res.result).to.equal({ error: 'FORBIDDEN' });
+                        }
+
+                        if (res.statusCode < 300) {
+                            test.check?.(res, kind, f);
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    describe('assertAccessDeclared()', () => {
+
+        const keyed = (plugins?: object): ServerRoute => ({ method: 'GET', path: '/v1/new', options: { auth: { strategy: AUTH_STRATEGY, mode: 'required' }, plugins }, handler: () => null });
+
+        it('throws for a route behind the API key that declares no access', () => {
+            expect(() => assertAccessDeclared([keyed()])).to.throw(/GET \/v1\/new needs an API key but declares no access/);
+        });
+
+        it('accepts declared routes and public ones', () => {
+            expect(() => assertAccessDeclared([
+                keyed({ 'inbox-capture': { access: 'read' } }),
+                { method: 'GET', path: '/public', options: { auth: false }, handler: () => null }
+            ])).to.not.throw();
+        });
+    });
+});
