@@ -1,4 +1,5 @@
 import type { StagedBlob } from '../blob-store/blob-store';
+import type { FaultRule } from '../faults/fault-rule';
 import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
 
 /** Result of storing the copies of one delivery. */
@@ -154,6 +155,21 @@ export interface RecordStore {
 
     /** Removes deliveries stored before `createdBefore` (Unix ms), whatever their URL; answers how many. */
     dropWebhookDeliveriesBefore?(createdBefore: number): Promise<number>;
+
+    /** Optional (faults need it): stores a fault rule (docs/api.md, "Faults"). */
+    saveFaultRule?(rule: FaultRule): Promise<void>;
+
+    /** Every fault rule, oldest first. */
+    listFaultRules?(): Promise<FaultRule[]>;
+
+    /** Deletes the fault rules with these ids (default: all); answers how many were deleted. */
+    deleteFaultRules?(ids?: string[]): Promise<number>;
+
+    /**
+     * Counts one use of a rule with `times`, once across every process sharing the store:
+     * answers the uses left (the rule is deleted at 0), or null when it had none left or is gone.
+     */
+    claimFaultRule?(id: string): Promise<number | null>;
 
     /** Releases connections. */
     close(): Promise<void>;

@@ -43,3 +43,9 @@ export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 export const ORPHAN_GRACE_MS = 10 * 60_000;
 /** The standalone service sweeps orphan blobs hourly: a crash leaves few, and listing every blob costs. */
 export const DEFAULT_ORPHAN_SWEEP_INTERVAL_MS = 60 * 60_000;
+/**
+ * How old an instance's copy of the SMTP fault rules may be before a command reads them
+ * again, ms: 1 s, so a rule made through another instance applies within a second, while
+ * a busy listener with no rule reads the store once a second, not once a command.
+ */
+export const DEFAULT_FAULT_REFRESH_MS = 1_000;

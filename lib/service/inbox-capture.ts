@@ -13,6 +13,7 @@ import { createMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from '../long-poll/poller';
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
+import { createFaults, type Faults } from '../faults/faults';
 import type { RecordStore } from '../record-store/record-store';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
@@ -37,6 +38,8 @@ export interface InboxCapture {
     readonly messageBudget: MessageBudget;
     /** Largest message its ingests accept, bytes (the SMTP listener advertises and enforces it too). */
     readonly maxMessageBytes: number;
+    /** The SMTP fault rules (docs/api.md, "Faults"): kept in the record store, applied by an SMTP listener built on the service. */
+    readonly faults: Faults;
 
     /** Runs migrations, subscribes to cross-process notifications, starts the configured sweeps. */
     start(): Promise<void>;
@@ -120,6 +123,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     // The service's own: every ingest and the SMTP sessions of a listener built on it share it.
     const messageBudget = createMessageBudget(settings.maxMessageBytesInFlight);
     const parsePool = createParsePool();
+    const faults = createFaults({ recordStore, inboxFromAddress: settings.inboxFromAddress, refreshMs: settings.faultRefreshMs });
     // Webhooks come and go after the ingest is built: it asks whichever sender is current.
     let routing: WebhookSender | undefined;
     const ingestContext: IngestContext = {
@@ -168,6 +172,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         longPoller,
         messageBudget,
         maxMessageBytes,
+        faults,
 
         async start() {
             await recordStore.migrate();

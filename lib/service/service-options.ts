@@ -11,7 +11,7 @@ import type { RecordStore } from '../record-store/record-store';
 import type { BackgroundSweepOptions, OrphanSweepOptions } from './background-sweeps';
 import {
     DEFAULT_BLOB_STORE_TIMEOUT_MS, DEFAULT_DOWNLOAD_TTL_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES,
-    DEFAULT_RETENTION_INTERVAL_MS
+    DEFAULT_FAULT_REFRESH_MS, DEFAULT_RETENTION_INTERVAL_MS
 } from './defaults';
 import type { RetentionOptions } from './retention';
 
@@ -38,6 +38,8 @@ export interface InboxCaptureOptions extends BackgroundSweepOptions {
     inboxFromAddress?: InboxFromAddress;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
+    /** How old this instance's copy of the SMTP fault rules may get before it reads them again, ms (default 1000). */
+    faultRefreshMs?: number;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
     log?: (message: string, error?: unknown) => void;
 }
@@ -52,6 +54,7 @@ export interface ServiceSettings {
     blobStoreTimeoutMs: number;
     inboxFromAddress: InboxFromAddress;
     downloadTtlSeconds: number;
+    faultRefreshMs: number;
     log: (message: string, error?: unknown) => void;
     retention?: RetentionOptions & { intervalMs: number };
     orphanSweep?: OrphanSweepOptions;
@@ -93,6 +96,7 @@ export function resolveServiceOptions(options: InboxCaptureOptions): ServiceSett
         blobStoreTimeoutMs: positive('blobStoreTimeoutMs', options.blobStoreTimeoutMs, DEFAULT_BLOB_STORE_TIMEOUT_MS),
         inboxFromAddress: options.inboxFromAddress ?? defaultInboxFromAddress,
         downloadTtlSeconds: positive('downloadTtlSeconds', options.downloadTtlSeconds, DEFAULT_DOWNLOAD_TTL_SECONDS),
+        faultRefreshMs: positive('faultRefreshMs', options.faultRefreshMs, DEFAULT_FAULT_REFRESH_MS),
         log: options.log ?? (() => undefined)
     };
 

@@ -25,6 +25,7 @@ import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-
 import { removeRows } from './save-statements';
 import { referencedBlobKeys } from './blob-references';
 import { webhookOutbox } from './webhook-outbox';
+import { faultRules } from './fault-rules';
 import { isPostgres } from './dialect';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
@@ -275,6 +276,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         ...webhookOutbox({ knex, pg, write }),
+        ...faultRules(knex, write),
 
         async createKey(name, hashHex) {
             const info: ApiKeyInfo = { name: cleanText(name), createdAt: Date.now(), revokedAt: null };

@@ -24,6 +24,9 @@ export const INBOXES_TABLE = 'inboxes';
 /** The outbox of webhook deliveries, written with the emails they tell of. */
 export const WEBHOOK_DELIVERIES_TABLE = 'webhook_deliveries';
 
+/** The SMTP fault rules, with the count of uses a rule with `times` has left. */
+export const SMTP_FAULTS_TABLE = 'smtp_faults';
+
 /** The columns of `emails` a record is read from (rows.ts maps them). */
 export const EMAIL_COLUMNS = [
     'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
