@@ -20,6 +20,7 @@ import type { RouteContext } from './route-context';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
+import { faultRoutes } from './routes/faults';
 import { inboxRoutes } from './routes/inboxes';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
@@ -118,7 +119,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         let webhooks: WebhookDispatcher | undefined;
         try {
             registerAuth(server, capture);
-            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), notFoundRoute()]);
+            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...faultRoutes(context), notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {
                 server.route(blobRoutes(capture.blobStore));
             }

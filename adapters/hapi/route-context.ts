@@ -19,6 +19,7 @@ export const API_TAG = 'inbox-capture';
 export const GROUP_EMAILS = 'emails';
 export const GROUP_INBOXES = 'inboxes';
 export const GROUP_DOWNLOADS = 'downloads';
+export const GROUP_FAULTS = 'faults';
 export const GROUP_SERVICE = 'service';
 
 /** hapi-swagger `security` of the routes that need an API key. */

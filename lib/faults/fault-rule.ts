@@ -43,7 +43,7 @@ export interface FaultRule {
     match: FaultMatch;
     reply?: { code: number; message?: string };
     delayMs?: number;
-    disconnect?: boolean;
+    disconnect?: true;
     times?: number;
     probability: number;
     remaining: number | null;

@@ -25,6 +25,14 @@ const CLAIMS: ShapeClaims = {
         InboxPage: 'InboxPage',
         DeletedEmail: 'DeletedEmail',
         DeletedInbox: 'DeletedInbox',
+        FaultRule: 'FaultRule',
+        FaultRuleInput: 'FaultRuleInput',
+        FaultMatch: 'FaultMatch',
+        FaultReply: 'FaultReply',
+        FaultList: 'FaultList',
+        DeletedFault: 'DeletedFault',
+        DeletedFaults: 'DeletedFaults',
+        Released: 'Released',
         Error: 'ErrorBody'
     },
     unclaimed: {

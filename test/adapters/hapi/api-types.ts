@@ -23,12 +23,20 @@ const CLAIMS: ShapeClaims = {
         InboxPage: 'InboxPageView',
         DeletedEmail: 'DeletedEmailView',
         DeletedInbox: 'DeletedInboxView',
+        FaultRule: 'FaultRuleView',
+        FaultList: 'FaultListView',
+        DeletedFault: 'DeletedFaultView',
+        DeletedFaults: 'DeletedFaultsView',
+        Released: 'ReleasedView',
         Health: 'HealthView',
         Version: 'VersionView'
     },
     unclaimed: {
         HeaderField: 'the items of Headers.headers, checked as that field',
         HeaderFields: 'the array of Headers.headers, checked as that field',
+        FaultMatch: 'the match of FaultRule, checked as that field',
+        FaultReply: 'the reply of FaultRule, checked as that field',
+        FaultRuleInput: 'a request body: the core\'s FaultRuleInput, which the route hands over as it is',
         Error: 'the served codes are those the routes declare, typed ApiErrorCode by errorResponses(); ApiErrorCode adds those hapi raises itself (405, 413, 415)'
     }
 };
