@@ -16,7 +16,7 @@ export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQue
 export { encodeCursor, decodeCursor } from './cursor/email-cursor';
 export type { HeaderField } from './mime/header-fields';
 
-// Links and codes of an email (EXTENSIONS §1), as ingest works them out.
+// Links and codes of an email (docs/api.md, "Links and codes"), as ingest works them out.
 export { extractLinks } from './extract/links';
 export { extractCodes } from './extract/codes';
 export type { InboxPage, InboxPosition, InboxQuery, InboxSummary } from './types';

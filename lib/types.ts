@@ -9,7 +9,7 @@ export interface StoredAttachment {
     blobKey: string;
 }
 
-/** A link of an email (EXTENSIONS §1): an anchor of the HTML body or a bare URL of the text body. */
+/** A link of an email (docs/api.md, "Links and codes"): an anchor of the HTML body or a bare URL of the text body. */
 export interface Link {
     /** The href, entities decoded and trimmed, otherwise as written. */
     href: string;

@@ -60,11 +60,11 @@ export interface InboxCapturePluginOptions {
     docs?: boolean;
     /** Turns single public routes off (each default true). */
     publicRoutes?: PublicRoutesOptions;
-    /** Deletes old mail every `intervalMs` (EXTENSIONS §5): past `maxAgeMs`, beyond the newest `maxPerInbox` per inbox (default: off). */
+    /** Deletes old mail every `intervalMs` (docs/operations.md, "Retention"): past `maxAgeMs`, beyond the newest `maxPerInbox` per inbox (default: off). */
     retention?: RetentionOptions;
     /** `false` removes the web interface at /ui (default true). */
     ui?: boolean;
-    /** Told of every stored email with a POST (EXTENSIONS §6; default none). Allowed with `capture`. */
+    /** Told of every stored email with a POST (docs/api.md, "Webhooks"; default none). Allowed with `capture`. */
     webhooks?: WebhookTarget[];
     /** Timing of webhook deliveries (docs/api.md; each has a default). */
     webhookDelivery?: WebhookDeliveryOptions;
@@ -100,7 +100,7 @@ const withMethods = (label: string, methods: string[]) => Joi.any()
 
 const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', 'maxMessageBytes', 'maxMessageBytesInFlight', 'downloadTtlSeconds', 'inboxFromAddress', 'retention'];
 
-// Durations of retention, ms: EXTENSIONS §5 allows `1s` as the shortest.
+// Durations of retention, ms: docs/operations.md, "Retention" allows `1s` as the shortest.
 const retentionDuration = Joi.number().integer().min(MIN_RETENTION_DURATION_MS).max(MAX_RETENTION_DURATION_MS);
 
 /** The plugin's options: one schema, the only place their defaults live. */
@@ -134,7 +134,7 @@ export const optionsSchema = Joi.object({
         inboxes: Joi.array().items(Joi.string().max(MAX_INBOX_LENGTH).pattern(INBOX_PATTERN)).min(1)
     })).unique('url').default([]),
     webhookDelivery: Joi.object({
-        // At most 10 s: a 2xx within 10 s is success (EXTENSIONS §6).
+        // At most 10 s: a 2xx within 10 s is success (docs/api.md, "Webhooks").
         timeoutMs: Joi.number().integer().min(1).max(DEFAULT_WEBHOOK_TIMEOUT_MS).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
         // At most 10 s: the first retry comes within 10 s.
         firstRetryMs: Joi.number().integer().min(1).max(10_000).default(DEFAULT_WEBHOOK_FIRST_RETRY_MS),

@@ -10,7 +10,7 @@ export interface SmtpAuthUsers {
 }
 
 /**
- * SMTP AUTH (EXTENSIONS §7). `'none'`: AUTH is not offered. `'accept-any'`: AUTH PLAIN
+ * SMTP AUTH (docs/operations.md, "SMTP authentication and TLS"). `'none'`: AUTH is not offered. `'accept-any'`: AUTH PLAIN
  * and LOGIN are offered and every credential accepted, and a client that does not log
  * in is accepted too. `{ users }`: only these pairs; MAIL FROM without AUTH gets 530.
  */
@@ -31,7 +31,7 @@ function digest(value: string): Buffer {
     return createHash('sha256').update(value, 'utf8').digest();
 }
 
-/** Throws a TypeError naming the option when `auth` is not one of the §7 shapes. */
+/** Throws a TypeError naming the option when `auth` is not one of the documented shapes. */
 export function checkSmtpAuth(auth: unknown): asserts auth is SmtpAuth | undefined {
     if (auth === undefined || auth === 'none' || auth === 'accept-any') {
         return;
@@ -86,7 +86,7 @@ export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean, guar
             }
 
             if (guard.lockout.isLocked(session.remoteAddress)) {
-                // RFC 4954 §6: 454, temporary; a right password is refused too, or the lockout would still answer guesses.
+                // RFC 4954 section 6: 454, temporary; a right password is refused too, or the lockout would still answer guesses.
                 callback(smtpReply(454, 'Error: too many failed authentication attempts from your address, try again later'));
                 guard.close(session);
                 return;

@@ -53,7 +53,7 @@ export interface SmtpListenerOptions {
     /** Accept RCPT TO only for these domains (case-insensitive, exact); others get 550. Default: any. */
     allowedDomains?: string[];
     /**
-     * SMTP AUTH (EXTENSIONS §7), `'none'` by default (not offered). `'accept-any'`: AUTH
+     * SMTP AUTH (docs/operations.md, "SMTP authentication and TLS"), `'none'` by default (not offered). `'accept-any'`: AUTH
      * PLAIN and LOGIN offered, every credential accepted, and clients that do not log in
      * too (for apps that insist on logging in). `{ users }`: only these pairs; wrong ones
      * get 535, MAIL FROM without AUTH 530.
@@ -71,7 +71,7 @@ export interface SmtpListenerOptions {
      */
     allowInsecureAuth?: boolean;
     /**
-     * TLS (EXTENSIONS §7), `'off'` by default. `'starttls'` or `'implicit'` (the greeting
+     * TLS (docs/operations.md, "SMTP authentication and TLS"), `'off'` by default. `'starttls'` or `'implicit'` (the greeting
      * inside TLS) with a self-signed certificate made at `listen()`, or
      * `{ mode?, key, cert }` (PEM) with that certificate (`mode` defaults to `'starttls'`).
      */
@@ -313,7 +313,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     };
 
     // A message the memory budget cannot hold mid-DATA: 421 and the connection closed at
-    // once (RFC 5321 §3.8; the client retries later), the socket no longer read, so the
+    // once (RFC 5321 section 3.8; the client retries later), the socket no longer read, so the
     // rest of the message costs neither CPU nor memory. smtp-server's close() resumes the
     // socket to discard what still arrives; pausing it instead leaves the bytes with the
     // client (its writes stall), and smtp-server destroys the socket after its half-close wait.

@@ -40,7 +40,7 @@ export interface EnvConfig {
     maxHttpConnections?: number;
     /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the service's default budget (128 MiB). */
     maxMessageBytesInFlight?: number;
-    /** INBOX_CAPTURE_RETENTION_*; absent means off (EXTENSIONS §5). */
+    /** INBOX_CAPTURE_RETENTION_*; absent means off (docs/operations.md, "Retention"). */
     retention?: RetentionOptions;
     /** INBOX_CAPTURE_WEBHOOK_*: the plugin's `webhooks` and `webhookDelivery` options (absent: no webhooks). */
     webhooks?: WebhookEnv;

@@ -1,4 +1,4 @@
-/** Retention settings as text (EXTENSIONS §5): the environment variables and `prune`'s flags. */
+/** Retention settings as text (docs/operations.md, "Retention"): the environment variables and `prune`'s flags. */
 
 import { MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/service/retention';
 

@@ -123,7 +123,7 @@ async function ingestReserved(raw: Buffer | string | Readable, context: IngestCo
     }
 
     const removal: BlobRemoval = { recordStore, blobStore, timeoutMs: blobTimeoutMs, log };
-    // One pending webhook delivery per (copy, URL), committed with the copy (EXTENSIONS §6).
+    // One pending webhook delivery per (copy, URL), committed with the copy (docs/api.md, "Webhooks").
     const routing = context.webhooks;
     const webhookUrls = routing ? drafts.map((d) => routing.urlsFor(d.inbox)) : [];
     const hasWebhooks = webhookUrls.some((urls) => urls.length > 0);

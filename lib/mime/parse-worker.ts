@@ -2,7 +2,7 @@
  * The parse pool's worker (parse-pool.ts): parses one raw message at a time with
  * parse.ts, finds its links and codes, and posts the result back, attachment contents
  * transferred, not copied. Off the main thread, mailparser's whole-part decoding of a
- * long text (one string built in one step) and the search of it no longer stall the
+ * long text (one string built in one step) and the search of it do not stall the
  * service's event loop.
  */
 import { setPriority } from 'node:os';

@@ -53,7 +53,7 @@ export interface InboxCapture {
     /** One page, waiting for matching mail when there is none yet. */
     waitForEmails(query: ListQuery, options: WaitOptions): Promise<RecordPage>;
     getEmail(messageId: string): Promise<EmailRecord | null>;
-    /** The header fields of the email's top-level message, read from its raw blob (EXTENSIONS §2), or null when the email does not exist. */
+    /** The header fields of the email's top-level message, read from its raw blob (docs/api.md, "Header fields"), or null when the email does not exist. */
     getHeaders(messageId: string): Promise<HeaderField[] | null>;
     /** One page of the inboxes that hold mail, most recently received first, then by name. */
     listInboxes(query: InboxQuery): Promise<InboxPage>;
@@ -62,7 +62,7 @@ export interface InboxCapture {
     /** Deletes every email of an inbox in batches; returns how many. */
     deleteInbox(inbox: string): Promise<number>;
     /**
-     * One retention pass (EXTENSIONS §5): deletes the emails older than `maxAgeMs` (measured
+     * One retention pass (docs/operations.md, "Retention"): deletes the emails older than `maxAgeMs` (measured
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
      * as deleteInbox() does; returns how many. `signal` ends it early, between two batches.
      */

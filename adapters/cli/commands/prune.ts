@@ -34,7 +34,7 @@ function policyOf({ values, io }: CommandContext): RetentionPolicy {
     return { maxAgeMs: fromEnv.maxAgeMs, maxPerInbox: fromEnv.maxPerInbox };
 }
 
-/** `prune`: one retention pass (EXTENSIONS §5), for cron. */
+/** `prune`: one retention pass (docs/operations.md, "Retention"), for cron. */
 export const prune: Command = {
     name: 'prune',
     summary: 'delete emails past the retention rules once (for cron)',

@@ -169,7 +169,7 @@ export async function notifyInboxes(trx: Knex.Transaction, channel: string, inbo
 
 // The rows a batch's drafts can meet: the stored copy of each (inbox, source)
 // and the holder of each draft's first-choice id. One statement per
-// LOOKUP_CHUNK drafts, where one delivery alone used to take two per draft.
+// LOOKUP_CHUNK drafts, not two per draft.
 async function lookupRows(trx: Knex.Transaction, wanted: PlannedDraft[]): Promise<LookupRow[]> {
     const rows: LookupRow[] = [];
     for (let i = 0; i < wanted.length; i += LOOKUP_CHUNK) {

@@ -1,5 +1,5 @@
 /**
- * The webhook outbox of a Knex record store (EXTENSIONS §6): the rows a save writes with
+ * The webhook outbox of a Knex record store (docs/api.md, "Webhooks"): the rows a save writes with
  * its emails, and the claims and outcomes of the dispatcher.
  */
 
