@@ -82,8 +82,8 @@ describe('faults end to end', () => {
 
         it('a permanent 550 at DATA fails the send at once and stores nothing; deleteFault and deleteFaults clean up', async () => {
             const rule = await client.createFault({ stage: 'data', match: { recipient: 'bounce-test@' }, reply: { code: 550, message: 'Mailbox unavailable' } });
-            const err = await sendWithRetry(transport, { from: 'app@shop.test', to: 'bounce-test@example.test', subject: 'Bounced', text: 'x' }, 5).catch((e: unknown) => e as { responseCode: number });
-            expect(err.responseCode).to.equal(550);
+            const err: unknown = await sendWithRetry(transport, { from: 'app@shop.test', to: 'bounce-test@example.test', subject: 'Bounced', text: 'x' }, 5).catch((e: unknown) => e);
+            expect((err as { responseCode?: number }).responseCode).to.equal(550);
             expect((await client.listEmails({ inbox: 'bounce-test' })).emails).to.equal([]);
 
             await client.deleteFault(rule.id);
