@@ -10,6 +10,7 @@ import {
     DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions
 } from '../webhooks/webhook-dispatcher';
 import type { WebhookTarget } from '../webhooks/webhook-target';
+import { relayOptionsSchema, type RelayOptions } from '../relay/relay-options';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
@@ -68,6 +69,8 @@ export interface InboxCapturePluginOptions {
     webhooks?: WebhookTarget[];
     /** Timing of webhook deliveries (docs/api.md; each has a default). */
     webhookDelivery?: WebhookDeliveryOptions;
+    /** A real SMTP server captured mail may be released to (docs/api.md, "Release"; default none). */
+    relay?: RelayOptions;
 }
 
 /**
@@ -142,7 +145,8 @@ export const optionsSchema = Joi.object({
         giveUpAfterMs: Joi.number().integer().min(1).default(DEFAULT_WEBHOOK_GIVE_UP_MS),
         pollIntervalMs: Joi.number().integer().min(10).default(DEFAULT_WEBHOOK_POLL_MS),
         concurrency: Joi.number().integer().min(1).max(1000).default(DEFAULT_WEBHOOK_CONCURRENCY)
-    }).default()
+    }).default(),
+    relay: relayOptionsSchema
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.

@@ -21,6 +21,9 @@ import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
 import { faultRoutes } from './routes/faults';
+import { releaseRoutes } from './routes/release';
+import { createRelay } from '../relay/relay-options';
+import type { Relay } from '../../lib/relay/relay';
 import { inboxRoutes } from './routes/inboxes';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
@@ -117,9 +120,11 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
         const context: RouteContext = { capture, prefix, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
         let webhooks: WebhookDispatcher | undefined;
+        let relay: Relay | undefined;
         try {
+            relay = options.relay ? createRelay(options.relay) : undefined;
             registerAuth(server, capture);
-            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...faultRoutes(context), notFoundRoute()]);
+            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...faultRoutes(context), ...releaseRoutes(context, relay), notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {
                 server.route(blobRoutes(capture.blobStore));
             }
@@ -154,6 +159,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         }
         catch (err) {
             await webhooks?.close();
+            relay?.transport.close?.();
             await close();
             throw err;
         }
@@ -173,6 +179,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         // The dispatcher first: its last writes need the stores open.
         server.ext('onPostStop', async () => {
             await webhooks?.close();
+            relay?.transport.close?.();
             await close();
         });
 

@@ -38,7 +38,8 @@ const CLAIMS: ShapeClaims = {
     unclaimed: {
         HeaderFields: 'the array of Headers.headers, checked as that field',
         Health: 'the client never calls /health',
-        Version: 'the client never calls /version'
+        Version: 'the client never calls /version',
+        ReleaseRequest: 'a request body: releaseEmail() takes its `to` as an argument'
     }
 };
 

@@ -37,6 +37,7 @@ const CLAIMS: ShapeClaims = {
         FaultMatch: 'the match of FaultRule, checked as that field',
         FaultReply: 'the reply of FaultRule, checked as that field',
         FaultRuleInput: 'a request body: the core\'s FaultRuleInput, which the route hands over as it is',
+        ReleaseRequest: 'a request body: its `to` is handed to the core as it is',
         Error: 'the served codes are those the routes declare, typed ApiErrorCode by errorResponses(); ApiErrorCode adds those hapi raises itself (405, 413, 415)'
     }
 };
