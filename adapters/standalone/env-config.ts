@@ -8,6 +8,8 @@ import type { RetentionOptions } from '../../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
 import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
+import { readRelayEnv } from '../relay/relay-env';
+import type { RelayOptions } from '../relay/relay-options';
 
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -44,6 +46,8 @@ export interface EnvConfig {
     retention?: RetentionOptions;
     /** INBOX_CAPTURE_WEBHOOK_*: the plugin's `webhooks` and `webhookDelivery` options (absent: no webhooks). */
     webhooks?: WebhookEnv;
+    /** INBOX_CAPTURE_RELAY_*: the plugin's `relay` option (absent: no relay). */
+    relay?: RelayOptions;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -158,6 +162,13 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     });
     if (webhooks) {
         config.webhooks = webhooks;
+    }
+
+    const relay = readRelayEnv((name) => read(env, name), (message) => {
+        throw new ConfigError(message);
+    });
+    if (relay) {
+        config.relay = relay;
     }
 
     return config;
