@@ -17,12 +17,12 @@ export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore'>
  * processes left) and routes every ingest of it from now on to them. Once per service;
  * `close()` of the answer, or of the service, stops it.
  */
-export function startWebhooks(capture: Pick<InboxCapture, 'recordStore' | 'routeWebhooks'>, options: StartWebhooksOptions): WebhookDispatcher {
+export function startWebhooks(capture: Pick<InboxCapture, 'recordStore' | 'routeDeliveries'>, options: StartWebhooksOptions): WebhookDispatcher {
     const dispatcher = startWebhookDispatcher({ ...options, recordStore: capture.recordStore });
     let stop: () => Promise<void>;
     try {
-        stop = capture.routeWebhooks({
-            urlsFor: (inbox) => webhookUrlsFor(options.targets, inbox),
+        stop = capture.routeDeliveries('webhook', {
+            targetsFor: (draft) => webhookUrlsFor(options.targets, draft.inbox),
             wake: () => dispatcher.wake(),
             close: () => dispatcher.close()
         });
@@ -39,9 +39,9 @@ export function startWebhooks(capture: Pick<InboxCapture, 'recordStore' | 'route
  * Has `capture`'s ingests save their deliveries to `targets` without sending any: a
  * running service's dispatcher sends them (`inbox-capture ingest` does this).
  */
-export function recordWebhooks(capture: Pick<InboxCapture, 'routeWebhooks'>, targets: readonly WebhookTarget[]): void {
-    capture.routeWebhooks({
-        urlsFor: (inbox) => webhookUrlsFor(targets, inbox),
+export function recordWebhooks(capture: Pick<InboxCapture, 'routeDeliveries'>, targets: readonly WebhookTarget[]): void {
+    capture.routeDeliveries('webhook', {
+        targetsFor: (draft) => webhookUrlsFor(targets, draft.inbox),
         wake: () => undefined,
         close: () => Promise.resolve()
     });

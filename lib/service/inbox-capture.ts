@@ -7,16 +7,16 @@ import type { BlobStore, DownloadLink } from '../blob-store/blob-store';
 import { InboxCaptureError } from '../errors';
 import { parseHeaderFields, type HeaderField } from '../mime/header-fields';
 import { readHeaderSection } from '../mime/header-section';
-import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions, type WebhookRouting } from '../ingest/ingest';
+import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from '../ingest/ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { createMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from '../long-poll/poller';
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
 import { createFaults, type Faults } from '../faults/faults';
-import type { RecordStore } from '../record-store/record-store';
+import type { DeliveryKind, DeliveryTarget, RecordStore } from '../record-store/record-store';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
-import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
+import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
 import { resolveServiceOptions, type InboxCaptureOptions } from './service-options';
 
@@ -90,22 +90,27 @@ export interface InboxCapture {
      */
     sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal }): Promise<number>;
     /**
-     * From now on each ingest saves, in its commit, one pending webhook delivery per copy
-     * and URL that `sender.urlsFor(inbox)` names, then calls `sender.wake()`. The sending
-     * is the adapter's (adapters/webhooks, over the record store's outbox); close() calls
-     * `sender.close()` before the stores close. Once per service; answers the stop, which
-     * ends the routing and closes the sender.
+     * From now on each ingest saves, in its commit, one pending delivery of `kind` per copy
+     * and target that `sender.targetsFor(draft)` names, then calls `sender.wake()`. The
+     * sending is the adapter's (adapters/webhooks, adapters/relay, over the record store's
+     * outbox); close() calls `sender.close()` before the stores close. Once per kind and
+     * service; answers the stop, which ends the routing and closes the sender.
      */
-    routeWebhooks(sender: WebhookSender): () => Promise<void>;
-    /** Stops the sweeps (waiting for a pass under way), the webhook sender and watching; closes both stores. */
+    routeDeliveries(kind: DeliveryKind, sender: DeliverySender): () => Promise<void>;
+    /** Stops the sweeps (waiting for a pass under way), the delivery senders and watching; closes both stores. */
     close(): Promise<void>;
 }
 
 /**
- * Who delivers the webhook outbox (adapters/webhooks starts one): which URLs want an inbox's
- * mail, a wake-up after a commit that saved deliveries, and a stop.
+ * Who delivers one kind of the outbox (adapters/webhooks and adapters/relay start one):
+ * the targets of its kind a copy goes to, a wake-up after a commit that saved deliveries,
+ * and a stop.
  */
-export interface WebhookSender extends WebhookRouting {
+export interface DeliverySender {
+    /** The targets of this kind for a copy about to be stored (none: no delivery). */
+    targetsFor(draft: EmailDraft): string[];
+    /** Called after a commit that wrote deliveries; must not block. */
+    wake(): void;
     /** Stops sending and waits for what is in flight; its last writes need the stores open. */
     close(): Promise<void>;
 }
@@ -124,8 +129,18 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     const messageBudget = createMessageBudget(settings.maxMessageBytesInFlight);
     const parsePool = createParsePool();
     const faults = createFaults({ recordStore, inboxFromAddress: settings.inboxFromAddress, refreshMs: settings.faultRefreshMs });
-    // Webhooks come and go after the ingest is built: it asks whichever sender is current.
-    let routing: WebhookSender | undefined;
+    // Senders come and go after the ingest is built: it asks whichever are current, one per kind.
+    const senders = new Map<DeliveryKind, DeliverySender>();
+    const targetsFor = (draft: EmailDraft): DeliveryTarget[] => {
+        const targets: DeliveryTarget[] = [];
+        for (const [kind, sender] of senders) {
+            for (const target of sender.targetsFor(draft)) {
+                targets.push({ kind, target });
+            }
+        }
+
+        return targets;
+    };
     const ingestContext: IngestContext = {
         recordStore,
         blobStore,
@@ -135,7 +150,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         blobStoreTimeoutMs: settings.blobStoreTimeoutMs,
         inboxFromAddress: settings.inboxFromAddress,
         log,
-        webhooks: { urlsFor: (inbox) => routing?.urlsFor(inbox) ?? [], wake: () => routing?.wake() },
+        deliveries: { targetsFor, wake: () => senders.forEach((sender) => sender.wake()) },
         parse: (raw) => parsePool.parse(raw)
     };
 
@@ -337,15 +352,15 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return removed;
         },
 
-        routeWebhooks(sender) {
-            if (routing) {
-                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already routed for this service');
+        routeDeliveries(kind, sender) {
+            if (senders.has(kind)) {
+                throw new InboxCaptureError('INVALID_INPUT', `${kind} deliveries are already routed for this service`);
             }
 
-            routing = sender;
+            senders.set(kind, sender);
             return async () => {
-                if (routing === sender) {
-                    routing = undefined;
+                if (senders.get(kind) === sender) {
+                    senders.delete(kind);
                     await sender.close();
                 }
             };
@@ -357,9 +372,11 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 stopSweeps = undefined;
             }
 
-            const sender = routing;
-            routing = undefined;
-            await sender?.close();
+            const stopping = [...senders.values()];
+            senders.clear();
+            for (const sender of stopping) {
+                await sender.close();
+            }
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;

@@ -24,7 +24,7 @@ import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
 import { removeRows } from './save-statements';
 import { referencedBlobKeys } from './blob-references';
-import { webhookOutbox } from './webhook-outbox';
+import { deliveryOutbox } from './delivery-outbox';
 import { faultRules } from './fault-rules';
 import { isPostgres } from './dialect';
 
@@ -176,7 +176,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
             // Shares a transaction, and its commit, with the saves queued alongside.
             const cleaned = new Map<StoredAttachment[], StoredAttachment[]>();
-            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, webhookUrls: saveOptions?.webhookUrls });
+            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, deliveries: saveOptions?.deliveries });
         },
 
         async getEmail(messageId) {
@@ -275,7 +275,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             return referencedBlobKeys(knex, keys);
         },
 
-        ...webhookOutbox({ knex, pg, write }),
+        ...deliveryOutbox({ knex, pg, write }),
         ...faultRules(knex, write),
 
         async createKey(name, hashHex) {

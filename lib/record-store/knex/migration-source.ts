@@ -15,6 +15,7 @@ import * as retentionIndex from './migrations/20261128000000_retention_index';
 import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
 import * as expiryIndex from './migrations/20261130000000_expiry_index';
 import * as smtpFaults from './migrations/20261203000000_smtp_faults';
+import * as deliveryKinds from './migrations/20261203000100_delivery_kinds';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -34,7 +35,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261128000000_retention_index': retentionIndex,
     '20261129000000_webhook_deliveries': webhookDeliveries,
     '20261130000000_expiry_index': expiryIndex,
-    '20261203000000_smtp_faults': smtpFaults
+    '20261203000000_smtp_faults': smtpFaults,
+    '20261203000100_delivery_kinds': deliveryKinds
 };
 
 /**
