@@ -23,6 +23,9 @@ import { emailRoutes } from './routes/emails';
 import { faultRoutes } from './routes/faults';
 import { releaseRoutes } from './routes/release';
 import { createRelay } from '../relay/relay-options';
+import { startAutoRelay } from '../relay/auto-relay';
+import { autoMatcher } from '../relay/auto-match';
+import type { OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher';
 import type { Relay } from '../../lib/relay/relay';
 import { inboxRoutes } from './routes/inboxes';
 import { notFoundRoute } from './routes/not-found';
@@ -121,6 +124,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         const context: RouteContext = { capture, prefix, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
         let webhooks: WebhookDispatcher | undefined;
         let relay: Relay | undefined;
+        let autoRelay: OutboxDispatcher | undefined;
         try {
             relay = options.relay ? createRelay(options.relay) : undefined;
             registerAuth(server, capture);
@@ -156,9 +160,15 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
                 // answers it, under this registration's prefix.
                 webhooks = startWebhooks(capture, { ...options.webhookDelivery, targets: options.webhooks, render: (record) => toEmailView(record, prefix), log });
             }
+
+            if (relay && options.relay?.autoMatch !== undefined) {
+                const { autoMatch, delivery, timeoutMs } = options.relay;
+                autoRelay = startAutoRelay(capture, { ...delivery, relay, matches: autoMatcher(autoMatch), relayTimeoutMs: timeoutMs, log });
+            }
         }
         catch (err) {
             await webhooks?.close();
+            await autoRelay?.close();
             relay?.transport.close?.();
             await close();
             throw err;
@@ -179,6 +189,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         // The dispatcher first: its last writes need the stores open.
         server.ext('onPostStop', async () => {
             await webhooks?.close();
+            await autoRelay?.close();
             relay?.transport.close?.();
             await close();
         });

@@ -1,6 +1,7 @@
 /** The relay's options (docs/api.md, "Release"): the plugin's `relay`, and the environment's INBOX_CAPTURE_RELAY_*. */
 
 import Joi from 'joi';
+import type { DeliveryTimingOptions } from '../../lib/outbox/outbox-dispatcher';
 import { parseRelayAllowList } from '../../lib/relay/allow-list';
 import type { Relay } from '../../lib/relay/relay';
 import { createSmtpRelay, parseRelayUrl, type SmtpRelayOptions } from './smtp-relay';
@@ -14,6 +15,8 @@ export interface RelayOptions extends SmtpRelayOptions {
     allow: string[];
     /** Relay every captured email that matches this query (the search language) and whose recipient is allowed (default: none). */
     autoMatch?: string;
+    /** How auto-relay deliveries are retried (each has the webhooks' default). */
+    delivery?: Omit<DeliveryTimingOptions, 'timeoutMs'>;
 }
 
 /** The joi schema of the `relay` option: the URL and the allow-list checked as they will be used. */
@@ -41,7 +44,14 @@ export const relayOptionsSchema = Joi.object({
         ca: Joi.alternatives(Joi.string(), Joi.binary()),
         rejectUnauthorized: Joi.boolean()
     }),
-    timeoutMs: Joi.number().integer().min(1).max(600_000)
+    timeoutMs: Joi.number().integer().min(1).max(600_000),
+    delivery: Joi.object({
+        firstRetryMs: Joi.number().integer().min(1).max(10_000),
+        maxRetryMs: Joi.number().integer().min(1),
+        giveUpAfterMs: Joi.number().integer().min(1),
+        pollIntervalMs: Joi.number().integer().min(10),
+        concurrency: Joi.number().integer().min(1).max(1000)
+    })
 });
 
 /** The relay a validated `relay` option describes, its SMTP client ready. */
