@@ -156,6 +156,17 @@ describe('SMTP listener with fault rules', () => {
         expect((await smtp.capture.faults.list())[0]!.remaining).to.equal(1);
     });
 
+    it('a rule made or deleted through the service applies to the very next command, not after the refresh', async () => {
+        const { session } = await open(smtp.port);
+        // The first command reads the (empty) rule set; the cache is fresh from then on.
+        expect((await send(session, 'app@shop.test', ['fresh@example.test'], 'before')).data!.code).to.equal(250);
+        const rule = await smtp.capture.faults.create({ stage: 'rcpt', match: { inbox: 'fresh' }, reply: { code: 450 } });
+        expect((await send(session, 'app@shop.test', ['fresh@example.test'], 'during')).rcpt[0]!.code).to.equal(450);
+        await smtp.capture.faults.delete(rule.id);
+        expect((await send(session, 'app@shop.test', ['fresh@example.test'], 'after')).data!.code).to.equal(250);
+        await session.end();
+    });
+
     it('a reply without a message says it was injected', async () => {
         await smtp.capture.faults.create({ stage: 'rcpt', reply: { code: 452 } });
         const { session } = await open(smtp.port);

@@ -13,7 +13,7 @@ const { describe, it, before, after } = exports.lab = Lab.script();
 function rawMessage(id: string, to: string): Buffer {
     return Buffer.concat([
         Buffer.from(`From: Shop <orders@shop.test>\r\nTo: ${to}\r\nSubject: Your order\r\nMessage-ID: <${id}>\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n`),
-        Buffer.from('.a line that starts with a dot\r\n..two dots\r\nwith a trailing space \r\n', 'latin1'),
+        Buffer.from('.a line that starts with a dot\r\n..two dots\r\nwith a trailing space \r\nGr\xfc\xdfe in Latin-1, not UTF-8\r\n', 'latin1'),
         Buffer.from('Grüße, 東京\r\n', 'utf8'),
         Buffer.from(`${'x'.repeat(990)}\r\n.\r\nend\r\n`)
     ]);
