@@ -6,6 +6,7 @@
 
 import { startOutboxDispatcher, type DeliveryTimingOptions, type OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher';
 import { relayEmail, type Relay } from '../../lib/relay/relay';
+import { routeDispatcher } from '../../lib/outbox/route-dispatcher';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import type { EmailRecord } from '../../lib/types';
 import { DEFAULT_RELAY_TIMEOUT_MS } from './smtp-relay';
@@ -55,18 +56,5 @@ export function startAutoRelay(capture: Pick<InboxCapture, 'recordStore' | 'blob
             }
         }
     });
-    let stop: () => Promise<void>;
-    try {
-        stop = capture.routeDeliveries('relay', {
-            targetsFor: (draft) => (relay.allow.allows(draft.recipient) ? [RELAY_TARGET] : []),
-            wake: () => dispatcher.wake(),
-            close: () => dispatcher.close()
-        });
-    }
-    catch (err) {
-        void dispatcher.close();
-        throw err;
-    }
-
-    return { wake: () => dispatcher.wake(), close: () => stop() };
+    return routeDispatcher(capture, 'relay', (draft) => (relay.allow.allows(draft.recipient) ? [RELAY_TARGET] : []), dispatcher);
 }

@@ -8,6 +8,7 @@
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher';
 import { webhookUrlsFor, type WebhookTarget } from './webhook-target';
+import { routeDispatcher } from '../../lib/outbox/route-dispatcher';
 
 /** What startWebhooks() needs beside the service: the targets, the email's rendering, timing and a log. */
 export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore'>;
@@ -19,20 +20,7 @@ export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore'>
  */
 export function startWebhooks(capture: Pick<InboxCapture, 'recordStore' | 'routeDeliveries'>, options: StartWebhooksOptions): WebhookDispatcher {
     const dispatcher = startWebhookDispatcher({ ...options, recordStore: capture.recordStore });
-    let stop: () => Promise<void>;
-    try {
-        stop = capture.routeDeliveries('webhook', {
-            targetsFor: (draft) => webhookUrlsFor(options.targets, draft.inbox),
-            wake: () => dispatcher.wake(),
-            close: () => dispatcher.close()
-        });
-    }
-    catch (err) {
-        void dispatcher.close();
-        throw err;
-    }
-
-    return { wake: () => dispatcher.wake(), close: () => stop() };
+    return routeDispatcher(capture, 'webhook', (draft) => webhookUrlsFor(options.targets, draft.inbox), dispatcher);
 }
 
 /**

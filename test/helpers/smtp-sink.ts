@@ -1,5 +1,6 @@
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
+import { makeCertificateFiles } from './tls-files';
 
 /** One message a sink received: its envelope, its bytes as they came out of DATA, and how. */
 export interface SunkMessage {
@@ -80,4 +81,24 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
         },
         close: () => new Promise<void>((resolve) => server.close(() => resolve()))
     };
+}
+
+/** A sink that offers STARTTLS with a fresh certificate (its PEM as `ca`, for the client to trust) and requires AUTH with `auth`. */
+export async function startTlsAuthSink(auth: { user: string; pass: string }): Promise<SmtpSink & { ca: Buffer }> {
+    const certificate = await makeCertificateFiles();
+    try {
+        const sink = await startSmtpSink({ tls: { key: certificate.key, cert: certificate.cert }, auth });
+        return {
+            ...sink,
+            ca: certificate.cert,
+            async close() {
+                await sink.close();
+                await certificate.remove();
+            }
+        };
+    }
+    catch (err) {
+        await certificate.remove();
+        throw err;
+    }
 }

@@ -6,9 +6,8 @@ import type { OutboxDispatcher } from '../../../lib/outbox/outbox-dispatcher';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import type { EmailRecord } from '../../../lib/types';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp-capture';
-import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink';
+import { startSmtpSink, startTlsAuthSink, type SmtpSink } from '../../helpers/smtp-sink';
 import { readAll } from '../../helpers/streams';
-import { makeCertificateFiles, type CertificateFiles } from '../../helpers/tls-files';
 import { sqliteFsStores } from '../../helpers/test-stores';
 import { waitUntil } from '../../helpers/wait-until';
 
@@ -121,17 +120,15 @@ describe('auto-relay', () => {
     });
 
     describe('to a relay that needs STARTTLS and AUTH', () => {
-        let certificate: CertificateFiles;
-        let sink: SmtpSink;
+        let sink: SmtpSink & { ca: Buffer };
         let smtp: SmtpCapture;
         let auto: OutboxDispatcher;
 
         before(async () => {
-            certificate = await makeCertificateFiles();
-            sink = await startSmtpSink({ tls: { key: certificate.key, cert: certificate.cert }, auth: { user: 'staging', pass: 's3cret' } });
+            sink = await startTlsAuthSink({ user: 'staging', pass: 's3cret' });
             smtp = await startSmtpCapture();
             auto = startAutoRelay(smtp.capture, {
-                relay: createRelay({ url: sink.url('staging', 's3cret'), allow: ['qa@example.org'], tls: { ca: certificate.cert } }),
+                relay: createRelay({ url: sink.url('staging', 's3cret'), allow: ['qa@example.org'], tls: { ca: sink.ca } }),
                 matches: subjectSaysRelease,
                 pollIntervalMs: 50
             });
@@ -141,7 +138,6 @@ describe('auto-relay', () => {
             await auto?.close();
             await smtp?.stop();
             await sink?.close();
-            await certificate?.remove();
         });
 
         it('logs in inside TLS and delivers the same bytes', async () => {

@@ -2,8 +2,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
 import { readAll } from '../../../helpers/streams';
-import { startSmtpSink, type SmtpSink } from '../../../helpers/smtp-sink';
-import { makeCertificateFiles, type CertificateFiles } from '../../../helpers/tls-files';
+import { startSmtpSink, startTlsAuthSink, type SmtpSink } from '../../../helpers/smtp-sink';
 import { freePort } from '../../../helpers/net';
 
 const { expect } = Code;
@@ -108,20 +107,17 @@ describe('routes/release', () => {
     });
 
     describe('with a relay that needs STARTTLS and AUTH', () => {
-        let sink: SmtpSink;
-        let certificate: CertificateFiles;
+        let sink: SmtpSink & { ca: Buffer };
         let p: ProvisionedServer;
 
         before(async () => {
-            certificate = await makeCertificateFiles();
-            sink = await startSmtpSink({ tls: { key: certificate.key, cert: certificate.cert }, auth: { user: 'relay@user', pass: 'p:ss w0rd' } });
-            p = await provisionServer({ plugin: { relay: { url: sink.url('relay@user', 'p:ss w0rd'), allow: ['*@example.org'], tls: { ca: certificate.cert } } } });
+            sink = await startTlsAuthSink({ user: 'relay@user', pass: 'p:ss w0rd' });
+            p = await provisionServer({ plugin: { relay: { url: sink.url('relay@user', 'p:ss w0rd'), allow: ['*@example.org'], tls: { ca: sink.ca } } } });
         });
 
         after(async () => {
             await p?.cleanup();
             await sink?.close();
-            await certificate?.remove();
         });
 
         it('logs in inside TLS and delivers the same bytes', async () => {
