@@ -8,7 +8,7 @@ import { startOutboxDispatcher, type DeliveryTimingOptions, type OutboxDispatche
 import { relayEmail, type Relay } from '../../lib/relay/relay';
 import { routeDispatcher } from '../../lib/outbox/route-dispatcher';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import type { EmailRecord } from '../../lib/types';
+import type { EmailDraft, EmailRecord } from '../../lib/types';
 import { DEFAULT_RELAY_TIMEOUT_MS } from './smtp-relay';
 
 /** The outbox target of relay deliveries: the one relay a service has. */
@@ -19,6 +19,11 @@ export const RELAY_TARGET = 'relay';
  * the query language (auto-match.ts builds it from INBOX_CAPTURE_RELAY_AUTO_MATCH).
  */
 export type AutoRelayMatcher = (record: EmailRecord) => Promise<boolean>;
+
+/** The relay deliveries of a copy: one when the allow-list names its recipient. */
+function relayTargets(allow: Relay['allow']): (draft: EmailDraft) => string[] {
+    return (draft) => (allow.allows(draft.recipient) ? [RELAY_TARGET] : []);
+}
 
 /** What the auto-relay sends, and how its attempts are timed. */
 export interface AutoRelayOptions extends Omit<DeliveryTimingOptions, 'timeoutMs'> {
@@ -56,5 +61,18 @@ export function startAutoRelay(capture: Pick<InboxCapture, 'recordStore' | 'blob
             }
         }
     });
-    return routeDispatcher(capture, 'relay', (draft) => (relay.allow.allows(draft.recipient) ? [RELAY_TARGET] : []), dispatcher);
+    return routeDispatcher(capture, 'relay', relayTargets(relay.allow), dispatcher);
+}
+
+/**
+ * Has `capture`'s ingests save a relay delivery for each copy whose recipient `allow`
+ * names, without sending any: a running service's auto-relay sends them (`inbox-capture
+ * ingest` does this when INBOX_CAPTURE_RELAY_AUTO_MATCH is set).
+ */
+export function recordAutoRelay(capture: Pick<InboxCapture, 'routeDeliveries'>, allow: Relay['allow']): void {
+    capture.routeDeliveries('relay', {
+        targetsFor: relayTargets(allow),
+        wake: () => undefined,
+        close: () => Promise.resolve()
+    });
 }
