@@ -11,6 +11,7 @@ import { createSmtpListener } from '../adapters/smtp';
 import { startAutoRelay } from '../adapters/relay/auto-relay';
 import { createRelay } from '../adapters/relay/relay-options';
 import type { FaultRuleInput } from '../lib/faults/fault-rule';
+import { DEFAULT_DELIVERY_CONCURRENCY } from '../lib/outbox/outbox-dispatcher';
 import { openEmbeddedStores } from '../lib/service/embedded-stores';
 import { createInboxCapture } from '../lib/service/inbox-capture';
 import { tempDir } from '../test/helpers/temp-dir';
@@ -43,7 +44,9 @@ async function main(): Promise<void> {
 
     if (mode === 'auto-relay') {
         // The matcher says yes to all: every message is relayed, the most work auto-relay can add.
-        startAutoRelay(capture, { relay: createRelay({ url: `smtp://127.0.0.1:${sinkPort}`, allow: ['*@bench.test'] }), matches: () => Promise.resolve(true) });
+        // Pooled as the plugin's auto-relay is (start-relay.ts).
+        const relay = createRelay({ url: `smtp://127.0.0.1:${sinkPort}`, allow: ['*@bench.test'] }, { maxConnections: DEFAULT_DELIVERY_CONCURRENCY, maxMessages: 100 });
+        startAutoRelay(capture, { relay, matches: () => Promise.resolve(true) });
     }
 
     const listener = createSmtpListener({ capture, host: '127.0.0.1', port: Number(port) });

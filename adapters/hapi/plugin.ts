@@ -22,11 +22,7 @@ import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
 import { faultRoutes } from './routes/faults';
 import { releaseRoutes } from './routes/release';
-import { createRelay } from '../relay/relay-options';
-import { startAutoRelay } from '../relay/auto-relay';
-import { autoMatcher } from '../relay/auto-match';
-import type { OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher';
-import type { Relay } from '../../lib/relay/relay';
+import { startRelay, type StartedRelay } from '../relay/start-relay';
 import { inboxRoutes } from './routes/inboxes';
 import { notFoundRoute } from './routes/not-found';
 import { healthRoute, versionRoute } from './routes/public';
@@ -123,12 +119,10 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
         const context: RouteContext = { capture, prefix, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
         let webhooks: WebhookDispatcher | undefined;
-        let relay: Relay | undefined;
-        let autoRelay: OutboxDispatcher | undefined;
+        let relay: StartedRelay | undefined;
         try {
-            relay = options.relay ? createRelay(options.relay) : undefined;
             registerAuth(server, capture);
-            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...faultRoutes(context), ...releaseRoutes(context, relay), notFoundRoute()]);
+            server.route([...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {
                 server.route(blobRoutes(capture.blobStore));
             }
@@ -161,15 +155,13 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
                 webhooks = startWebhooks(capture, { ...options.webhookDelivery, targets: options.webhooks, render: (record) => toEmailView(record, prefix), log });
             }
 
-            if (relay && options.relay?.autoMatch !== undefined) {
-                const { autoMatch, delivery, timeoutMs } = options.relay;
-                autoRelay = startAutoRelay(capture, { ...delivery, relay, matches: autoMatcher(autoMatch), relayTimeoutMs: timeoutMs, log });
+            if (options.relay) {
+                relay = startRelay(capture, options.relay, log);
             }
         }
         catch (err) {
             await webhooks?.close();
-            await autoRelay?.close();
-            relay?.transport.close?.();
+            await relay?.close();
             await close();
             throw err;
         }
@@ -189,8 +181,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         // The dispatcher first: its last writes need the stores open.
         server.ext('onPostStop', async () => {
             await webhooks?.close();
-            await autoRelay?.close();
-            relay?.transport.close?.();
+            await relay?.close();
             await close();
         });
 

@@ -4,7 +4,7 @@ import Joi from 'joi';
 import type { DeliveryTimingOptions } from '../../lib/outbox/outbox-dispatcher';
 import { parseRelayAllowList } from '../../lib/relay/allow-list';
 import type { Relay } from '../../lib/relay/relay';
-import { createSmtpRelay, parseRelayUrl, type SmtpRelayOptions } from './smtp-relay';
+import { createSmtpRelay, parseRelayUrl, type RelayPool, type SmtpRelayOptions } from './smtp-relay';
 
 /** Longest auto-relay query, characters: the search language's own bound. */
 export const MAX_AUTO_MATCH_LENGTH = 1024;
@@ -54,7 +54,7 @@ export const relayOptionsSchema = Joi.object({
     })
 });
 
-/** The relay a validated `relay` option describes, its SMTP client ready. */
-export function createRelay(options: RelayOptions): Relay {
-    return { transport: createSmtpRelay(options), allow: parseRelayAllowList(options.allow) };
+/** The relay a validated `relay` option describes, its SMTP client ready (pooled with `pool`). */
+export function createRelay(options: RelayOptions, pool?: RelayPool): Relay {
+    return { transport: createSmtpRelay(options, pool), allow: parseRelayAllowList(options.allow) };
 }

@@ -21,6 +21,12 @@ export interface SmtpRelayOptions {
     timeoutMs?: number;
 }
 
+/** Connections a pooled relay keeps open at most, and messages sent over one before it is renewed. */
+export interface RelayPool {
+    maxConnections: number;
+    maxMessages: number;
+}
+
 /** The relay URL's parts, checked; throws a TypeError naming the problem (never the password). */
 export function parseRelayUrl(url: string): { secure: boolean; host: string; port: number; auth?: { user: string; pass: string } } {
     let parsed: URL;
@@ -42,8 +48,11 @@ export function parseRelayUrl(url: string): { secure: boolean; host: string; por
     return { secure, host, port, ...(user !== '' ? { auth: { user, pass: decodeURIComponent(parsed.password) } } : {}) };
 }
 
-/** A RelayTransport over nodemailer: a connection per message, so nothing stays open between releases. */
-export function createSmtpRelay(options: SmtpRelayOptions): RelayTransport {
+/**
+ * A RelayTransport over nodemailer: a connection per message, so nothing stays open between
+ * releases; or, with `pool`, connections kept and reused (auto-relay's steady stream).
+ */
+export function createSmtpRelay(options: SmtpRelayOptions, pool?: RelayPool): RelayTransport {
     const timeoutMs = options.timeoutMs ?? DEFAULT_RELAY_TIMEOUT_MS;
     const transportOptions: SMTPTransport.Options = {
         ...parseRelayUrl(options.url),
@@ -55,7 +64,7 @@ export function createSmtpRelay(options: SmtpRelayOptions): RelayTransport {
         disableUrlAccess: true,
         ...(options.tls ? { tls: { ...options.tls } } : {})
     };
-    const transport = Nodemailer.createTransport(transportOptions);
+    const transport = pool ? Nodemailer.createTransport({ ...transportOptions, pool: true, ...pool }) : Nodemailer.createTransport(transportOptions);
     return {
         async send(envelope, raw) {
             await transport.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw });

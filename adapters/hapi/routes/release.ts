@@ -30,10 +30,12 @@ function releaseFailAction(_request: Request, _h: unknown, err?: Error): never {
 }
 
 /** POST /v1/emails/{messageId}/release (docs/api.md, "Release"): the stored raw message to the configured relay. */
-export function releaseRoutes(context: RouteContext, relay: Relay | undefined): ServerRoute[] {
+export function releaseRoutes(context: RouteContext, relayOf: () => Relay | undefined): ServerRoute[] {
     const { capture } = context;
 
     const release = async (request: Request): Promise<ReleasedView> => {
+        // Started with the service, after the routes are registered.
+        const relay = relayOf();
         if (!relay) {
             throw apiError(409, 'RELAY_NOT_CONFIGURED');
         }

@@ -41,7 +41,8 @@ describe('auto-relay', () => {
             sink = await startSmtpSink();
             smtp = await startSmtpCapture();
             auto = startAutoRelay(smtp.capture, {
-                relay: createRelay({ url: sink.url(), allow: ['*@example.org'] }),
+                // Pooled, as the plugin's auto-relay is (start-relay.ts).
+                relay: createRelay({ url: sink.url(), allow: ['*@example.org'] }, { maxConnections: 2, maxMessages: 100 }),
                 matches: subjectSaysRelease,
                 firstRetryMs: 50,
                 pollIntervalMs: 50
