@@ -40,13 +40,20 @@ export function releaseRoutes(context: RouteContext, relayOf: () => Relay | unde
             throw apiError(409, 'RELAY_NOT_CONFIGURED');
         }
 
+        // Addresses the request names are checked before the email is looked for (400 before 404);
+        // the email's own recipient, the default, once it is found.
+        const asked = (request.payload as { to?: string[] } | null)?.to;
+        if (asked && !asked.every((address) => relay.allow.allows(address))) {
+            throw apiError(400, 'RECIPIENT_NOT_ALLOWED');
+        }
+
         const record = await capture.getEmail(request.params.messageId as string);
         if (!record) {
             throw apiError(404, 'NOT_FOUND');
         }
 
         try {
-            const to = await relayEmail(relay, capture.blobStore, record, (request.payload as { to?: string[] } | null)?.to);
+            const to = await relayEmail(relay, capture.blobStore, record, asked);
             return { released: true, to };
         }
         catch (err) {
@@ -71,7 +78,7 @@ export function releaseRoutes(context: RouteContext, relayOf: () => Relay | unde
             auth: { strategy: AUTH_STRATEGY, mode: 'required' },
             tags: [API_TAG, GROUP_EMAILS],
             description: 'Release one email to the configured relay, byte for byte',
-            notes: 'Sends the stored raw message to the relay (INBOX_CAPTURE_RELAY_URL) with the email\'s sender as MAIL FROM and `to` (default: its recipient) as the envelope recipients; nothing is sent unless the allow-list names every one. Errors take precedence in this order: 401, VALIDATION_ERROR, RELAY_NOT_CONFIGURED, NOT_FOUND, RECIPIENT_NOT_ALLOWED, RELAY_FAILED.',
+            notes: 'Sends the stored raw message to the relay (INBOX_CAPTURE_RELAY_URL) with the email\'s sender as MAIL FROM and `to` (default: its recipient) as the envelope recipients; nothing is sent unless the allow-list names every one. Errors take precedence in this order: 401, VALIDATION_ERROR, RELAY_NOT_CONFIGURED, RECIPIENT_NOT_ALLOWED for the addresses of `to`, NOT_FOUND, RECIPIENT_NOT_ALLOWED for the email\'s recipient, RELAY_FAILED.',
             validate: { params: messageIdParams, payload: releaseRequestSchema, failAction: releaseFailAction },
             plugins: {
                 'hapi-swagger': {

@@ -90,6 +90,8 @@ describe('routes/release', () => {
 
         it('answers 404 NOT_FOUND for an unknown email, 400 VALIDATION_ERROR for a malformed body, 401 before both', async () => {
             expect((await release('nope@shop.test')).statusCode).to.equal(404);
+            // Addresses of `to` are checked before the email is looked for.
+            expect(JSON.parse((await release('nope@shop.test', { to: ['mallory@evil.test'] })).payload)).to.equal({ error: 'RECIPIENT_NOT_ALLOWED' });
             for (const payload of [{ to: [] }, { to: ['not an address'] }, { to: 'alice@example.org' }, { cc: ['alice@example.org'] }]) {
                 const res = await release('nope@shop.test', payload);
                 expect(res.statusCode, JSON.stringify(payload)).to.equal(400);
