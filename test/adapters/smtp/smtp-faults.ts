@@ -1,6 +1,10 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
+import { createSmtpListener } from '../../../adapters/smtp';
+import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
+import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import { RawSmtpSession, type SmtpReply } from '../../helpers/raw-smtp';
+import { removeDir, tempDir } from '../../helpers/temp-dir';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp-capture';
 
 const { expect } = Code;
@@ -175,5 +179,32 @@ describe('SMTP listener with fault rules', () => {
         expect(reply.code).to.equal(452);
         expect(reply.text).to.contain('Fault injected by inbox-capture');
         await session.end();
+    });
+
+    it('reads the rules from the store once per refresh, not once per command', async () => {
+        const dataDir = await tempDir('faults-reads');
+        const stores = await openEmbeddedStores({ dataDir });
+        let reads = 0;
+        const listFaultRules = stores.recordStore.listFaultRules!.bind(stores.recordStore);
+        const recordStore = { ...stores.recordStore, listFaultRules: () => (reads++, listFaultRules()) };
+        const capture = createInboxCapture({ recordStore, blobStore: stores.blobStore, faultRefreshMs: 60_000 });
+        await capture.start();
+        const listener = createSmtpListener({ capture, host: '127.0.0.1', port: 0 });
+        try {
+            const { port } = await listener.listen();
+            const { session } = await open(port);
+            for (let n = 0; n < 10; n++) {
+                expect((await send(session, 'app@shop.test', ['quiet@example.test', 'calm@example.test'], `mail ${n}`)).data!.code).to.equal(250);
+            }
+
+            await session.end();
+            // Ten messages, forty commands at three stages: one read, at the first.
+            expect(reads).to.equal(1);
+        }
+        finally {
+            await listener.close();
+            await capture.close();
+            await removeDir(dataDir);
+        }
     });
 });
