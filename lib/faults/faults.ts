@@ -81,20 +81,24 @@ export function createFaults(options: FaultsOptions): Faults {
     let stages = new Set<FaultStage>();
     let readAt = 0;
     let reading: Promise<void> | null = null;
+    // Bumped by every change made here: a read that began before one must not count as fresh.
+    let changes = 0;
 
     const stale = () => Date.now() - readAt >= refreshMs;
     const invalidate = () => {
+        changes++;
         readAt = 0;
     };
 
     const refresh = (): Promise<void> => {
         reading ??= (async () => {
             const started = Date.now();
+            const changesBefore = changes;
             try {
                 const read = await store!.listFaultRules();
                 rules = read;
                 stages = new Set(read.map((r) => r.stage));
-                readAt = started;
+                readAt = changes === changesBefore ? started : 0;
             }
             finally {
                 reading = null;
