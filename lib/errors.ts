@@ -9,6 +9,8 @@ export type InboxCaptureErrorCode =
     | 'UNKNOWN_KEY'
     | 'INVALID_INPUT'
     | 'BLOB_STORE_FAILED'
+    | 'RECIPIENT_NOT_ALLOWED'
+    | 'RELAY_FAILED'
     | 'RECORD_STORE_UNAVAILABLE';
 
 /** A failure with a stable code; `message` is for logs, never for clients. */

@@ -6,6 +6,8 @@ import { SQLITE_FILENAME } from '../../lib/service/defaults';
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import { openStoresFromConfig, readEnvConfig } from '../standalone/env-config';
 import { recordWebhooks } from '../webhooks/start-webhooks';
+import { recordAutoRelay } from '../relay/auto-relay';
+import { parseRelayAllowList } from '../../lib/relay/allow-list';
 import { progressLine } from './progress-line';
 
 /** Exit codes, sysexits(3) where an MTA reads them. */
@@ -83,6 +85,11 @@ export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCaptur
     if (config.webhooks) {
         // `ingest` records the webhook deliveries of what it stores; a running service sends them.
         recordWebhooks(capture, config.webhooks.webhooks);
+    }
+
+    if (config.relay?.autoMatch !== undefined) {
+        // And the auto-relay's: a running service matches and sends them.
+        recordAutoRelay(capture, parseRelayAllowList(config.relay.allow));
     }
 
     try {

@@ -3,8 +3,9 @@ import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
-    CurrentKey, DeletedEmail, DeletedInbox, Email, EmailHeaders, EmailPage, EmailsQuery, FetchFunction, Header,
-    InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
+    CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule, FaultRuleInput,
+    FetchFunction, Header, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, RequestOptions,
+    WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
@@ -113,6 +114,34 @@ export class InboxCaptureClient {
         return fetchDownload(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
     }
 
+    /** Creates an SMTP fault rule (docs/api.md, "Faults"); resolves to it, with its `id` and `remaining` uses. */
+    createFault(rule: FaultRuleInput, options: RequestOptions = {}): Promise<FaultRule> {
+        return this.#json('POST', '/v1/faults', options, rule);
+    }
+
+    /** Every fault rule, oldest first. */
+    async listFaults(options: RequestOptions = {}): Promise<FaultRule[]> {
+        return (await this.#json<FaultList>('GET', '/v1/faults', options)).faults;
+    }
+
+    /** Deletes one fault rule (an InboxCaptureApiError NOT_FOUND when there is none with that id). */
+    async deleteFault(id: string, options: RequestOptions = {}): Promise<void> {
+        await this.#json('DELETE', `/v1/faults/${segment(id)}`, options);
+    }
+
+    /** Deletes every fault rule; resolves to how many were deleted. */
+    async deleteFaults(options: RequestOptions = {}): Promise<number> {
+        return (await this.#json<DeletedFaults>('DELETE', '/v1/faults', options)).deleted;
+    }
+
+    /**
+     * Sends the stored message, byte for byte, to the server's relay (docs/api.md, "Release"),
+     * to `to` (default: the email's recipient); resolves to the recipients it went to.
+     */
+    async releaseEmail(messageId: string, to?: string[], options: RequestOptions = {}): Promise<string[]> {
+        return (await this.#json<Released>('POST', `/v1/emails/${segment(messageId)}/release`, options, to === undefined ? {} : { to })).to;
+    }
+
     /** The newest matching email, waiting for it over chained server long-polls (see WaitForEmailOptions). */
     waitForEmail(options: WaitForEmailOptions): Promise<Email> {
         return waitForEmail((query, request) => this.listEmails(query, request), options, this.#longPollSeconds);
@@ -123,8 +152,11 @@ export class InboxCaptureClient {
         return newInbox(options);
     }
 
-    async #json<T>(method: string, path: string, options: RequestOptions): Promise<T> {
-        const response = await this.#fetch(`${this.baseUrl}${path}`, { method, headers: this.#headers, signal: options.signal });
+    async #json<T>(method: string, path: string, options: RequestOptions, body?: object): Promise<T> {
+        const init: RequestInit = body === undefined ?
+            { method, headers: this.#headers, signal: options.signal } :
+            { method, headers: { ...this.#headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: options.signal };
+        const response = await this.#fetch(`${this.baseUrl}${path}`, init);
         if (!response.ok) {
             throw await apiErrorFrom(response);
         }

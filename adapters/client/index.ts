@@ -4,6 +4,7 @@
 export { InboxCaptureClient } from './client';
 export { InboxCaptureApiError, WaitTimeoutError, UNEXPECTED_RESPONSE } from './errors';
 export type {
-    ApiErrorCode, Attachment, CurrentKey, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FetchFunction, Header, Inbox,
+    ApiErrorCode, Attachment, CurrentKey, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FaultMatch, FaultReply, FaultRule, FaultRuleInput,
+    FetchFunction, Header, Inbox,
     InboxCaptureClientOptions, InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, TimeBound, WaitForEmailOptions
 } from './types';

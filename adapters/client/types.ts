@@ -69,6 +69,73 @@ export interface DeletedInbox {
     deleted: number;
 }
 
+/** Which commands a fault rule answers: `inbox` exactly, `recipient` and `sender` as case-insensitive substrings. */
+export interface FaultMatch {
+    inbox?: string;
+    recipient?: string;
+    sender?: string;
+}
+
+/** The reply a fault rule gives instead of the normal one. */
+export interface FaultReply {
+    /** 400–599. */
+    code: number;
+    message?: string;
+}
+
+/** The body of `POST /v1/faults` (docs/api.md, "Faults"): at least one of `reply`, `delayMs`, `disconnect`. */
+export interface FaultRuleInput {
+    stage: 'connect' | 'mail' | 'rcpt' | 'data';
+    /** None for `connect`; only `sender` for `mail`. */
+    match?: FaultMatch;
+    reply?: FaultReply;
+    /** Wait before the reply, the disconnect or the normal reply, ms (0–60000). */
+    delayMs?: number;
+    disconnect?: true;
+    /** Only the next `times` matching commands, across every instance; then the rule is gone. */
+    times?: number;
+    /** 0–1, default 1. */
+    probability?: number;
+}
+
+/** A stored fault rule. */
+export interface FaultRule {
+    id: string;
+    stage: 'connect' | 'mail' | 'rcpt' | 'data';
+    match: FaultMatch;
+    reply?: FaultReply;
+    delayMs?: number;
+    disconnect?: true;
+    times?: number;
+    probability: number;
+    /** Commands that still get the fault; `null`: until the rule is deleted. */
+    remaining: number | null;
+    /** Unix milliseconds. */
+    createdAt: number;
+}
+
+/** The answer of `GET /v1/faults`. */
+export interface FaultList {
+    faults: FaultRule[];
+}
+
+/** The answer of `DELETE /v1/faults/{id}`. */
+export interface DeletedFault {
+    deleted: true;
+}
+
+/** The answer of `DELETE /v1/faults`: how many rules were deleted. */
+export interface DeletedFaults {
+    deleted: number;
+}
+
+/** The answer of `POST /v1/emails/{messageId}/release`. */
+export interface Released {
+    released: true;
+    /** The envelope recipients the relay accepted the message for. */
+    to: string[];
+}
+
 /** Every `error` code the API documents in its answers. */
 export type ApiErrorCode =
     | 'UNAUTHORIZED'
@@ -78,6 +145,9 @@ export type ApiErrorCode =
     | 'INVALID_INBOX'
     | 'INVALID_LIMIT'
     | 'VALIDATION_ERROR'
+    | 'RECIPIENT_NOT_ALLOWED'
+    | 'RELAY_NOT_CONFIGURED'
+    | 'RELAY_FAILED'
     | 'SERVICE_UNAVAILABLE'
     | 'INTERNAL_ERROR';
 

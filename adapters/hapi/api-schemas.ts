@@ -92,6 +92,57 @@ export const currentKeySchema = Joi.object({
     readOnly: Joi.boolean().required().description('`true`: every delete or other change is refused with 403.')
 }).label('CurrentKey');
 
+/** Which commands a fault rule answers (docs/api.md, "Faults"). */
+export const faultMatchSchema = Joi.object({
+    inbox: Joi.string().min(1).max(512).description('The inbox a recipient maps to, exactly.').example('signup-test'),
+    recipient: Joi.string().min(1).max(512).description('A case-insensitive substring of a recipient address.'),
+    sender: Joi.string().min(1).max(512).description('A case-insensitive substring of the envelope sender.')
+}).label('FaultMatch');
+
+/** A fault rule's reply. */
+export const faultReplySchema = Joi.object({
+    code: Joi.number().integer().min(400).max(599).required().example(451),
+    message: Joi.string().min(1).max(512).description('Default: "Fault injected by inbox-capture".').example('Try again later')
+}).label('FaultReply');
+
+const faultStage = Joi.string().valid('connect', 'mail', 'rcpt', 'data').required()
+    .description('`connect` replaces the greeting; `mail` answers MAIL FROM; `rcpt` one RCPT TO; `data` the end of DATA (nothing of the message is stored).');
+
+/** A stored fault rule (docs/api.md, "Faults"). */
+export const faultRuleSchema = Joi.object({
+    id: Joi.string().required().example('7f9c0a52-8a6e-4d0e-9d55-5e1a0c5b2f11'),
+    stage: faultStage,
+    match: faultMatchSchema.required(),
+    reply: faultReplySchema,
+    delayMs: Joi.number().integer().min(0).max(60000),
+    disconnect: Joi.boolean().valid(true),
+    times: Joi.number().integer().min(1).description('As created: how many commands the rule was for.'),
+    probability: Joi.number().min(0).max(1).required(),
+    remaining: Joi.number().integer().min(1).allow(null).required().description('Commands that still get the fault; `null`: until the rule is deleted.'),
+    createdAt: Joi.number().integer().required().description('Unix milliseconds.')
+}).label('FaultRule');
+
+/** GET /v1/faults answer. */
+export const faultListSchema = Joi.object({
+    faults: Joi.array().items(faultRuleSchema).required().description('Oldest first.')
+}).label('FaultList');
+
+/** DELETE /v1/faults/{id} answer. */
+export const deletedFaultSchema = Joi.object({
+    deleted: Joi.boolean().valid(true).required()
+}).label('DeletedFault');
+
+/** DELETE /v1/faults answer. */
+export const deletedFaultsSchema = Joi.object({
+    deleted: Joi.number().integer().min(0).required().description('How many rules were deleted.')
+}).label('DeletedFaults');
+
+/** POST /v1/emails/{messageId}/release answer (docs/api.md, "Release"). */
+export const releasedSchema = Joi.object({
+    released: Joi.boolean().valid(true).required(),
+    to: Joi.array().items(Joi.string()).required().description('The envelope recipients the relay accepted the message for.')
+}).label('Released');
+
 /** GET /health answer. */
 export const healthSchema = Joi.object({
     status: Joi.string().valid('ok').required(),
@@ -109,7 +160,9 @@ const DESCRIPTIONS: Record<number, string> = {
     401: 'Missing, malformed, unknown or revoked API key',
     403: 'Forbidden: an inbox outside the key\'s prefix, a change with a read-only key, or a bad or expired link signature',
     404: 'Not found',
+    409: 'Conflict with the configuration',
     500: 'Unexpected failure; details only in the server log',
+    502: 'The relay refused the message or could not be reached',
     503: 'The record store is unavailable; retry after `Retry-After` seconds'
 };
 

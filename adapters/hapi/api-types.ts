@@ -1,4 +1,5 @@
 import type { HeaderField } from '../../lib/mime/header-fields';
+import type { FaultRule } from '../../lib/faults/fault-rule';
 import type { EmailRecord, InboxPage, InboxSummary, Link, StoredAttachment } from '../../lib/types';
 
 // The JSON shapes the API answers, derived from the records they are built from: a view
@@ -65,6 +66,30 @@ export interface CurrentKeyView {
 /** DELETE /v1/emails answer: how many emails were deleted. */
 export interface DeletedInboxView {
     deleted: number;
+}
+
+/** A fault rule as POST /v1/faults and GET /v1/faults answer it: as stored. */
+export type FaultRuleView = FaultRule;
+
+/** GET /v1/faults answer. */
+export interface FaultListView {
+    faults: FaultRuleView[];
+}
+
+/** DELETE /v1/faults/{id} answer. */
+export interface DeletedFaultView {
+    deleted: true;
+}
+
+/** DELETE /v1/faults answer: how many rules were deleted. */
+export interface DeletedFaultsView {
+    deleted: number;
+}
+
+/** POST /v1/emails/{messageId}/release answer. */
+export interface ReleasedView {
+    released: true;
+    to: string[];
 }
 
 /** GET /health answer. */

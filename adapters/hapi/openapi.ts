@@ -3,7 +3,7 @@ import type { RegisterOptions } from 'hapi-swagger';
 import { getSwaggerJSON } from 'hapi-swagger/lib/builder';
 import swaggerDefaults from 'hapi-swagger/lib/defaults';
 import { nameComponents } from './openapi-components';
-import { API_TAG, GROUP_AGENTS, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_INBOXES, GROUP_KEYS, GROUP_SERVICE, PUBLIC_SECURITY } from './route-context';
+import { API_TAG, GROUP_AGENTS, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_FAULTS, GROUP_INBOXES, GROUP_KEYS, GROUP_SERVICE, PUBLIC_SECURITY } from './route-context';
 
 /** Path of the OpenAPI document (docs/design.md). */
 export const OPENAPI_PATH = '/openapi.json';
@@ -39,6 +39,7 @@ export function openapiSettings(version: string): Record<string, unknown> {
             { name: GROUP_EMAILS, description: 'List, read and delete captured email' },
             { name: GROUP_INBOXES, description: 'The inboxes that hold mail' },
             { name: GROUP_DOWNLOADS, description: 'Raw messages and attachments' },
+            { name: GROUP_FAULTS, description: 'SMTP faults on purpose, to test how an application copes' },
             { name: GROUP_KEYS, description: 'The calling API key and its scope' },
             { name: GROUP_AGENTS, description: 'The Model Context Protocol server for coding agents' },
             { name: GROUP_SERVICE, description: 'Health, version and documentation' }

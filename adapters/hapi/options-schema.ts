@@ -12,6 +12,7 @@ import {
 import { webhookKey } from '../webhooks/webhook-secret';
 import type { WebhookTarget } from '../webhooks/webhook-target';
 import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../mcp/mail-domain';
+import { relayOptionsSchema, type RelayOptions } from '../relay/relay-options';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
@@ -86,6 +87,8 @@ export interface InboxCapturePluginOptions {
     mcp?: boolean;
     /** The domain of the addresses MCP's new_inbox makes (default `inbox-capture.test`). */
     mailDomain?: string;
+    /** A real SMTP server captured mail may be released to (docs/api.md, "Release"; default none). */
+    relay?: RelayOptions;
 }
 
 /**
@@ -174,7 +177,8 @@ export const optionsSchema = Joi.object({
         giveUpAfterMs: Joi.number().integer().min(1).default(DEFAULT_WEBHOOK_GIVE_UP_MS),
         pollIntervalMs: Joi.number().integer().min(10).default(DEFAULT_WEBHOOK_POLL_MS),
         concurrency: Joi.number().integer().min(1).max(1000).default(DEFAULT_WEBHOOK_CONCURRENCY)
-    }).default()
+    }).default(),
+    relay: relayOptionsSchema
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.

@@ -23,6 +23,9 @@ import type { RouteContext } from './route-context';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
+import { faultRoutes } from './routes/faults';
+import { releaseRoutes } from './routes/release';
+import { startRelay, type StartedRelay } from '../relay/start-relay';
 import { inboxRoutes } from './routes/inboxes';
 import { keyRoutes } from './routes/keys';
 import { mcpRoutes } from './routes/mcp';
@@ -122,9 +125,13 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         const emailJson = createEmailJsonSource(capture.messageBudget, prefix);
         const context: RouteContext = { capture, prefix, emailJson, maxPageBytes: options.maxPageBytes, longPolls: new Set() };
         let webhooks: WebhookDispatcher | undefined;
+        let relay: StartedRelay | undefined;
         try {
             registerAuth(server, capture);
-            const keyed = [...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes()];
+            const keyed = [
+                ...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
+                ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay)
+            ];
             if (options.mcp) {
                 const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });
                 keyed.push(...mcpRoutes({ ...context, mailDomain: options.mailDomain, version, log }));
@@ -166,9 +173,14 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
                 // answers it, under this registration's prefix.
                 webhooks = startWebhooks(capture, { ...options.webhookDelivery, targets: options.webhooks, render: (record) => toEmailView(record, prefix), log });
             }
+
+            if (options.relay) {
+                relay = startRelay(capture, options.relay, log);
+            }
         }
         catch (err) {
             await webhooks?.close();
+            await relay?.close();
             await close();
             throw err;
         }
@@ -192,6 +204,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         // The dispatcher first: its last writes need the stores open.
         server.ext('onPostStop', async () => {
             await webhooks?.close();
+            await relay?.close();
             await close();
         });
 

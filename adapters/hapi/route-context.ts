@@ -24,6 +24,7 @@ export const GROUP_INBOXES = 'inboxes';
 export const GROUP_DOWNLOADS = 'downloads';
 export const GROUP_KEYS = 'keys';
 export const GROUP_AGENTS = 'agents';
+export const GROUP_FAULTS = 'faults';
 export const GROUP_SERVICE = 'service';
 
 /** hapi-swagger `security` of the routes that need an API key. */

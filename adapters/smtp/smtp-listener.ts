@@ -9,6 +9,7 @@ import {
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import { MAX_RECIPIENTS } from '../../lib/ingest/recipients';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_LINE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RECIPIENTS, DEFAULT_SMTP_PORT, MAX_COMMAND_LINE_BYTES, SMTP_BANNER } from './smtp-defaults';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
@@ -17,44 +18,24 @@ import { createSelfSignedCertificate } from './self-signed-certificate';
 import { createAuthLockout, type SmtpAuthLockoutOptions } from './auth-lockout';
 import { checkSmtpAuth, smtpAuthOptions, type SmtpAuth } from './smtp-auth';
 import { busyReply, replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
+import { createFaultGate } from './smtp-faults';
 import { resolveSmtpTls, tlsInfo, type SmtpTls, type SmtpTlsInfo } from './smtp-tls';
 
 export type { SmtpAuth, SmtpAuthUsers } from './smtp-auth';
 export type { SmtpAuthLockoutOptions } from './auth-lockout';
 export type { SmtpTls, SmtpTlsCertificate, SmtpTlsInfo, SmtpTlsMode } from './smtp-tls';
 
-/** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
-export const DEFAULT_SMTP_PORT = 2525;
-/** Recipients per message: the core's cap on copies of one message (RFC 5321 section 4.5.3.1.8: a server must accept at least 100). */
-export const DEFAULT_MAX_RECIPIENTS = MAX_RECIPIENTS;
-/** Concurrent SMTP connections; beyond it a client gets 421 and retries later. */
-export const DEFAULT_MAX_CONNECTIONS = 100;
-/** Milliseconds a client may stay silent. RFC 5321 section 4.5.3.2.7 asks servers to wait 5 minutes. */
-export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
-/**
- * Milliseconds a client may take to send one line, command or message text, from its
- * first byte to its line end. The same 5 minutes as the idle timeout: no real client
- * comes near it (a 25 MiB message in one line still only needs 85 KB/s), but a client
- * trickling a byte every few seconds, which the idle timeout never catches, is cut off.
- */
-export const DEFAULT_LINE_TIMEOUT_MS = 5 * 60_000;
-/**
- * Longest command line, bytes; a longer one gets 421 and the connection is closed, and
- * nothing past it is buffered. RFC 5321 section 4.5.3.1.4 allows 512 octets for a command, but
- * RFC 4954 section 4 lets an AUTH line reach 12,288: 16 KiB covers both (smtp-server's own default).
- */
-export const MAX_COMMAND_LINE_BYTES = 16 * 1024;
-/** Text after the host name in the 220 greeting. */
-export const SMTP_BANNER = 'inbox-capture: every message is captured, none is relayed';
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_LINE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RECIPIENTS, DEFAULT_SMTP_PORT, MAX_COMMAND_LINE_BYTES, SMTP_BANNER } from './smtp-defaults';
 
 /** How the SMTP listener is built. */
 export interface SmtpListenerOptions {
     /**
      * The service messages are handed to (`ingestRawEmail`). Its `maxMessageBytes` is the
      * largest message (advertised with SIZE), and its `messageBudget` holds the bytes of
-     * every session in DATA: set them where the service is created.
+     * every session in DATA: set them where the service is created. Its `faults` are
+     * applied at each stage (docs/api.md, "Faults").
      */
-    capture: Pick<InboxCapture, 'ingestRawEmail' | 'maxMessageBytes' | 'messageBudget'>;
+    capture: Pick<InboxCapture, 'ingestRawEmail' | 'maxMessageBytes' | 'messageBudget'> & Partial<Pick<InboxCapture, 'faults'>>;
     /** Interface to listen on (default 127.0.0.1). */
     host?: string;
     /** TCP port (default 2525; 0 picks a free one, see `listen()`'s answer). */
@@ -165,6 +146,9 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     const deadlines = new Map<string, () => void>();
     let closing = false;
     let listening = false;
+    // Fault rules' waits end when the listener closes.
+    const stopping = new AbortController();
+    const gate = createFaultGate({ faults: capture.faults, close: (id) => connectionOf(id)?.close(), signal: stopping.signal, log });
 
     const disabledCommands: string[] = [];
     if (!authOffered) {
@@ -201,11 +185,13 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
                 return;
             }
 
-            callback(null);
-            // Under implicit TLS onSecure (called from that callback) watches the TLS socket.
-            if (!session.secure) {
-                watchLines(session.id);
-            }
+            void gate('connect', {}, session.id, callback, () => {
+                callback(null);
+                // Under implicit TLS onSecure (called from that callback) watches the TLS socket.
+                if (!session.secure) {
+                    watchLines(session.id);
+                }
+            });
         },
 
         // After STARTTLS, or at once under implicit TLS, the lines travel inside TLS: the
@@ -222,7 +208,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             deadlines.delete(session.id);
         },
 
-        onMailFrom(address, _session, callback) {
+        onMailFrom(address, session, callback) {
             if (closing) {
                 callback(smtpReply(421, 'Error: shutting down, try again later'));
                 return;
@@ -231,16 +217,20 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             // A client that announces SIZE= is told at once when its message cannot fit
             // now, before it sends the bytes (DATA checks again: the budget may fill meanwhile).
             const size = Number((address.args as Record<string, string | undefined>).SIZE);
-            callback(size > 0 && budget.heldBytes > 0 && budget.heldBytes + size > budget.limitBytes ? busyReply() : null);
+            void gate('mail', { sender: address.address }, session.id, callback, () =>
+                callback(size > 0 && budget.heldBytes > 0 && budget.heldBytes + size > budget.limitBytes ? busyReply() : null));
         },
 
-        onRcptTo(address: SMTPServerAddress, _session, callback) {
-            if (allowedDomains && !allowedDomains.has(domainOf(address.address))) {
-                callback(smtpReply(550, 'Error: this server does not accept mail for that domain'));
-                return;
-            }
+        onRcptTo(address: SMTPServerAddress, session, callback) {
+            const sender = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+            void gate('rcpt', { sender, recipients: [address.address] }, session.id, callback, () => {
+                if (allowedDomains && !allowedDomains.has(domainOf(address.address))) {
+                    callback(smtpReply(550, 'Error: this server does not accept mail for that domain'));
+                    return;
+                }
 
-            callback();
+                callback();
+            });
         },
 
         onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
@@ -269,19 +259,22 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
                     return;
                 }
 
-                try {
-                    // The ingest takes the reservation over, so the bytes are not counted twice.
-                    const copies = await capture.ingestRawEmail(received.raw!, { recipients, mailFrom: mailFrom || undefined, reservation: reservation! });
-                    callback(null, `OK: message stored (${copies.length} ${copies.length === 1 ? 'copy' : 'copies'})`);
-                }
-                catch (err) {
-                    const reply = replyForIngestError(err, maxMessageBytes);
-                    if (reply.responseCode === 451) {
-                        log(`smtp: message from ${session.remoteAddress} not stored, answered 451`, err);
+                // A data rule's reply replaces the ingest: nothing of the message is stored.
+                await gate('data', { sender: mailFrom, recipients }, session.id, callback, async () => {
+                    try {
+                        // The ingest takes the reservation over, so the bytes are not counted twice.
+                        const copies = await capture.ingestRawEmail(received.raw!, { recipients, mailFrom: mailFrom || undefined, reservation: reservation! });
+                        callback(null, `OK: message stored (${copies.length} ${copies.length === 1 ? 'copy' : 'copies'})`);
                     }
+                    catch (err) {
+                        const reply = replyForIngestError(err, maxMessageBytes);
+                        if (reply.responseCode === 451) {
+                            log(`smtp: message from ${session.remoteAddress} not stored, answered 451`, err);
+                        }
 
-                    callback(reply);
-                }
+                        callback(reply);
+                    }
+                });
             });
 
             void done.finally(() => reservation?.release());
@@ -375,6 +368,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             }
 
             closing = true;
+            stopping.abort();
             const stopped = listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
             const goodbye = () => {
                 for (const connection of [...server.connections]) {

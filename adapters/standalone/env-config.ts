@@ -9,6 +9,8 @@ import { readRetentionEnv } from './retention-config';
 import { mailDomainSchema } from '../mcp/mail-domain';
 import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
+import { readRelayEnv } from '../relay/relay-env';
+import type { RelayOptions } from '../relay/relay-options';
 
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -47,6 +49,8 @@ export interface EnvConfig {
     webhooks?: WebhookEnv;
     /** INBOX_CAPTURE_MAIL_DOMAIN: the plugin's `mailDomain` (absent: its default). */
     mailDomain?: string;
+    /** INBOX_CAPTURE_RELAY_*: the plugin's `relay` option (absent: no relay). */
+    relay?: RelayOptions;
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -166,6 +170,13 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     const mailDomain = readMailDomain(env);
     if (mailDomain !== undefined) {
         config.mailDomain = mailDomain;
+    }
+
+    const relay = readRelayEnv((name) => read(env, name), (message) => {
+        throw new ConfigError(message);
+    });
+    if (relay) {
+        config.relay = relay;
     }
 
     return config;

@@ -83,9 +83,12 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
     let smtpText = 'SMTP off (SMTP_PORT=0)';
     try {
         // One service for HTTP and SMTP: mail arriving over SMTP wakes the HTTP long-polls.
-        // The plugin starts the webhook sender for the environment's webhooks. /mcp (the MCP
-        // server for agents) is on by default; its new_inbox makes addresses at the mail domain.
-        await server.register({ plugin, options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}) } });
+        // The plugin starts the webhook sender for the environment's webhooks, and the relay.
+        // /mcp (the MCP server for agents) is on by default; its new_inbox makes addresses at the mail domain.
+        await server.register({
+            plugin,
+            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}) }
+        });
 
         // People opening the service's address get the web interface (docs/ui.md).
         server.route({ method: 'GET', path: '/', options: { auth: false }, handler: (_request, h) => h.redirect('/ui/') });

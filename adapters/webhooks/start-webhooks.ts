@@ -8,6 +8,7 @@
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher';
 import { webhookUrlsFor, type WebhookTarget } from './webhook-target';
+import { routeDispatcher } from '../../lib/outbox/route-dispatcher';
 
 /** What startWebhooks() needs beside the service: the targets, the email's rendering, timing and a log. */
 export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore'>;
@@ -17,31 +18,18 @@ export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore'>
  * processes left) and routes every ingest of it from now on to them. Once per service;
  * `close()` of the answer, or of the service, stops it.
  */
-export function startWebhooks(capture: Pick<InboxCapture, 'recordStore' | 'routeWebhooks'>, options: StartWebhooksOptions): WebhookDispatcher {
+export function startWebhooks(capture: Pick<InboxCapture, 'recordStore' | 'routeDeliveries'>, options: StartWebhooksOptions): WebhookDispatcher {
     const dispatcher = startWebhookDispatcher({ ...options, recordStore: capture.recordStore });
-    let stop: () => Promise<void>;
-    try {
-        stop = capture.routeWebhooks({
-            urlsFor: (inbox) => webhookUrlsFor(options.targets, inbox),
-            wake: () => dispatcher.wake(),
-            close: () => dispatcher.close()
-        });
-    }
-    catch (err) {
-        void dispatcher.close();
-        throw err;
-    }
-
-    return { wake: () => dispatcher.wake(), close: () => stop() };
+    return routeDispatcher(capture, 'webhook', (draft) => webhookUrlsFor(options.targets, draft.inbox), dispatcher);
 }
 
 /**
  * Has `capture`'s ingests save their deliveries to `targets` without sending any: a
  * running service's dispatcher sends them (`inbox-capture ingest` does this).
  */
-export function recordWebhooks(capture: Pick<InboxCapture, 'routeWebhooks'>, targets: readonly WebhookTarget[]): void {
-    capture.routeWebhooks({
-        urlsFor: (inbox) => webhookUrlsFor(targets, inbox),
+export function recordWebhooks(capture: Pick<InboxCapture, 'routeDeliveries'>, targets: readonly WebhookTarget[]): void {
+    capture.routeDeliveries('webhook', {
+        targetsFor: (draft) => webhookUrlsFor(targets, draft.inbox),
         wake: () => undefined,
         close: () => Promise.resolve()
     });

@@ -12,7 +12,7 @@ import { linksAndCodesInSlices } from '../extract/links-and-codes';
 import { budgetSpent, type MessageBudget, type MessageReservation } from '../service/message-budget';
 import { readBounded } from './read-bounded';
 import { isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
-import type { RecordStore, SaveResult } from '../record-store/record-store';
+import type { DeliveryTarget, RecordStore, SaveResult } from '../record-store/record-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from '../types';
 import { removeUnreferencedBlobs, type BlobRemoval } from '../service/unreferenced-blobs';
 
@@ -57,16 +57,16 @@ export interface IngestContext {
     inboxFromAddress: InboxFromAddress;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
     log: (message: string, error?: unknown) => void;
-    /** Webhooks to tell of the stored copies: their deliveries are saved with them, then the sender is woken. */
-    webhooks?: WebhookRouting;
+    /** Where the stored copies go next (webhooks, the relay): their deliveries are saved with them, then the senders are woken. */
+    deliveries?: DeliveryRouting;
     /** Parses the raw message (the service passes its parse pool's). */
     parse: (raw: Buffer) => Promise<ParsedMessage>;
 }
 
-/** Which webhook URLs want an inbox's mail, and who sends them. */
-export interface WebhookRouting {
-    /** The webhook URLs for mail of `inbox` (none: no delivery). */
-    urlsFor(inbox: string): string[];
+/** Where a stored copy is to be delivered, and who sends the deliveries. */
+export interface DeliveryRouting {
+    /** The outbox targets of a copy about to be stored (none: no delivery). */
+    targetsFor(draft: EmailDraft): DeliveryTarget[];
     /** Called after a commit that wrote deliveries; must not block. */
     wake(): void;
 }
@@ -124,16 +124,16 @@ async function ingestReserved(raw: Buffer | string | Readable, context: IngestCo
     }
 
     const removal: BlobRemoval = { recordStore, blobStore, timeoutMs: blobTimeoutMs, log };
-    // One pending webhook delivery per (copy, URL), committed with the copy (docs/api.md, "Webhooks").
-    const routing = context.webhooks;
-    const webhookUrls = routing ? drafts.map((d) => routing.urlsFor(d.inbox)) : [];
-    const hasWebhooks = webhookUrls.some((urls) => urls.length > 0);
+    // One pending delivery per (copy, target), committed with the copy (docs/api.md, "Webhooks" and "Auto-relay").
+    const routing = context.deliveries;
+    const deliveries = routing ? drafts.map((d) => routing.targetsFor(d)) : [];
+    const hasDeliveries = deliveries.some((targets) => targets.length > 0);
     let result: SaveResult;
     try {
         // Staged blobs commit with the records: they are never written without them.
-        result = await recordStore.saveEmails(drafts, staged.length > 0 || hasWebhooks ? {
+        result = await recordStore.saveEmails(drafts, staged.length > 0 || hasDeliveries ? {
             ...(staged.length > 0 ? { blobs: staged } : {}),
-            ...(hasWebhooks ? { webhookUrls } : {})
+            ...(hasDeliveries ? { deliveries } : {})
         } : undefined);
     }
     catch (err) {
@@ -152,12 +152,12 @@ async function ingestReserved(raw: Buffer | string | Readable, context: IngestCo
     const removed = new Set(result.removedBlobKeys);
     await removeUnreferencedBlobs(removal, blobKeysOf(result.replaced).filter((key) => !removed.has(key)), 'replaced emails');
 
-    if (routing && hasWebhooks) {
+    if (routing && hasDeliveries) {
         try {
             routing.wake();
         }
         catch (err) {
-            log('waking the webhook sender failed; its poll sends the deliveries', err);
+            log('waking the delivery senders failed; their polls send the deliveries', err);
         }
     }
 

@@ -1,4 +1,5 @@
 import type { StagedBlob } from '../blob-store/blob-store';
+import type { FaultRule } from '../faults/fault-rule';
 import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
 import type { OnProgress } from '../util/progress';
 
@@ -28,18 +29,29 @@ export interface SaveOptions {
      */
     blobs?: StagedBlob[];
     /**
-     * Webhook URLs to tell of each stored draft, in the order of the drafts (docs/api.md, "Webhooks"):
-     * one pending delivery per (stored email, URL) is written in the same transaction.
+     * Where each stored draft is to be delivered, in the order of the drafts (docs/api.md,
+     * "Webhooks" and "Auto-relay"): one pending delivery per (stored email, target) is
+     * written in the same transaction.
      */
-    webhookUrls?: string[][];
+    deliveries?: DeliveryTarget[][];
 }
 
-/** A pending webhook delivery, as a dispatcher claimed it. */
-export interface WebhookDelivery {
-    /** The delivery id (the `webhook-id` header): the same on every attempt. */
+/** What an outbox delivery does: a webhook POST, or a relay of the email over SMTP. */
+export type DeliveryKind = 'webhook' | 'relay';
+
+/** Where one delivery goes: its kind, and a target of that kind (a webhook's URL, the relay's name). */
+export interface DeliveryTarget {
+    kind: DeliveryKind;
+    target: string;
+}
+
+/** A pending delivery, as a dispatcher claimed it. */
+export interface OutboxDelivery {
+    /** The delivery's id (a webhook's `webhook-id` header): the same on every attempt. */
     id: string;
+    kind: DeliveryKind;
     messageId: string;
-    url: string;
+    target: string;
     /** Attempts made before this one. */
     attempts: number;
     /** When the email was stored with it, Unix ms. */
@@ -150,18 +162,33 @@ export interface RecordStore {
     watchInboxes?(listener: (inbox: string) => void): Promise<() => Promise<void>>;
 
     /**
-     * Optional (webhooks need it): removes the deliveries in `done` (sent, skipped or given
-     * up; each only while its claim is the latest), then claims up to `limit` due deliveries
-     * to `urls`, oldest due first, each claimed by one caller across processes, for `leaseMs`
-     * (then due again). One transaction for both.
+     * Optional (webhooks and the relay need it): removes the deliveries in `done` (sent,
+     * skipped or given up; each only while its claim is the latest), then claims up to
+     * `limit` due deliveries of `kind` to `targets`, oldest due first, each claimed by one
+     * caller across processes, for `leaseMs` (then due again). One transaction for both.
      */
-    claimWebhookDeliveries?(urls: string[], limit: number, leaseMs: number, done?: WebhookDelivery[]): Promise<WebhookDelivery[]>;
+    claimDeliveries?(kind: DeliveryKind, targets: string[], limit: number, leaseMs: number, done?: OutboxDelivery[]): Promise<OutboxDelivery[]>;
 
     /** Records a failed attempt and when to try again; a no-op when the claim is no longer the latest. */
-    retryWebhookDelivery?(delivery: WebhookDelivery, nextAttemptAt: number, error: string): Promise<void>;
+    retryDelivery?(delivery: OutboxDelivery, nextAttemptAt: number, error: string): Promise<void>;
 
-    /** Removes deliveries stored before `createdBefore` (Unix ms), whatever their URL; answers how many. */
-    dropWebhookDeliveriesBefore?(createdBefore: number): Promise<number>;
+    /** Removes deliveries of `kind` stored before `createdBefore` (Unix ms), whatever their target; answers how many. */
+    dropDeliveriesBefore?(kind: DeliveryKind, createdBefore: number): Promise<number>;
+
+    /** Optional (faults need it): stores a fault rule (docs/api.md, "Faults"). */
+    saveFaultRule?(rule: FaultRule): Promise<void>;
+
+    /** Every fault rule, oldest first. */
+    listFaultRules?(): Promise<FaultRule[]>;
+
+    /** Deletes the fault rules with these ids (default: all); answers how many were deleted. */
+    deleteFaultRules?(ids?: string[]): Promise<number>;
+
+    /**
+     * Counts one use of a rule with `times`, once across every process sharing the store:
+     * answers the uses left (the rule is deleted at 0), or null when it had none left or is gone.
+     */
+    claimFaultRule?(id: string): Promise<number | null>;
 
     /** Releases connections. */
     close(): Promise<void>;

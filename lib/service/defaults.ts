@@ -58,3 +58,9 @@ export const DEFAULT_PARSE_WORKERS = Math.max(1, Math.min(availableParallelism()
  * sender's SMTP client is still waiting.
  */
 export const DEFAULT_PARSE_TIMEOUT_MS = 10_000;
+/**
+ * How old an instance's copy of the SMTP fault rules may be before a command reads them
+ * again, ms: 1 s, so a rule made through another instance applies within a second, while
+ * a busy listener with no rule reads the store once a second, not once a command.
+ */
+export const DEFAULT_FAULT_REFRESH_MS = 1_000;

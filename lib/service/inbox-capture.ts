@@ -7,13 +7,15 @@ import type { BlobStore, DownloadLink } from '../blob-store/blob-store';
 import { InboxCaptureError } from '../errors';
 import { parseHeaderFields, type HeaderField } from '../mime/header-fields';
 import { readHeaderSection } from '../mime/header-section';
-import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions, type WebhookRouting } from '../ingest/ingest';
+import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from '../ingest/ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { createMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from '../long-poll/poller';
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
-import type { RecordStore } from '../record-store/record-store';
+import { createFaults, type Faults } from '../faults/faults';
+import type { DeliveryKind, RecordStore } from '../record-store/record-store';
+import { createDeliverySenders, type DeliverySender } from './delivery-senders';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
 import type { OnProgress } from '../util/progress';
@@ -41,6 +43,8 @@ export interface InboxCapture {
     readonly messageBudget: MessageBudget;
     /** Largest message its ingests accept, bytes (the SMTP listener advertises and enforces it too). */
     readonly maxMessageBytes: number;
+    /** The SMTP fault rules (docs/api.md, "Faults"): kept in the record store, applied by an SMTP listener built on the service. */
+    readonly faults: Faults;
 
     /** Runs migrations, subscribes to cross-process notifications, starts the configured sweeps. */
     start(): Promise<void>;
@@ -93,23 +97,14 @@ export interface InboxCapture {
      */
     sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal; onProgress?: OnProgress }): Promise<number>;
     /**
-     * From now on each ingest saves, in its commit, one pending webhook delivery per copy
-     * and URL that `sender.urlsFor(inbox)` names, then calls `sender.wake()`. The sending
-     * is the adapter's (adapters/webhooks, over the record store's outbox); close() calls
-     * `sender.close()` before the stores close. Once per service; answers the stop, which
-     * ends the routing and closes the sender.
+     * From now on each ingest saves, in its commit, one pending delivery of `kind` per copy
+     * and target that `sender.targetsFor(draft)` names, then calls `sender.wake()`. The
+     * sending is the adapter's (adapters/webhooks, adapters/relay, over the record store's
+     * outbox); close() calls `sender.close()` before the stores close. Once per kind and
+     * service; answers the stop, which ends the routing and closes the sender.
      */
-    routeWebhooks(sender: WebhookSender): () => Promise<void>;
-    /** Stops the sweeps (waiting for a pass under way), the webhook sender and watching; closes both stores. */
-    close(): Promise<void>;
-}
-
-/**
- * Who delivers the webhook outbox (adapters/webhooks starts one): which URLs want an inbox's
- * mail, a wake-up after a commit that saved deliveries, and a stop.
- */
-export interface WebhookSender extends WebhookRouting {
-    /** Stops sending and waits for what is in flight; its last writes need the stores open. */
+    routeDeliveries(kind: DeliveryKind, sender: DeliverySender): () => Promise<void>;
+    /** Stops the sweeps (waiting for a pass under way), the delivery senders and watching; closes both stores. */
     close(): Promise<void>;
 }
 
@@ -126,8 +121,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     // The service's own: every ingest and the SMTP sessions of a listener built on it share it.
     const messageBudget = createMessageBudget(settings.maxMessageBytesInFlight);
     const parsePool = createParsePool({ size: settings.parseWorkers, timeoutMs: settings.parseTimeoutMs, workerFile: settings.parseWorkerFile });
-    // Webhooks come and go after the ingest is built: it asks whichever sender is current.
-    let routing: WebhookSender | undefined;
+    const faults = createFaults({ recordStore, inboxFromAddress: settings.inboxFromAddress, refreshMs: settings.faultRefreshMs });
+    const senders = createDeliverySenders();
     const ingestContext: IngestContext = {
         recordStore,
         blobStore,
@@ -137,7 +132,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         blobStoreTimeoutMs: settings.blobStoreTimeoutMs,
         inboxFromAddress: settings.inboxFromAddress,
         log,
-        webhooks: { urlsFor: (inbox) => routing?.urlsFor(inbox) ?? [], wake: () => routing?.wake() },
+        deliveries: senders,
         parse: (raw) => parsePool.parse(raw)
     };
 
@@ -181,6 +176,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         longPoller,
         messageBudget,
         maxMessageBytes,
+        faults,
 
         async start() {
             await recordStore.migrate();
@@ -352,18 +348,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return removed;
         },
 
-        routeWebhooks(sender) {
-            if (routing) {
-                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already routed for this service');
-            }
-
-            routing = sender;
-            return async () => {
-                if (routing === sender) {
-                    routing = undefined;
-                    await sender.close();
-                }
-            };
+        routeDeliveries(kind, sender) {
+            return senders.route(kind, sender);
         },
 
         async close() {
@@ -372,9 +358,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 stopSweeps = undefined;
             }
 
-            const sender = routing;
-            routing = undefined;
-            await sender?.close();
+            await senders.closeAll();
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;
@@ -390,3 +374,4 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
 }
 
 export { InboxCaptureError };
+export type { DeliverySender };

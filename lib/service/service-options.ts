@@ -11,7 +11,7 @@ import type { RecordStore } from '../record-store/record-store';
 import type { BackgroundSweepOptions, OrphanSweepOptions } from './background-sweeps';
 import {
     DEFAULT_BLOB_STORE_TIMEOUT_MS, DEFAULT_DOWNLOAD_TTL_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES,
-    DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS, DEFAULT_RETENTION_INTERVAL_MS
+    DEFAULT_FAULT_REFRESH_MS, DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS, DEFAULT_RETENTION_INTERVAL_MS
 } from './defaults';
 import type { RetentionOptions } from './retention';
 
@@ -47,6 +47,8 @@ export interface InboxCaptureOptions extends BackgroundSweepOptions {
     parseWorkerFile?: string;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
+    /** How old this instance's copy of the SMTP fault rules may get before it reads them again, ms (default 1000). */
+    faultRefreshMs?: number;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
     log?: (message: string, error?: unknown) => void;
 }
@@ -64,6 +66,7 @@ export interface ServiceSettings {
     parseTimeoutMs: number;
     parseWorkerFile?: string;
     downloadTtlSeconds: number;
+    faultRefreshMs: number;
     log: (message: string, error?: unknown) => void;
     retention?: RetentionOptions & { intervalMs: number };
     orphanSweep?: OrphanSweepOptions;
@@ -108,6 +111,7 @@ export function resolveServiceOptions(options: InboxCaptureOptions): ServiceSett
         parseTimeoutMs: positive('parseTimeoutMs', options.parseTimeoutMs, DEFAULT_PARSE_TIMEOUT_MS),
         parseWorkerFile: options.parseWorkerFile,
         downloadTtlSeconds: positive('downloadTtlSeconds', options.downloadTtlSeconds, DEFAULT_DOWNLOAD_TTL_SECONDS),
+        faultRefreshMs: positive('faultRefreshMs', options.faultRefreshMs, DEFAULT_FAULT_REFRESH_MS),
         log: options.log ?? (() => undefined)
     };
 

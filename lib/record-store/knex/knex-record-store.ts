@@ -8,24 +8,26 @@ import { sha256Hex } from '../../ingest/ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../ingest/recipients';
 import type { SqliteReader } from '../../sqlite/reader';
 import { sqliteWriteTurns } from '../../sqlite/write-turns';
-import type { ApiKeyInfo, EmailRecord, RecordPage, StoredAttachment } from '../../types';
+import type { EmailRecord, RecordPage, StoredAttachment } from '../../types';
 import { cleanDraft, cleanText } from './clean-text';
 import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
-import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
+import { classifyFailures, isTransient } from './db-errors';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
 import { migrate } from './migrate';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from '../record-store';
-import { toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
-import { API_KEYS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE, KEY_COLUMNS } from './schema';
+import { toNumber, toRecord, type EmailRow } from './rows';
+import { EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
 import { createSaveBatch, type Delivery } from './save-batch';
 import type { BatchWriterObserver } from './sqlite-batch-writer';
 import { openSqliteWriterThread } from './sqlite-writer-thread';
 import { removeRows } from './save-statements';
 import { referencedBlobKeys } from './blob-references';
-import { webhookOutbox } from './webhook-outbox';
+import { deliveryOutbox } from './delivery-outbox';
+import { faultRules } from './fault-rules';
+import { apiKeys } from './api-keys';
 import { isPostgres } from './dialect';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
@@ -178,7 +180,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
             // Shares a transaction, and its commit, with the saves queued alongside.
             const cleaned = new Map<StoredAttachment[], StoredAttachment[]>();
-            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, webhookUrls: saveOptions?.webhookUrls });
+            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, deliveries: saveOptions?.deliveries });
         },
 
         async getEmail(messageId) {
@@ -278,60 +280,10 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             return referencedBlobKeys(knex, keys);
         },
 
-        ...webhookOutbox({ knex, pg, write }),
+        ...deliveryOutbox({ knex, pg, write }),
+        ...faultRules(knex, write),
 
-        async createKey(name, hashHex, scope = {}) {
-            const info: ApiKeyInfo = {
-                name: cleanText(name),
-                createdAt: Date.now(),
-                revokedAt: null,
-                inboxPrefix: scope.inboxPrefix ? cleanText(scope.inboxPrefix) : null,
-                readOnly: scope.readOnly === true
-            };
-            try {
-                await serialize(() => knex(API_KEYS_TABLE).insert({
-                    name: info.name,
-                    key_hash: cleanText(hashHex),
-                    created_at: info.createdAt,
-                    inbox_prefix: info.inboxPrefix,
-                    read_only: info.readOnly
-                }));
-            }
-            catch (err) {
-                if (isUniqueViolation(err) && await knex(API_KEYS_TABLE).select('name').where('name', info.name).first()) {
-                    throw new InboxCaptureError('DUPLICATE_KEY', `An API key named ${JSON.stringify(info.name)} already exists`, { cause: err });
-                }
-
-                throw err;
-            }
-
-            return info;
-        },
-
-        async findActiveKeyByHash(hashHex) {
-            const row = await knex(API_KEYS_TABLE)
-                .select(KEY_COLUMNS)
-                .where('key_hash', cleanText(hashHex))
-                .whereNull('revoked_at')
-                .first() as KeyRow | undefined;
-            return row ? toKeyInfo(row) : null;
-        },
-
-        async revokeKey(name) {
-            const updated = await serialize(async () => knex(API_KEYS_TABLE)
-                .where('name', cleanText(name))
-                .whereNull('revoked_at')
-                .update({ revoked_at: Date.now() }));
-            return updated > 0;
-        },
-
-        async listKeys() {
-            const rows = await knex(API_KEYS_TABLE).select(KEY_COLUMNS).orderBy([
-                { column: 'created_at', order: 'asc' },
-                { column: 'id', order: 'asc' }
-            ]) as KeyRow[];
-            return rows.map(toKeyInfo);
-        },
+        ...apiKeys(knex, serialize),
 
         async close() {
             await Promise.all([...watchers].map((unwatch) => unwatch()));

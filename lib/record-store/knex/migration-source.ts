@@ -15,6 +15,8 @@ import * as retentionIndex from './migrations/20261128000000_retention_index';
 import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
 import * as expiryIndex from './migrations/20261130000000_expiry_index';
 import * as keyScopes from './migrations/20261202000000_key_scopes';
+import * as smtpFaults from './migrations/20261203000000_smtp_faults';
+import * as deliveryKinds from './migrations/20261203000100_delivery_kinds';
 import * as rawDigest from './migrations/20261205000000_raw_digest';
 
 /**
@@ -36,6 +38,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261129000000_webhook_deliveries': webhookDeliveries,
     '20261130000000_expiry_index': expiryIndex,
     '20261202000000_key_scopes': keyScopes,
+    '20261203000000_smtp_faults': smtpFaults,
+    '20261203000100_delivery_kinds': deliveryKinds,
     '20261205000000_raw_digest': rawDigest
 };
 

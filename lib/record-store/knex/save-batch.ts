@@ -13,16 +13,16 @@ import type { StagedBlob } from '../../blob-store/blob-store';
 import type { Outcome } from '../../util/group-commit';
 import type { EmailDraft } from '../../types';
 import { isOwnFailure } from './db-errors';
-import type { SaveResult } from '../record-store';
+import type { DeliveryTarget, SaveResult } from '../record-store';
 import { lockDeliveries, notifyInboxes, removeStagedBlobsOf, storeDeliveries, withRemovedBlobKeys, writeStagedBlobs } from './save-statements';
 import type { SqliteBatchWriter } from './sqlite-batch-writer';
-import { insertWebhookDeliveries, webhookDeliveryRows } from './webhook-outbox';
+import { deliveryRows, insertDeliveries } from './delivery-outbox';
 
-/** One delivery of a batch: its drafts, the blobs staged to commit with them, the webhook URLs of each draft. */
+/** One delivery of a batch: its drafts, the blobs staged to commit with them, the outbox targets of each draft. */
 export interface Delivery {
     drafts: EmailDraft[];
     blobs: StagedBlob[];
-    webhookUrls?: string[][];
+    deliveries?: DeliveryTarget[][];
 }
 
 /** What a batch save runs on. */
@@ -46,7 +46,7 @@ export function createSaveBatch(options: SaveBatchOptions): (batch: Delivery[]) 
         for (;;) {
             try {
                 if (batchWriter && !isolate) {
-                    const values = await retryTransient(() => batchWriter.save(deliveries, batch.flatMap((d) => d.blobs), batch.map((d) => d.webhookUrls)));
+                    const values = await retryTransient(() => batchWriter.save(deliveries, batch.flatMap((d) => d.blobs), batch.map((d) => d.deliveries)));
                     return values.map((value) => ({ ok: true, value }));
                 }
 
@@ -72,11 +72,11 @@ async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isol
 
     const outcomes: Outcome<SaveResult>[] = [];
     if (isolate) {
-        for (const { drafts, blobs, webhookUrls } of batch) {
+        for (const { drafts, blobs, deliveries } of batch) {
             try {
                 const [value] = await trx.transaction(async (savepoint) => {
                     const values = await storeDeliveries(savepoint, [drafts]);
-                    await insertWebhookDeliveries(savepoint, webhookDeliveryRows(values, [webhookUrls], Date.now()));
+                    await insertDeliveries(savepoint, deliveryRows(values, [deliveries], Date.now()));
                     await writeStagedBlobs(savepoint, blobs);
                     return pg ? values : withRemovedBlobKeys(values, await removeStagedBlobsOf(savepoint, values.flatMap((v) => v.replaced)));
                 });
@@ -93,7 +93,7 @@ async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isol
     }
     else {
         let values = await storeDeliveries(trx, batch.map((d) => d.drafts));
-        await insertWebhookDeliveries(trx, webhookDeliveryRows(values, batch.map((d) => d.webhookUrls), Date.now()));
+        await insertDeliveries(trx, deliveryRows(values, batch.map((d) => d.deliveries), Date.now()));
         await writeStagedBlobs(trx, batch.flatMap((d) => d.blobs));
         if (!pg) {
             // The replaced copies' small blobs go in the same commit (SQLite keeps them in this database).

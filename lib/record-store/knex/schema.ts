@@ -21,8 +21,15 @@ export const BLOBS_TABLE = 'blobs';
 /** The per-inbox summary GET /v1/inboxes reads, kept exact by triggers on `emails`. */
 export const INBOXES_TABLE = 'inboxes';
 
-/** The outbox of webhook deliveries, written with the emails they tell of. */
-export const WEBHOOK_DELIVERIES_TABLE = 'webhook_deliveries';
+/**
+ * The outbox of deliveries, written with the emails they are for: webhook POSTs and relays
+ * over SMTP (its `kind`); `url` holds the target, a webhook's URL or the relay's name.
+ * Named for its first kind.
+ */
+export const DELIVERIES_TABLE = 'webhook_deliveries';
+
+/** The SMTP fault rules, with the count of uses a rule with `times` has left. */
+export const SMTP_FAULTS_TABLE = 'smtp_faults';
 
 /** The columns of `emails` a record is read from (rows.ts maps them). */
 export const EMAIL_COLUMNS = [

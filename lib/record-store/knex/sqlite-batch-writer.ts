@@ -11,14 +11,14 @@ import type { StagedBlob } from '../../blob-store/blob-store';
 import { closeDatabase, execSql, openDatabase, prepareStatement } from '../../sqlite/connection';
 import { SQLITE_CONNECTION_PRAGMAS } from '../../sqlite/knex';
 import type { EmailDraft, StoredAttachment } from '../../types';
-import type { SaveResult } from '../record-store';
+import type { DeliveryTarget, SaveResult } from '../record-store';
 import { toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
 import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import { withRemovedBlobKeys } from './save-statements';
 import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
-import { BLOBS_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE, WEBHOOK_DELIVERIES_TABLE } from './schema';
-import { webhookDeliveryRows } from './webhook-outbox';
+import { BLOBS_TABLE, DELIVERIES_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
+import { deliveryRows } from './delivery-outbox';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
@@ -51,9 +51,9 @@ const SQL = {
         SELECT e.seq, e.raw_key FROM ${EMAILS_TABLE} AS e WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))
         UNION SELECT e.seq, attachment.value ->> 'blobKey' FROM ${EMAILS_TABLE} AS e, json_each(e.attachments) AS attachment
         WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))`,
-    // The webhook outbox rows of the stored emails (webhook-outbox.ts), due at once.
-    insertWebhooks: `INSERT INTO ${WEBHOOK_DELIVERIES_TABLE} (id, message_id, url, attempts, created_at, next_attempt_at)
-        SELECT value ->> 0, value ->> 1, value ->> 2, 0, value ->> 3, value ->> 3 FROM json_each(?)`
+    // The outbox rows of the stored emails (delivery-outbox.ts), due at once.
+    insertDeliveries: `INSERT INTO ${DELIVERIES_TABLE} (id, kind, message_id, url, attempts, created_at, next_attempt_at)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 0, value ->> 4, value ->> 4 FROM json_each(?)`
 };
 
 type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
@@ -83,10 +83,10 @@ export interface SqliteBatchWriter {
     /**
      * Stores deliveries in order (each as if it ran alone after the one before) and the
      * staged blobs, in one transaction: all of it, or nothing (then it throws). The
-     * caller keeps the writers of this file in one line (sqliteWriteTurns()). `webhookUrls[i]`
-     * are the webhook URLs of delivery i's drafts: their outbox rows commit with them.
+     * caller keeps the writers of this file in one line (sqliteWriteTurns()). `targets[i]`
+     * are the outbox targets of delivery i's drafts: their outbox rows commit with them.
      */
-    save(deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls?: (string[][] | undefined)[]): Promise<SaveResult[]>;
+    save(deliveries: EmailDraft[][], blobs: StagedBlob[], targets?: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]>;
     /** Closes the connection (waits for the transaction in flight). */
     close(): Promise<void>;
 }
@@ -119,11 +119,11 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
         throw err;
     });
 
-    const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls: (string[][] | undefined)[]): Promise<SaveResult[]> => {
+    const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]> => {
         const connection = await open();
         const { db } = connection;
         try {
-            const results = await storeBatch(connection, deliveries, blobs, webhookUrls);
+            const results = await storeBatch(connection, deliveries, blobs, targets);
             await execSql(db, 'COMMIT');
             observer?.commit?.(deliveries.length);
             return results;
@@ -137,8 +137,8 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
     };
 
     return {
-        save(deliveries, blobs, webhookUrls = []) {
-            const saving = save(deliveries, blobs, webhookUrls);
+        save(deliveries, blobs, targets = []) {
+            const saving = save(deliveries, blobs, targets);
             inFlight = saving.catch(() => undefined);
             return saving;
         },
@@ -159,7 +159,7 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
 // from it, then the writes. node-sqlite3 starts calls on different statements at once
 // (the connection runs them in any order), so writes that depend on each other are
 // chained and the rest run alongside; every one is awaited before the caller's COMMIT.
-async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[], webhookUrls: (string[][] | undefined)[]): Promise<SaveResult[]> {
+async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]> {
     const { db, statements: s } = connection;
     const planned = prepareDeliveries(deliveries);
     const drafts = planned.flat();
@@ -214,9 +214,9 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             }
         })();
         const writes: Promise<unknown>[] = [records];
-        const outbox = webhookDeliveryRows(plan.results, webhookUrls, Date.now());
+        const outbox = deliveryRows(plan.results, targets, Date.now());
         if (outbox.length > 0) {
-            writes.push(all(s.insertWebhooks, [JSON.stringify(outbox.map((row) => [row.id, row.message_id, row.url, row.created_at]))]));
+            writes.push(all(s.insertDeliveries, [JSON.stringify(outbox.map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]))]));
         }
 
         const modifiedAt = Date.now();

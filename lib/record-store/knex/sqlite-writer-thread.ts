@@ -13,12 +13,12 @@ import type { Worker } from 'node:worker_threads';
 import type { StagedBlob } from '../../blob-store/blob-store';
 import type { EmailDraft, EmailRecord } from '../../types';
 import { startWorkerScript } from '../../util/worker-script';
-import type { SaveResult } from '../record-store';
+import type { DeliveryTarget, SaveResult } from '../record-store';
 import type { BatchWriterObserver, SqliteBatchWriter } from './sqlite-batch-writer';
 
 /** What the main thread posts to the writer thread: a batch to save, or the close. */
 export type WriterRequest =
-    | { id: number; close?: undefined; deliveries: EmailDraft[][]; blobs: Array<Omit<StagedBlob, 'content'> & { content: Uint8Array }>; webhookUrls: (string[][] | undefined)[] }
+    | { id: number; close?: undefined; deliveries: EmailDraft[][]; blobs: Array<Omit<StagedBlob, 'content'> & { content: Uint8Array }>; targets: (DeliveryTarget[][] | undefined)[] }
     | { close: true };
 
 /** One delivery's result as posted back: the ids its drafts were saved under (the records are the drafts with them). */
@@ -97,10 +97,10 @@ export function openSqliteWriterThread(filename: string, observer?: BatchWriterO
     };
 
     return {
-        save(deliveries, blobs, webhookUrls = []) {
+        save(deliveries, blobs, targets = []) {
             worker ??= start();
             const id = nextId++;
-            const request: WriterRequest = { id, deliveries, blobs, webhookUrls };
+            const request: WriterRequest = { id, deliveries, blobs, targets };
             return new Promise<SaveResult[]>((resolve, reject) => {
                 pending.set(id, { deliveries, resolve, reject });
                 worker!.ref();

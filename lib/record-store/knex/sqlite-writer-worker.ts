@@ -23,12 +23,12 @@ port.on('message', (request: WriterRequest) => {
     void save(request);
 });
 
-async function save({ id, deliveries, blobs, webhookUrls }: Extract<WriterRequest, { id: number }>): Promise<void> {
+async function save({ id, deliveries, blobs, targets }: Extract<WriterRequest, { id: number }>): Promise<void> {
     let reply: WriterReply;
     try {
         // Posted buffers arrive as plain Uint8Arrays: node-sqlite3 binds a Buffer as a BLOB.
         const staged: StagedBlob[] = blobs.map((b) => ({ ...b, content: Buffer.from(b.content.buffer, b.content.byteOffset, b.content.byteLength) }));
-        const results = await writer.save(deliveries, staged, webhookUrls);
+        const results = await writer.save(deliveries, staged, targets);
         reply = {
             id,
             results: results.map(({ saved, replaced, removedBlobKeys }) => ({ savedIds: saved.map((r) => r.messageId), replaced, removedBlobKeys }))

@@ -264,6 +264,17 @@ describe('cli', () => {
             ''
         ].join('\r\n');
 
+        it('records an auto-relay delivery for each copy whose recipient the allow-list names, for a running service to send', async () => {
+            const env = { INBOX_CAPTURE_RELAY_URL: 'smtp://127.0.0.1:1', INBOX_CAPTURE_RELAY_ALLOW: '*@allowed.test', INBOX_CAPTURE_RELAY_AUTO_MATCH: 'tag:release' };
+            const result = await cli(['ingest', '--recipient', 'one@allowed.test', '--recipient', 'two@other.test'], { input: raw, env });
+            expect(result.code).to.equal(0);
+            await withCapture(async (capture) => {
+                const [allowed] = (await capture.listEmails({ inbox: 'one', limit: 1 })).records;
+                const claimed = await capture.recordStore.claimDeliveries!('relay', ['relay'], 10, 60_000);
+                expect(claimed.map((d) => d.messageId)).to.equal([allowed!.messageId]);
+            });
+        });
+
         it('stores the message on stdin for each --recipient and prints the stored ids', async () => {
             const result = await cli(['ingest', '--recipient', 'one@example.test', '--recipient=Two@example.test', '--mail-from', 'bounce@example.test'], { input: raw });
             expect(result.code).to.equal(0);

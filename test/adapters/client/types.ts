@@ -26,12 +26,21 @@ const CLAIMS: ShapeClaims = {
         DeletedEmail: 'DeletedEmail',
         DeletedInbox: 'DeletedInbox',
         CurrentKey: 'CurrentKey',
+        FaultRule: 'FaultRule',
+        FaultRuleInput: 'FaultRuleInput',
+        FaultMatch: 'FaultMatch',
+        FaultReply: 'FaultReply',
+        FaultList: 'FaultList',
+        DeletedFault: 'DeletedFault',
+        DeletedFaults: 'DeletedFaults',
+        Released: 'Released',
         Error: 'ErrorBody'
     },
     unclaimed: {
         HeaderFields: 'the array of Headers.headers, checked as that field',
         Health: 'the client never calls /health',
-        Version: 'the client never calls /version'
+        Version: 'the client never calls /version',
+        ReleaseRequest: 'a request body: releaseEmail() takes its `to` as an argument'
     }
 };
 

@@ -24,12 +24,21 @@ const CLAIMS: ShapeClaims = {
         DeletedEmail: 'DeletedEmailView',
         DeletedInbox: 'DeletedInboxView',
         CurrentKey: 'CurrentKeyView',
+        FaultRule: 'FaultRuleView',
+        FaultList: 'FaultListView',
+        DeletedFault: 'DeletedFaultView',
+        DeletedFaults: 'DeletedFaultsView',
+        Released: 'ReleasedView',
         Health: 'HealthView',
         Version: 'VersionView'
     },
     unclaimed: {
         HeaderField: 'the items of Headers.headers, checked as that field',
         HeaderFields: 'the array of Headers.headers, checked as that field',
+        FaultMatch: 'the match of FaultRule, checked as that field',
+        FaultReply: 'the reply of FaultRule, checked as that field',
+        FaultRuleInput: 'a request body: the core\'s FaultRuleInput, which the route hands over as it is',
+        ReleaseRequest: 'a request body: its `to` is handed to the core as it is',
         Error: 'the served codes are those the routes declare, typed ApiErrorCode by errorResponses(); ApiErrorCode adds those hapi raises itself (405, 413, 415)'
     }
 };

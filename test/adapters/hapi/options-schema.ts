@@ -70,6 +70,41 @@ describe('options-schema', () => {
         });
     });
 
+    describe('validateOptions() of relay', () => {
+
+        it('takes a relay with its allow-list, the URL and list checked as they will be used', () => {
+            const relay = { url: 'smtps://user:pass@relay.example.test', allow: ['*@example.org'], autoMatch: 'tag:release', delivery: { firstRetryMs: 100 } };
+            expect(validateOptions({ relay }).relay).to.equal(relay);
+        });
+
+        const WRONG: Array<[string, unknown, RegExp]> = [
+            ['no allow-list', { url: 'smtp://relay.test' }, /"relay.allow" is required/],
+            ['an empty allow-list', { url: 'smtp://relay.test', allow: [] }, /"relay.allow" must contain at least 1 items/],
+            ['an allow-list of everything', { url: 'smtp://relay.test', allow: ['*'] }, /"relay.allow": relay allow-list/],
+            ['an http URL', { url: 'http://relay.test', allow: ['*@example.org'] }, /"relay.url": the relay URL must be smtp/],
+            ['a URL with a path', { url: 'smtp://relay.test/x', allow: ['*@example.org'] }, /"relay.url": the relay URL must be smtp/],
+            ['an unknown key', { url: 'smtp://relay.test', allow: ['*@example.org'], to: 'x' }, /"relay.to" is not allowed/]
+        ];
+
+        for (const [name, relay, message] of WRONG) {
+            it(`refuses ${name}`, () => {
+                expect(invalid({ relay })).to.match(message);
+            });
+        }
+
+        it('fails registration for an auto-relay query this build cannot read, naming the setting', async () => {
+            const server = Hapi.server();
+            const dataDir = await tempDir('relay-options');
+            try {
+                await expect(server.register({ plugin, options: { dataDir, ui: false, relay: { url: 'smtp://127.0.0.1:1', allow: ['*@example.org'], autoMatch: 'tag:release' } } })).to.reject(/INBOX_CAPTURE_RELAY_AUTO_MATCH/);
+            }
+            finally {
+                await server.stop();
+                await Fs.rm(dataDir, { recursive: true, force: true });
+            }
+        });
+    });
+
     describe('the retention option of a registered plugin', () => {
 
         it('sweeps the plugin\'s stores every intervalMs while the server runs', async () => {

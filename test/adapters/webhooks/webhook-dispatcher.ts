@@ -59,7 +59,7 @@ describe('webhook-dispatcher', () => {
                     await hook.waitFor(4);
                     await new Promise((resolve) => setTimeout(resolve, 1200));
                     const attempts = 4;
-                    expect(await stores.recordStore.claimWebhookDeliveries!([hook.url()], 10, 1)).to.equal([]);
+                    expect(await stores.recordStore.claimDeliveries!('webhook', [hook.url()], 10, 1)).to.equal([]);
                     expect(hook.received.length).to.equal(attempts);
                 });
             }
@@ -81,7 +81,7 @@ describe('webhook-dispatcher', () => {
                     expect(new Set(attempts.map((a) => a.headers['webhook-id'])).size).to.equal(1);
                     // Sent: nothing of it is left to claim.
                     await new Promise((resolve) => setTimeout(resolve, 50));
-                    expect(await stores.recordStore.claimWebhookDeliveries!([hook.url()], 10, 1)).to.equal([]);
+                    expect(await stores.recordStore.claimDeliveries!('webhook', [hook.url()], 10, 1)).to.equal([]);
                     expect(hook.received.length).to.equal(failures + 1);
                 });
             }
@@ -105,8 +105,8 @@ describe('webhook-dispatcher', () => {
 
                     expect(hook.held()).to.equal(0);
                     // Still in the outbox, leased by the aborted attempt (not due before the lease is over).
-                    expect(await stores.recordStore.claimWebhookDeliveries!([hook.url()], 10, 1)).to.equal([]);
-                    expect(await stores.recordStore.dropWebhookDeliveriesBefore!(Date.now() + 1)).to.equal(1);
+                    expect(await stores.recordStore.claimDeliveries!('webhook', [hook.url()], 10, 1)).to.equal([]);
+                    expect(await stores.recordStore.dropDeliveriesBefore!('webhook', Date.now() + 1)).to.equal(1);
                     expect(hook.received.length).to.equal(1);
                 });
             }

@@ -108,7 +108,7 @@ describe('inbox-capture', () => {
         });
     });
 
-    describe('routeWebhooks()', () => {
+    describe('routeDeliveries()', () => {
 
         it('saves a delivery per copy and wanted URL in the commit, wakes the sender, and closes it before the stores', async () => {
             const stores = await sqliteFsStores().create();
@@ -116,12 +116,12 @@ describe('inbox-capture', () => {
             const events: string[] = [];
             try {
                 await capture.start();
-                capture.routeWebhooks({
-                    urlsFor: (inbox) => (inbox === 'hooked' ? ['http://receiver.test/a', 'http://receiver.test/b'] : []),
+                capture.routeDeliveries('webhook', {
+                    targetsFor: ({ inbox }) => (inbox === 'hooked' ? ['http://receiver.test/a', 'http://receiver.test/b'] : []),
                     wake: () => events.push('wake'),
                     async close() {
                         // Still open: a sender's last writes (sent deliveries) need the store.
-                        const left = await stores.recordStore.claimWebhookDeliveries!(['http://receiver.test/a'], 10, 60_000);
+                        const left = await stores.recordStore.claimDeliveries!('webhook', ['http://receiver.test/a'], 10, 60_000);
                         events.push(`close with ${left.length} left`);
                     }
                 });
@@ -129,9 +129,9 @@ describe('inbox-capture', () => {
                 expect(events).to.equal(['wake']);
                 await capture.ingestRawEmail(buildMail({ to: 'quiet@test.example' }));
                 expect(events).to.equal(['wake']);
-                const [delivery] = await stores.recordStore.claimWebhookDeliveries!(['http://receiver.test/b'], 10, 60_000);
+                const [delivery] = await stores.recordStore.claimDeliveries!('webhook', ['http://receiver.test/b'], 10, 60_000);
                 expect(delivery!.messageId).to.equal(copy!.messageId);
-                expect(() => capture.routeWebhooks({ urlsFor: () => [], wake: () => undefined, close: () => Promise.resolve() })).to.throw(/already routed/);
+                expect(() => capture.routeDeliveries('webhook', { targetsFor: () => [], wake: () => undefined, close: () => Promise.resolve() })).to.throw(/already routed/);
                 await capture.close();
                 expect(events).to.equal(['wake', 'close with 1 left']);
             }
@@ -146,11 +146,11 @@ describe('inbox-capture', () => {
             let closes = 0;
             try {
                 await capture.start();
-                const stop = capture.routeWebhooks({ urlsFor: () => ['http://receiver.test/a'], wake: () => undefined, close: async () => void closes++ });
+                const stop = capture.routeDeliveries('webhook', { targetsFor: () => ['http://receiver.test/a'], wake: () => undefined, close: async () => void closes++ });
                 await stop();
                 await stop();
                 await capture.ingestRawEmail(buildMail({ to: 'after@test.example' }));
-                expect(await stores.recordStore.claimWebhookDeliveries!(['http://receiver.test/a'], 10, 60_000)).to.equal([]);
+                expect(await stores.recordStore.claimDeliveries!('webhook', ['http://receiver.test/a'], 10, 60_000)).to.equal([]);
                 await capture.close();
                 expect(closes).to.equal(1);
             }

@@ -91,6 +91,8 @@ describe('Hapi plugin public endpoints', () => {
             expect(operations).to.equal([
                 'DELETE /v1/emails',
                 'DELETE /v1/emails/{messageId}',
+                'DELETE /v1/faults',
+                'DELETE /v1/faults/{id}',
                 'GET /docs',
                 'GET /health',
                 'GET /openapi.json',
@@ -100,10 +102,13 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails/{messageId}/attachments/{filename}',
                 'GET /v1/emails/{messageId}/headers',
                 'GET /v1/emails/{messageId}/raw',
+                'GET /v1/faults',
                 'GET /v1/inboxes',
                 'GET /v1/keys/current',
                 'GET /version',
-                'POST /mcp'
+                'POST /mcp',
+                'POST /v1/emails/{messageId}/release',
+                'POST /v1/faults'
             ]);
         });
 
@@ -124,7 +129,12 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/inboxes': { 400: ['INVALID_LIMIT', 'VALIDATION_ERROR'], 401: ['UNAUTHORIZED'] },
                 'GET /v1/emails/{messageId}/raw': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'GET /v1/emails/{messageId}/headers': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
-                'GET /v1/emails/{messageId}/attachments/{filename}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] }
+                'GET /v1/emails/{messageId}/attachments/{filename}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
+                'POST /v1/emails/{messageId}/release': { 400: ['VALIDATION_ERROR', 'RECIPIENT_NOT_ALLOWED'], 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], 409: ['RELAY_NOT_CONFIGURED'], 502: ['RELAY_FAILED'] },
+                'POST /v1/faults': { 400: ['VALIDATION_ERROR'], 401: ['UNAUTHORIZED'] },
+                'GET /v1/faults': { 401: ['UNAUTHORIZED'] },
+                'DELETE /v1/faults/{id}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
+                'DELETE /v1/faults': { 401: ['UNAUTHORIZED'] }
             };
             for (const [name, statuses] of Object.entries(expected)) {
                 const [method, path] = name.split(' ');

@@ -3,7 +3,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import { createKnexRecordStore, DEFAULT_NOTIFY_CHANNEL } from '../../../../lib/record-store/knex/knex-record-store';
-import { MIGRATIONS_TABLE_NAME } from '../../../../lib/record-store/knex/migration-source';
+import { migrationSource, MIGRATIONS_TABLE_NAME } from '../../../../lib/record-store/knex/migration-source';
 import { openPostgresKnex } from '../../../../lib/record-store/knex/postgres-knex';
 import type { RecordStore } from '../../../../lib/record-store/record-store';
 import type { RecordPage } from '../../../../lib/types';
@@ -119,7 +119,9 @@ describe('Postgres record store', () => {
             const stores = await Promise.all([1, 2, 3].map(() => openStore(url)));
             try {
                 const rows = await stores[0]!.knex(MIGRATIONS_TABLE_NAME).select('name') as { name: string }[];
-                expect(rows.map((r) => r.name)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams', '20261124000000_small_blobs', '20261124120000_addressable_ids', '20261124200000_inbox_summary', '20261125000000_links_codes', '20261126000000_short_message_ids', '20261128000000_retention_index', '20261129000000_webhook_deliveries', '20261130000000_expiry_index', '20261202000000_key_scopes', '20261205000000_raw_digest']);
+                // Each migration once, in order, whichever process ran it.
+                expect(rows.map((r) => r.name)).to.equal(await migrationSource.getMigrations([]));
+                expect(rows.map((r) => r.name).slice(0, 2)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams']);
                 expect(await stores[0]!.knex.schema.hasTable('knex_migrations')).to.be.false();
             }
             finally {

@@ -31,7 +31,7 @@ describe('schema', () => {
             const { knex, close } = await open();
             try {
                 const pg = isPostgres(knex);
-                for (const table of [Schema.EMAILS_TABLE, Schema.EMAIL_BLOBS_TABLE, Schema.API_KEYS_TABLE, Schema.INBOXES_TABLE, Schema.WEBHOOK_DELIVERIES_TABLE]) {
+                for (const table of [Schema.EMAILS_TABLE, Schema.EMAIL_BLOBS_TABLE, Schema.API_KEYS_TABLE, Schema.INBOXES_TABLE, Schema.DELIVERIES_TABLE, Schema.SMTP_FAULTS_TABLE]) {
                     expect(await knex.schema.hasTable(table), table).to.be.true();
                 }
 

@@ -1,0 +1,118 @@
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import { checkFaultRuleInput, MAX_FAULT_DELAY_MS, type FaultRuleInput } from '../../../lib/faults/fault-rule';
+import { deletedFaultSchema, deletedFaultsSchema, errorResponses, faultListSchema, faultMatchSchema, faultReplySchema, faultRuleSchema, SERVER_ERRORS } from '../api-schemas';
+import type { DeletedFaultsView, DeletedFaultView, FaultListView } from '../api-types';
+import { AUTH_STRATEGY } from '../auth-scheme';
+import { apiError } from '../error-mapping';
+import { routeAccess } from '../route-access';
+import { API_TAG, BEARER_SECURITY, GROUP_FAULTS, type RouteContext } from '../route-context';
+
+/**
+ * The body of POST /v1/faults. The shape is joi's; which fields go with which stage
+ * (connect takes no match, mail matches on the sender only, at least one effect) is the
+ * core's own check, run here so that a malformed rule is 400 before anything else.
+ */
+export const faultRuleInputSchema = Joi.object({
+    stage: Joi.string().valid('connect', 'mail', 'rcpt', 'data').required(),
+    // None for `connect`; only `sender` for `mail` (checkFaultRuleInput).
+    match: faultMatchSchema,
+    reply: faultReplySchema,
+    delayMs: Joi.number().integer().min(0).max(MAX_FAULT_DELAY_MS).description('Wait before the reply, the disconnect or the normal reply.'),
+    disconnect: Joi.boolean().valid(true).description('Close the connection (after the reply, when there is one).'),
+    times: Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER).description('Only the next `times` matching commands, across every instance; then the rule is gone.'),
+    probability: Joi.number().min(0).max(1).description('The chance a matching command gets the fault (default 1).')
+}).custom((value: FaultRuleInput) => {
+    checkFaultRuleInput(value);
+    return value;
+}).label('FaultRuleInput');
+
+const faultIdParams = Joi.object({
+    id: Joi.string().max(64).required().description('The rule\'s `id`.')
+}).label('FaultIdParams');
+
+/** POST, GET and DELETE /v1/faults and DELETE /v1/faults/{id} (docs/api.md, "Faults"). */
+export function faultRoutes(context: RouteContext): ServerRoute[] {
+    const { faults } = context.capture;
+
+    const create = async (request: Request, h: ResponseToolkit): Promise<ResponseObject> => {
+        return h.response(await faults.create(request.payload as FaultRuleInput)).code(201);
+    };
+
+    const list = async (): Promise<FaultListView> => ({ faults: await faults.list() });
+
+    const remove = async (request: Request): Promise<DeletedFaultView> => {
+        if (!(await faults.delete(request.params.id as string))) {
+            throw apiError(404, 'NOT_FOUND');
+        }
+
+        return { deleted: true };
+    };
+
+    const removeAll = async (): Promise<DeletedFaultsView> => ({ deleted: await faults.deleteAll() });
+
+    const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
+    const tags = [API_TAG, GROUP_FAULTS];
+    const errors = (more: Record<number, readonly ('NOT_FOUND' | 'VALIDATION_ERROR')[]> = {}) =>
+        errorResponses({ ...more, 401: ['UNAUTHORIZED'], ...SERVER_ERRORS });
+
+    return [
+        {
+            method: 'POST',
+            path: '/v1/faults',
+            options: {
+                auth,
+                tags,
+                description: 'Create a fault rule: the SMTP listener misbehaves on purpose',
+                notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted.',
+                validate: { payload: faultRuleInputSchema },
+                plugins: {
+                    ...routeAccess({ access: 'change' }),
+                    'hapi-swagger': {
+                        id: 'createFault',
+                        security: BEARER_SECURITY,
+                        responses: {
+                            201: { description: 'The rule, with its id and remaining uses', schema: faultRuleSchema },
+                            ...errors({ 400: ['VALIDATION_ERROR'] })
+                        }
+                    }
+                }
+            },
+            handler: create
+        },
+        {
+            method: 'GET',
+            path: '/v1/faults',
+            options: {
+                auth,
+                tags,
+                description: 'List the fault rules, oldest first',
+                plugins: { ...routeAccess({ access: 'read' }), 'hapi-swagger': { id: 'listFaults', security: BEARER_SECURITY, responses: { 200: { description: 'The rules', schema: faultListSchema }, ...errors() } } }
+            },
+            handler: list
+        },
+        {
+            method: 'DELETE',
+            path: '/v1/faults/{id}',
+            options: {
+                auth,
+                tags,
+                description: 'Delete one fault rule',
+                validate: { params: faultIdParams, failAction: () => { throw apiError(404, 'NOT_FOUND'); } },
+                plugins: { ...routeAccess({ access: 'change' }), 'hapi-swagger': { id: 'deleteFault', security: BEARER_SECURITY, responses: { 200: { description: 'Deleted', schema: deletedFaultSchema }, ...errors({ 404: ['NOT_FOUND'] }) } } }
+            },
+            handler: remove
+        },
+        {
+            method: 'DELETE',
+            path: '/v1/faults',
+            options: {
+                auth,
+                tags,
+                description: 'Delete every fault rule',
+                plugins: { ...routeAccess({ access: 'change' }), 'hapi-swagger': { id: 'deleteFaults', security: BEARER_SECURITY, responses: { 200: { description: 'How many rules were deleted', schema: deletedFaultsSchema }, ...errors() } } }
+            },
+            handler: removeAll
+        }
+    ];
+}

@@ -1,0 +1,198 @@
+/**
+ * The service's fault rules (docs/api.md, "Faults"): kept in the record store, so every
+ * instance sharing it applies the same rules and a rule's `times` is counted once across
+ * all of them. The SMTP listener asks `armed()` on every command (a clock read when no
+ * rule is set) and `take()` only when it answers true.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { InboxCaptureError } from '../errors';
+import type { InboxFromAddress } from '../ingest/recipients';
+import type { RecordStore } from '../record-store/record-store';
+import { faultMatches, type FaultFacts } from './fault-matching';
+import { checkFaultRuleInput, MAX_FAULT_RULES, toFaultRule, type FaultRule, type FaultRuleInput, type FaultStage } from './fault-rule';
+
+/** What one command gets instead of (or before) its normal reply. */
+export interface FaultAction {
+    ruleId: string;
+    /** The reply that replaces the normal one. */
+    reply?: { code: number; message: string };
+    /** Wait first, ms (0: none). */
+    delayMs: number;
+    /** Close the connection after the reply (or without one). */
+    disconnect: boolean;
+}
+
+/** The fault rules of one service. */
+export interface Faults {
+    /** Stores a rule (INVALID_INPUT when malformed or when MAX_FAULT_RULES are kept); answers it with its id. */
+    create(input: FaultRuleInput): Promise<FaultRule>;
+    /** Every rule, oldest first. */
+    list(): Promise<FaultRule[]>;
+    /** Deletes one rule; false when none has that id. */
+    delete(id: string): Promise<boolean>;
+    /** Deletes the rules with these ids (default: all); answers how many were there. */
+    deleteAll(ids?: string[]): Promise<number>;
+    /** False only when no rule of `stage` exists as of a read at most `refreshMs` old: the caller skips take(). */
+    armed(stage: FaultStage): boolean;
+    /**
+     * The fault the command described by `facts` gets, or null: the oldest matching rule
+     * whose probability comes up and, with `times`, whose use is claimed in the store.
+     */
+    take(stage: FaultStage, facts: FaultFacts): Promise<FaultAction | null>;
+}
+
+/** What the rules are kept and matched with. */
+export interface FaultsOptions {
+    recordStore: RecordStore;
+    inboxFromAddress: InboxFromAddress;
+    /** How old the cached rule set may be before a command reads it again, ms. */
+    refreshMs: number;
+    /** [0, 1) for `probability` (default Math.random). */
+    random?: () => number;
+}
+
+/** The text of a reply a rule gives without a message of its own. */
+export const DEFAULT_FAULT_MESSAGE = 'Fault injected by inbox-capture';
+
+type FaultStore = Required<Pick<RecordStore, 'saveFaultRule' | 'listFaultRules' | 'deleteFaultRules' | 'claimFaultRule'>>;
+
+function storeOf(recordStore: RecordStore): FaultStore | null {
+    const { saveFaultRule, listFaultRules, deleteFaultRules, claimFaultRule } = recordStore;
+    if (!saveFaultRule || !listFaultRules || !deleteFaultRules || !claimFaultRule) {
+        return null;
+    }
+
+    return {
+        saveFaultRule: saveFaultRule.bind(recordStore),
+        listFaultRules: listFaultRules.bind(recordStore),
+        deleteFaultRules: deleteFaultRules.bind(recordStore),
+        claimFaultRule: claimFaultRule.bind(recordStore)
+    };
+}
+
+/** The fault rules over `options.recordStore` (none, and create() refused, when it keeps no rules). */
+export function createFaults(options: FaultsOptions): Faults {
+    const { inboxFromAddress, refreshMs } = options;
+    const random = options.random ?? Math.random;
+    const store = storeOf(options.recordStore);
+    // The rule set as last read, by stage; `readAt` 0 means "read it again first".
+    let rules: FaultRule[] = [];
+    let stages = new Set<FaultStage>();
+    let readAt = 0;
+    let reading: Promise<void> | null = null;
+    // Bumped by every change made here: a read that began before one must not count as fresh.
+    let changes = 0;
+
+    const stale = () => Date.now() - readAt >= refreshMs;
+    const invalidate = () => {
+        changes++;
+        readAt = 0;
+    };
+
+    const refresh = (): Promise<void> => {
+        reading ??= (async () => {
+            const started = Date.now();
+            const changesBefore = changes;
+            try {
+                const read = await store!.listFaultRules();
+                rules = read;
+                stages = new Set(read.map((r) => r.stage));
+                readAt = changes === changesBefore ? started : 0;
+            }
+            finally {
+                reading = null;
+            }
+        })();
+        return reading;
+    };
+
+    const forget = (id: string) => {
+        rules = rules.filter((r) => r.id !== id);
+        stages = new Set(rules.map((r) => r.stage));
+    };
+
+    const required = (): FaultStore => {
+        if (!store) {
+            throw new InboxCaptureError('INVALID_INPUT', 'this record store keeps no fault rules');
+        }
+
+        return store;
+    };
+
+    return {
+        async create(input) {
+            checkFaultRuleInput(input);
+            const faultStore = required();
+            if ((await faultStore.listFaultRules()).length >= MAX_FAULT_RULES) {
+                throw new InboxCaptureError('INVALID_INPUT', `fault rule: at most ${MAX_FAULT_RULES} rules are kept`);
+            }
+
+            const rule = toFaultRule(input, randomUUID(), Date.now());
+            await faultStore.saveFaultRule(rule);
+            invalidate();
+            return rule;
+        },
+
+        list() {
+            return store ? store.listFaultRules() : Promise.resolve([]);
+        },
+
+        async delete(id) {
+            const deleted = store ? await store.deleteFaultRules([id]) : 0;
+            invalidate();
+            return deleted > 0;
+        },
+
+        async deleteAll(ids) {
+            const deleted = store ? await store.deleteFaultRules(ids) : 0;
+            invalidate();
+            return deleted;
+        },
+
+        armed(stage) {
+            return store !== null && (stale() || stages.has(stage));
+        },
+
+        async take(stage, facts) {
+            if (!store) {
+                return null;
+            }
+
+            if (stale()) {
+                await refresh();
+            }
+
+            for (const rule of rules) {
+                if (rule.stage !== stage || !faultMatches(rule.match, facts, inboxFromAddress)) {
+                    continue;
+                }
+
+                if (rule.probability < 1 && !(random() < rule.probability)) {
+                    continue;
+                }
+
+                if (rule.remaining !== null) {
+                    // The store counts the uses: across instances, exactly `times` commands win one.
+                    const remaining = await store.claimFaultRule(rule.id);
+                    if (remaining === null || remaining === 0) {
+                        forget(rule.id);
+                    }
+
+                    if (remaining === null) {
+                        continue;
+                    }
+                }
+
+                return {
+                    ruleId: rule.id,
+                    ...(rule.reply ? { reply: { code: rule.reply.code, message: rule.reply.message ?? DEFAULT_FAULT_MESSAGE } } : {}),
+                    delayMs: rule.delayMs ?? 0,
+                    disconnect: rule.disconnect === true
+                };
+            }
+
+            return null;
+        }
+    };
+}

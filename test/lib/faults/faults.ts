@@ -1,0 +1,53 @@
+import * as Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { createFaults } from '../../../lib/faults/faults';
+import { defaultInboxFromAddress } from '../../../lib/ingest/recipients';
+import type { FaultRule } from '../../../lib/faults/fault-rule';
+import { sqliteFsStores, type TestStores } from '../../helpers/test-stores';
+
+const { expect } = Code;
+const { describe, it, before, after } = exports.lab = Lab.script();
+
+describe('lib/faults/faults', () => {
+    let stores: TestStores;
+
+    before(async () => {
+        stores = await sqliteFsStores().create();
+        await stores.recordStore.migrate();
+    });
+
+    after(() => stores.cleanup());
+
+    describe('createFaults()', () => {
+
+        it('a read of the rules that began before a change made here does not count as fresh', async () => {
+            // The first read is held until the rule below is saved: it answers the rule set without it.
+            let release!: () => void;
+            const held = new Promise<void>((resolve) => {
+                release = resolve;
+            });
+            let reads = 0;
+            const listFaultRules = stores.recordStore.listFaultRules!.bind(stores.recordStore);
+            const recordStore = {
+                ...stores.recordStore,
+                listFaultRules: async (): Promise<FaultRule[]> => {
+                    const rules = await listFaultRules();
+                    if (reads++ === 0) {
+                        await held;
+                    }
+
+                    return rules;
+                }
+            };
+            const faults = createFaults({ recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 60_000 });
+            const first = faults.take('rcpt', { sender: 'a@b.test', recipients: ['x@example.test'] });
+            // create() also reads (the 1,000-rule bound): that read is not held.
+            await faults.create({ stage: 'rcpt', reply: { code: 451 } });
+            release();
+            expect(await first).to.be.null();
+            expect(faults.armed('rcpt')).to.be.true();
+            expect(await faults.take('rcpt', { sender: 'a@b.test', recipients: ['x@example.test'] })).to.include({ reply: { code: 451, message: 'Fault injected by inbox-capture' } });
+            await faults.deleteAll();
+        });
+    });
+});
