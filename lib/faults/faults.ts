@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { InboxCaptureError } from '../errors';
 import type { InboxFromAddress } from '../ingest/recipients';
 import type { RecordStore } from '../record-store/record-store';
+import { faultInScope, type InboxScope } from '../service/key-scope';
 import { faultMatches, type FaultFacts } from './fault-matching';
 import { checkFaultRuleInput, MAX_FAULT_RULES, toFaultRule, type FaultRule, type FaultRuleInput, type FaultStage } from './fault-rule';
 
@@ -27,12 +28,12 @@ export interface FaultAction {
 export interface Faults {
     /** Stores a rule (INVALID_INPUT when malformed or when MAX_FAULT_RULES are kept); answers it with its id. */
     create(input: FaultRuleInput): Promise<FaultRule>;
-    /** Every rule, oldest first. */
-    list(): Promise<FaultRule[]>;
-    /** Deletes one rule; false when none has that id. */
-    delete(id: string): Promise<boolean>;
-    /** Deletes the rules with these ids (default: all); answers how many were there. */
-    deleteAll(ids?: string[]): Promise<number>;
+    /** Every rule `scope` reaches (default: all; docs/api.md, "Keys with a scope"), oldest first. */
+    list(scope?: InboxScope): Promise<FaultRule[]>;
+    /** Deletes one rule; false when none has that id or `scope` does not reach it. */
+    delete(id: string, scope?: InboxScope): Promise<boolean>;
+    /** Deletes every rule `scope` reaches (default: all); answers how many were there. */
+    deleteAll(scope?: InboxScope): Promise<number>;
     /** False only when no rule of `stage` exists as of a read at most `refreshMs` old: the caller skips take(). */
     armed(stage: FaultStage): boolean;
     /**
@@ -112,6 +113,12 @@ export function createFaults(options: FaultsOptions): Faults {
         stages = new Set(rules.map((r) => r.stage));
     };
 
+    // The rules a key's scope reaches: all of them without a prefix.
+    const reachable = async (scope: InboxScope | undefined): Promise<FaultRule[]> => {
+        const all = store ? await store.listFaultRules() : [];
+        return scope?.inboxPrefix ? all.filter((r) => faultInScope(scope, r.match)) : all;
+    };
+
     const required = (): FaultStore => {
         if (!store) {
             throw new InboxCaptureError('INVALID_INPUT', 'this record store keeps no fault rules');
@@ -134,18 +141,28 @@ export function createFaults(options: FaultsOptions): Faults {
             return rule;
         },
 
-        list() {
-            return store ? store.listFaultRules() : Promise.resolve([]);
+        list(scope) {
+            return reachable(scope);
         },
 
-        async delete(id) {
-            const deleted = store ? await store.deleteFaultRules([id]) : 0;
+        async delete(id, scope) {
+            // A rule outside the scope is answered as one that does not exist.
+            if (!store || (scope?.inboxPrefix && !(await reachable(scope)).some((r) => r.id === id))) {
+                return false;
+            }
+
+            const deleted = await store.deleteFaultRules([id]);
             invalidate();
             return deleted > 0;
         },
 
-        async deleteAll(ids) {
-            const deleted = store ? await store.deleteFaultRules(ids) : 0;
+        async deleteAll(scope) {
+            const ids = scope?.inboxPrefix ? (await reachable(scope)).map((r) => r.id) : undefined;
+            if (!store || ids?.length === 0) {
+                return 0;
+            }
+
+            const deleted = await store.deleteFaultRules(ids);
             invalidate();
             return deleted;
         },

@@ -39,3 +39,16 @@ export function newInboxPrefix(scope: InboxScope | undefined, requested = ''): s
     const own = scope?.inboxPrefix ?? '';
     return requested.startsWith(own) ? requested : own + requested;
 }
+
+/**
+ * True when a fault rule matching `match` is one the scope reaches: every rule without a
+ * prefix; with one, only a rule limited to an inbox inside it (`match.inbox`), since any
+ * other rule acts on the mail of every inbox.
+ */
+export function faultInScope(scope: InboxScope | undefined, match: { inbox?: string } | undefined): boolean {
+    if (!scope?.inboxPrefix) {
+        return true;
+    }
+
+    return match?.inbox !== undefined && inboxInScope(scope, match.inbox);
+}

@@ -5,7 +5,8 @@ import { deletedFaultSchema, deletedFaultsSchema, errorResponses, faultListSchem
 import type { DeletedFaultsView, DeletedFaultView, FaultListView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
-import { routeAccess } from '../route-access';
+import { faultInScope } from '../../../lib/service/key-scope';
+import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_FAULTS, type RouteContext } from '../route-context';
 
 /**
@@ -27,8 +28,9 @@ export const faultRuleInputSchema = Joi.object({
     return value;
 }).label('FaultRuleInput');
 
+// No bound on the id: a path no rule has is a 404 from the store, after a read-only key's 403.
 const faultIdParams = Joi.object({
-    id: Joi.string().max(64).required().description('The rule\'s `id`.')
+    id: Joi.string().required().description('The rule\'s `id`.')
 }).label('FaultIdParams');
 
 /** POST, GET and DELETE /v1/faults and DELETE /v1/faults/{id} (docs/api.md, "Faults"). */
@@ -36,24 +38,30 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
     const { faults } = context.capture;
 
     const create = async (request: Request, h: ResponseToolkit): Promise<ResponseObject> => {
-        return h.response(await faults.create(request.payload as FaultRuleInput)).code(201);
+        const input = request.payload as FaultRuleInput;
+        // A key with a prefix makes rules for an inbox inside it only: any other rule acts on every inbox's mail.
+        if (!faultInScope(keyScopeOf(request), input.match)) {
+            throw apiError(403, 'FORBIDDEN');
+        }
+
+        return h.response(await faults.create(input)).code(201);
     };
 
-    const list = async (): Promise<FaultListView> => ({ faults: await faults.list() });
+    const list = async (request: Request): Promise<FaultListView> => ({ faults: await faults.list(keyScopeOf(request)) });
 
     const remove = async (request: Request): Promise<DeletedFaultView> => {
-        if (!(await faults.delete(request.params.id as string))) {
+        if (!(await faults.delete(request.params.id as string, keyScopeOf(request)))) {
             throw apiError(404, 'NOT_FOUND');
         }
 
         return { deleted: true };
     };
 
-    const removeAll = async (): Promise<DeletedFaultsView> => ({ deleted: await faults.deleteAll() });
+    const removeAll = async (request: Request): Promise<DeletedFaultsView> => ({ deleted: await faults.deleteAll(keyScopeOf(request)) });
 
     const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
     const tags = [API_TAG, GROUP_FAULTS];
-    const errors = (more: Record<number, readonly ('NOT_FOUND' | 'VALIDATION_ERROR')[]> = {}) =>
+    const errors = (more: Record<number, readonly ('FORBIDDEN' | 'NOT_FOUND' | 'VALIDATION_ERROR')[]> = {}) =>
         errorResponses({ ...more, 401: ['UNAUTHORIZED'], ...SERVER_ERRORS });
 
     return [
@@ -64,7 +72,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags,
                 description: 'Create a fault rule: the SMTP listener misbehaves on purpose',
-                notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted.',
+                notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted. A read-only key is 403; a key with an inbox prefix must name a `match.inbox` inside it (else 403). Errors take precedence in this order: 401, VALIDATION_ERROR, 403.',
                 validate: { payload: faultRuleInputSchema },
                 plugins: {
                     ...routeAccess({ access: 'change' }),
@@ -73,7 +81,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                         security: BEARER_SECURITY,
                         responses: {
                             201: { description: 'The rule, with its id and remaining uses', schema: faultRuleSchema },
-                            ...errors({ 400: ['VALIDATION_ERROR'] })
+                            ...errors({ 400: ['VALIDATION_ERROR'], 403: ['FORBIDDEN'] })
                         }
                     }
                 }
@@ -87,6 +95,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags,
                 description: 'List the fault rules, oldest first',
+                notes: 'A key with an inbox prefix sees only the rules whose `match.inbox` lies inside it.',
                 plugins: { ...routeAccess({ access: 'read' }), 'hapi-swagger': { id: 'listFaults', security: BEARER_SECURITY, responses: { 200: { description: 'The rules', schema: faultListSchema }, ...errors() } } }
             },
             handler: list
@@ -98,8 +107,9 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags,
                 description: 'Delete one fault rule',
+                notes: 'A read-only key is 403; a rule a key with an inbox prefix does not see is 404, as one that does not exist.',
                 validate: { params: faultIdParams, failAction: () => { throw apiError(404, 'NOT_FOUND'); } },
-                plugins: { ...routeAccess({ access: 'change' }), 'hapi-swagger': { id: 'deleteFault', security: BEARER_SECURITY, responses: { 200: { description: 'Deleted', schema: deletedFaultSchema }, ...errors({ 404: ['NOT_FOUND'] }) } } }
+                plugins: { ...routeAccess({ access: 'change' }), 'hapi-swagger': { id: 'deleteFault', security: BEARER_SECURITY, responses: { 200: { description: 'Deleted', schema: deletedFaultSchema }, ...errors({ 403: ['FORBIDDEN'], 404: ['NOT_FOUND'] }) } } }
             },
             handler: remove
         },
@@ -110,7 +120,8 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags,
                 description: 'Delete every fault rule',
-                plugins: { ...routeAccess({ access: 'change' }), 'hapi-swagger': { id: 'deleteFaults', security: BEARER_SECURITY, responses: { 200: { description: 'How many rules were deleted', schema: deletedFaultsSchema }, ...errors() } } }
+                notes: 'A read-only key is 403; a key with an inbox prefix deletes only the rules it sees (`match.inbox` inside its prefix).',
+                plugins: { ...routeAccess({ access: 'change' }), 'hapi-swagger': { id: 'deleteFaults', security: BEARER_SECURITY, responses: { 200: { description: 'How many rules were deleted', schema: deletedFaultsSchema }, ...errors({ 403: ['FORBIDDEN'] }) } } }
             },
             handler: removeAll
         }

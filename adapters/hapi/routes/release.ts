@@ -1,12 +1,12 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { isInboxCaptureError } from '../../../lib/errors';
+import { InboxCaptureError, isInboxCaptureError } from '../../../lib/errors';
 import { relayEmail, type Relay } from '../../../lib/relay/relay';
 import { errorResponses, releasedSchema, SERVER_ERRORS } from '../api-schemas';
 import type { ReleasedView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
-import { routeAccess } from '../route-access';
+import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
 import { messageIdParams, paramsFailAction } from './emails';
 
@@ -20,11 +20,16 @@ export const releaseRequestSchema = Joi.object({
         .example(['alice@example.org'])
 }).allow(null).label('ReleaseRequest');
 
-// A path no email can have is NOT_FOUND, as on every single-email route; a bad body is VALIDATION_ERROR.
+// A path no email can have is NOT_FOUND, as on every single-email route; a bad body is
+// VALIDATION_ERROR, an address of `to` the allow-list does not name RECIPIENT_NOT_ALLOWED.
 function releaseFailAction(_request: Request, _h: unknown, err?: Error): never {
-    const source = (err as { output?: { payload?: { validation?: { source?: string } } } } | undefined)?.output?.payload?.validation?.source;
-    if (source === 'params') {
+    const failure = err as { output?: { payload?: { validation?: { source?: string } } }; details?: Array<{ context?: { error?: unknown } }> } | undefined;
+    if (failure?.output?.payload?.validation?.source === 'params') {
         paramsFailAction();
+    }
+
+    if (isInboxCaptureError(failure?.details?.[0]?.context?.error, 'RECIPIENT_NOT_ALLOWED')) {
+        throw apiError(400, 'RECIPIENT_NOT_ALLOWED');
     }
 
     throw apiError(400, 'VALIDATION_ERROR');
@@ -34,21 +39,28 @@ function releaseFailAction(_request: Request, _h: unknown, err?: Error): never {
 export function releaseRoutes(context: RouteContext, relayOf: () => Relay | undefined): ServerRoute[] {
     const { capture } = context;
 
+    // The addresses the request names are checked with the body, so a refused one is a 400
+    // before a read-only key's 403 and before the email is looked for (docs/api.md, "Release");
+    // the email's own recipient, the default, once it is found. The relay is started with the
+    // service, after the routes are registered: without one there is no allow-list yet.
+    const payload = releaseRequestSchema.custom((value: { to?: string[] }) => {
+        const allow = relayOf()?.allow;
+        if (allow && value.to && !value.to.every((address) => allow.allows(address))) {
+            throw new InboxCaptureError('RECIPIENT_NOT_ALLOWED', 'release: the allow-list does not name every address of `to`');
+        }
+
+        return value;
+    });
+
     const release = async (request: Request): Promise<ReleasedView> => {
-        // Started with the service, after the routes are registered.
         const relay = relayOf();
         if (!relay) {
             throw apiError(409, 'RELAY_NOT_CONFIGURED');
         }
 
-        // Addresses the request names are checked before the email is looked for (400 before 404);
-        // the email's own recipient, the default, once it is found.
         const asked = (request.payload as { to?: string[] } | null)?.to;
-        if (asked && !asked.every((address) => relay.allow.allows(address))) {
-            throw apiError(400, 'RECIPIENT_NOT_ALLOWED');
-        }
-
-        const record = await capture.getEmail(request.params.messageId as string);
+        // An email of an inbox outside the key's prefix is answered as one that does not exist.
+        const record = await capture.getEmail(request.params.messageId as string, keyScopeOf(request));
         if (!record) {
             throw apiError(404, 'NOT_FOUND');
         }
@@ -79,8 +91,8 @@ export function releaseRoutes(context: RouteContext, relayOf: () => Relay | unde
             auth: { strategy: AUTH_STRATEGY, mode: 'required' },
             tags: [API_TAG, GROUP_EMAILS],
             description: 'Release one email to the configured relay, byte for byte',
-            notes: 'Sends the stored raw message to the relay (INBOX_CAPTURE_RELAY_URL) with the email\'s sender as MAIL FROM and `to` (default: its recipient) as the envelope recipients; nothing is sent unless the allow-list names every one. Errors take precedence in this order: 401, VALIDATION_ERROR, RELAY_NOT_CONFIGURED, RECIPIENT_NOT_ALLOWED for the addresses of `to`, NOT_FOUND, RECIPIENT_NOT_ALLOWED for the email\'s recipient, RELAY_FAILED.',
-            validate: { params: messageIdParams, payload: releaseRequestSchema, failAction: releaseFailAction },
+            notes: 'Sends the stored raw message to the relay (INBOX_CAPTURE_RELAY_URL) with the email\'s sender as MAIL FROM and `to` (default: its recipient) as the envelope recipients; nothing is sent unless the allow-list names every one. Errors take precedence in this order: 401, VALIDATION_ERROR, RECIPIENT_NOT_ALLOWED for the addresses of `to`, 403 for a read-only key, RELAY_NOT_CONFIGURED, NOT_FOUND (an email outside the key\'s inbox prefix too), RECIPIENT_NOT_ALLOWED for the email\'s recipient, RELAY_FAILED.',
+            validate: { params: messageIdParams, payload, failAction: releaseFailAction },
             plugins: {
                 ...routeAccess({ access: 'change' }),
                 'hapi-swagger': {
@@ -88,7 +100,7 @@ export function releaseRoutes(context: RouteContext, relayOf: () => Relay | unde
                     security: BEARER_SECURITY,
                     responses: {
                         200: { description: 'Sent: the relay accepted it for these recipients', schema: releasedSchema },
-                        ...errorResponses({ 400: ['VALIDATION_ERROR', 'RECIPIENT_NOT_ALLOWED'], 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'], 409: ['RELAY_NOT_CONFIGURED'], 502: ['RELAY_FAILED'], ...SERVER_ERRORS })
+                        ...errorResponses({ 400: ['VALIDATION_ERROR', 'RECIPIENT_NOT_ALLOWED'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND'], 409: ['RELAY_NOT_CONFIGURED'], 502: ['RELAY_FAILED'], ...SERVER_ERRORS })
                     }
                 }
             }

@@ -6,6 +6,7 @@ import { AUTH_STRATEGY } from '../../../adapters/hapi/auth-scheme';
 import { assertAccessDeclared } from '../../../adapters/hapi/route-access';
 import { buildMail } from '../../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
+import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -21,12 +22,16 @@ type Kind = typeof KINDS[number];
 /** The prefix of the prefix-scoped keys. */
 const PREFIX = 'team-a-';
 
-/** Fresh mail for one request: an email inside the prefix and one outside, each with an attachment. */
+/**
+ * Fresh mail for one request: an email inside the prefix and one outside, each with an
+ * attachment; and the only two fault rules, one on an inbox inside the prefix, one outside.
+ */
 interface Fixture {
     inside: { id: string; inbox: string };
     outside: { id: string; inbox: string };
     /** A signed link to the inside email's raw message, made with the full key. */
     blobLink: string;
+    faults: { inside: string; outside: string };
 }
 
 interface Case {
@@ -35,6 +40,8 @@ interface Case {
     status: Record<Kind, number>;
     /** Further checks of a successful answer. */
     check?(res: ServerInjectResponse, kind: Kind, f: Fixture): void;
+    /** The error code of a 400 answer. */
+    badRequest?: string;
 }
 
 const FILENAME = '0-note.txt';
@@ -82,6 +89,75 @@ const ROUTES: Record<string, Case[]> = {
     'GET /v1/emails/{messageId}/attachments/{filename}': [
         { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/attachments/${FILENAME}` }), status: anyKey(302) },
         { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/attachments/${FILENAME}` }), status: byKey(302, 404, 302, 404) }
+    ],
+    'POST /v1/emails/{messageId}/release': [
+        { name: 'an email inside the prefix', request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.inside.id)}/release` }), status: byKey(200, 200, 403, 403) },
+        { name: 'an email outside the prefix', request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.outside.id)}/release` }), status: byKey(200, 404, 403, 403) },
+        { name: 'an unknown email (403 before 404)', request: () => ({ method: 'POST', url: '/v1/emails/nobody%40x/release' }), status: byKey(404, 404, 403, 403) },
+        {
+            name: 'to an address the allow-list does not name (400 before 403)',
+            request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.inside.id)}/release`, payload: { to: ['someone@elsewhere.test'] } }),
+            status: anyKey(400),
+            badRequest: 'RECIPIENT_NOT_ALLOWED'
+        },
+        {
+            name: 'a malformed body (400 before 403)',
+            request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.inside.id)}/release`, payload: { to: 'nobody' } }),
+            status: anyKey(400),
+            badRequest: 'VALIDATION_ERROR'
+        }
+    ],
+    'POST /v1/faults': [
+        {
+            name: 'a rule on an inbox inside the prefix',
+            request: () => ({ method: 'POST', url: '/v1/faults', payload: { stage: 'rcpt', match: { inbox: `${PREFIX}flaky` }, reply: { code: 451 } } }),
+            status: byKey(201, 201, 403, 403)
+        },
+        {
+            name: 'a rule on an inbox outside the prefix',
+            request: () => ({ method: 'POST', url: '/v1/faults', payload: { stage: 'data', match: { inbox: 'other-flaky', sender: `${PREFIX}` }, reply: { code: 451 } } }),
+            status: byKey(201, 403, 403, 403)
+        },
+        {
+            name: 'a rule on every inbox (a recipient, not an inbox)',
+            request: () => ({ method: 'POST', url: '/v1/faults', payload: { stage: 'rcpt', match: { recipient: `${PREFIX}flaky@` }, reply: { code: 451 } } }),
+            status: byKey(201, 403, 403, 403)
+        },
+        { name: 'a connect rule (every session)', request: () => ({ method: 'POST', url: '/v1/faults', payload: { stage: 'connect', reply: { code: 421 } } }), status: byKey(201, 403, 403, 403) },
+        {
+            name: 'a malformed rule (400 before 403)',
+            request: () => ({ method: 'POST', url: '/v1/faults', payload: { stage: 'connect', match: { inbox: `${PREFIX}x` }, reply: { code: 421 } } }),
+            status: anyKey(400),
+            badRequest: 'VALIDATION_ERROR'
+        }
+    ],
+    'GET /v1/faults': [
+        {
+            name: 'the rules',
+            request: () => ({ url: '/v1/faults' }),
+            status: anyKey(200),
+            check(res, kind, f) {
+                const scoped = kind === 'prefix' || kind === 'prefixReadOnly';
+                // Sorted: two rules made in the same millisecond have no order of their own.
+                const ids = (res.result as { faults: Array<{ id: string }> }).faults.map((rule) => rule.id).sort();
+                expect(ids).to.equal(scoped ? [f.faults.inside] : [f.faults.inside, f.faults.outside].sort());
+            }
+        }
+    ],
+    'DELETE /v1/faults/{id}': [
+        { name: 'a rule inside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/faults/${f.faults.inside}` }), status: byKey(200, 200, 403, 403) },
+        { name: 'a rule outside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/faults/${f.faults.outside}` }), status: byKey(200, 404, 403, 403) },
+        { name: 'an unknown rule (403 before 404)', request: () => ({ method: 'DELETE', url: `/v1/faults/${'x'.repeat(100)}` }), status: byKey(404, 404, 403, 403) }
+    ],
+    'DELETE /v1/faults': [
+        {
+            name: 'every rule the key sees',
+            request: () => ({ method: 'DELETE', url: '/v1/faults' }),
+            status: byKey(200, 200, 403, 403),
+            check(res, kind) {
+                expect(res.result).to.equal({ deleted: kind === 'prefix' ? 1 : 2 });
+            }
+        }
     ],
     'GET /v1/blobs/{key}': [
         // The signed link is the credential: scope was decided when the link was made (by /raw above).
@@ -151,10 +227,13 @@ const ROUTES: Record<string, Case[]> = {
 describe('route access', () => {
 
     let p: ProvisionedServer;
+    let sink: SmtpSink;
     const keys: Record<Kind, Record<string, string>> = { none: {}, full: {}, prefix: {}, readOnly: {}, prefixReadOnly: {} };
 
     before(async () => {
-        p = await provisionServer();
+        // A relay that takes the fixture's mail, so a release shows its scope decision, not a 409.
+        sink = await startSmtpSink();
+        p = await provisionServer({ plugin: { relay: { url: sink.url(), allow: ['*@x.test'] } } });
         const { capture } = p.api;
         const scopes: Record<Exclude<Kind, 'none'>, { inboxPrefix?: string; readOnly?: boolean }> = {
             full: {},
@@ -168,7 +247,8 @@ describe('route access', () => {
     });
 
     after(async () => {
-        await p.cleanup();
+        await p?.cleanup();
+        await sink?.close();
     });
 
     const fixture = async (): Promise<Fixture> => {
@@ -176,10 +256,15 @@ describe('route access', () => {
         const [inside] = await p.api.ingestForApi(buildMail({ to: `${PREFIX}${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'inside' }] }));
         const [outside] = await p.api.ingestForApi(buildMail({ to: `other-${tag}@x.test`, attachments: [{ filename: 'note.txt', contentType: 'text/plain', content: 'outside' }] }));
         const raw = await p.server.inject({ url: `/v1/emails/${enc(inside!.messageId)}/raw`, headers: keys.full });
+        const { faults } = p.api.capture;
+        await faults.deleteAll();
+        const insideRule = await faults.create({ stage: 'rcpt', match: { inbox: `${PREFIX}${tag}` }, reply: { code: 451 } });
+        const outsideRule = await faults.create({ stage: 'rcpt', match: { inbox: `other-${tag}` }, reply: { code: 451 } });
         return {
             inside: { id: inside!.messageId, inbox: inside!.inbox },
             outside: { id: outside!.messageId, inbox: outside!.inbox },
-            blobLink: raw.headers.location as string
+            blobLink: raw.headers.location as string,
+            faults: { inside: insideRule.id, outside: outsideRule.id }
         };
     };
 
@@ -203,6 +288,10 @@ describe('route access', () => {
 
                         if (res.statusCode === 403) {
                             expect(res.result).to.equal({ error: 'FORBIDDEN' });
+                        }
+
+                        if (res.statusCode === 400 && test.badRequest) {
+                            expect(res.result, kind).to.equal({ error: test.badRequest });
                         }
 
                         if (res.statusCode < 300) {

@@ -49,5 +49,23 @@ describe('lib/faults/faults', () => {
             expect(await faults.take('rcpt', { sender: 'a@b.test', recipients: ['x@example.test'] })).to.include({ reply: { code: 451, message: 'Fault injected by inbox-capture' } });
             await faults.deleteAll();
         });
+
+        it('a scope with an inbox prefix reaches only the rules limited to an inbox inside it', async () => {
+            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 1_000 });
+            const mine = await faults.create({ stage: 'rcpt', match: { inbox: 'team-a-signup' }, reply: { code: 451 } });
+            const theirs = await faults.create({ stage: 'rcpt', match: { inbox: 'team-b-signup' }, reply: { code: 451 } });
+            const everyone = await faults.create({ stage: 'data', match: { recipient: 'team-a-' }, reply: { code: 550 } });
+            const scope = { inboxPrefix: 'team-a-' };
+
+            expect((await faults.list(scope)).map((r) => r.id)).to.equal([mine.id]);
+            expect((await faults.list()).length).to.equal(3);
+            expect(await faults.delete(theirs.id, scope)).to.be.false();
+            expect(await faults.delete(everyone.id, scope)).to.be.false();
+            expect(await faults.deleteAll(scope)).to.equal(1);
+            expect(await faults.deleteAll(scope)).to.equal(0);
+            expect((await faults.list()).map((r) => r.id).sort()).to.equal([theirs.id, everyone.id].sort());
+            expect(await faults.delete(theirs.id, { inboxPrefix: null })).to.be.true();
+            expect(await faults.deleteAll()).to.equal(1);
+        });
     });
 });

@@ -82,6 +82,39 @@ describe('routes/faults', () => {
         }
     });
 
+    it('a key with an inbox prefix makes, lists and deletes only rules on inboxes inside it; a read-only key changes nothing', async () => {
+        const scoped = { authorization: `Bearer ${await p.api.capture.createKey('faults-team-a', { inboxPrefix: 'team-a-' })}` };
+        const readOnly = { authorization: `Bearer ${await p.api.capture.createKey('faults-read-only', { readOnly: true })}` };
+        const theirs = (await post({ stage: 'rcpt', match: { inbox: 'team-b-signup' }, reply: { code: 451 } })).result as { id: string };
+
+        const made = await p.server.inject({ method: 'POST', url: '/v1/faults', headers: scoped, payload: { stage: 'rcpt', match: { inbox: 'team-a-signup' }, reply: { code: 451 } } });
+        expect(made.statusCode).to.equal(201);
+        const mine = made.result as { id: string };
+        for (const payload of [
+            { stage: 'rcpt', match: { inbox: 'team-b-signup' }, reply: { code: 451 } },
+            { stage: 'data', match: { recipient: 'team-a-signup@' }, reply: { code: 550 } },
+            { stage: 'mail', match: { sender: 'app@' }, reply: { code: 421 } },
+            { stage: 'connect', reply: { code: 421 } }
+        ]) {
+            const refused = await p.server.inject({ method: 'POST', url: '/v1/faults', headers: scoped, payload });
+            expect(refused.statusCode, JSON.stringify(payload)).to.equal(403);
+            expect(JSON.parse(refused.payload)).to.equal({ error: 'FORBIDDEN' });
+        }
+
+        const listed = await p.server.inject({ url: '/v1/faults', headers: scoped });
+        expect((listed.result as { faults: { id: string }[] }).faults.map((f) => f.id)).to.equal([mine.id]);
+        expect((await p.server.inject({ method: 'DELETE', url: `/v1/faults/${theirs.id}`, headers: scoped })).statusCode).to.equal(404);
+
+        for (const [method, url, payload] of [['POST', '/v1/faults', { stage: 'rcpt', reply: { code: 451 } }], ['DELETE', '/v1/faults', undefined], ['DELETE', `/v1/faults/${mine.id}`, undefined]] as const) {
+            const refused = await p.server.inject({ method, url, headers: readOnly, payload });
+            expect(refused.statusCode, `${method} ${url}`).to.equal(403);
+        }
+
+        expect((await p.server.inject({ url: '/v1/faults', headers: readOnly })).statusCode).to.equal(200);
+        expect((await p.server.inject({ method: 'DELETE', url: '/v1/faults', headers: scoped })).result).to.equal({ deleted: 1 });
+        expect((await p.api.capture.faults.list()).map((f) => f.id)).to.equal([theirs.id]);
+    });
+
     it('is in the OpenAPI document with operation ids that name what they do', async () => {
         const doc = JSON.parse((await p.server.inject('/openapi.json')).payload) as { paths: Record<string, Record<string, { operationId: string }>> };
         expect(doc.paths['/v1/faults']!.post!.operationId).to.equal('createFault');
