@@ -219,7 +219,7 @@ describe('ingest', () => {
             expect({ ...copy!, messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined }).to.equal({
                 messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined,
                 inbox: 'envelope', recipient: 'envelope@example.com', sender: 'bounce@sender.test',
-                subject: '', body: '', htmlBody: '', rawSize: raw.length, attachments: [], links: [], codes: []
+                subject: '', body: '', htmlBody: '', rawSize: raw.length, rawSha256: createHash('sha256').update(raw).digest('hex'), attachments: [], links: [], codes: []
             });
             expect(copy!.sourceId).to.equal(copy!.messageId);
             expect(await p.readBlob(copy!.rawKey)).to.equal(raw);

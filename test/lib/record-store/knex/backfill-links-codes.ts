@@ -48,13 +48,14 @@ function oldEmail(i: number): { fields: { subject: string; body: string; htmlBod
     }
 }
 
-/** Writes a row as a version before links and codes did: every column but those two. */
+/** Writes a row as a version before links and codes did: every column but those two (and the raw digest, which came later). */
 async function insertOldRow(knex: Knex, inbox: string, i: number): Promise<string> {
     const record: EmailRecord = { messageId: '', ...draft(inbox, i, oldEmail(i).fields) };
     record.messageId = record.sourceId;
     const row = toInsertRow({ record, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
     delete row.links;
     delete row.codes;
+    delete row.raw_sha256;
     await knex('emails').insert(row);
     return record.messageId;
 }
