@@ -5,7 +5,7 @@
  * rule is set) and `take()` only when it answers true.
  */
 
-import { randomUUID } from 'node:crypto';
+import { nextFaultId } from './fault-id';
 import { InboxCaptureError } from '../errors';
 import type { InboxFromAddress } from '../ingest/recipients';
 import type { RecordStore } from '../record-store/record-store';
@@ -135,7 +135,8 @@ export function createFaults(options: FaultsOptions): Faults {
                 throw new InboxCaptureError('INVALID_INPUT', `fault rule: at most ${MAX_FAULT_RULES} rules are kept`);
             }
 
-            const rule = toFaultRule(input, randomUUID(), Date.now());
+            const { id, createdAt } = nextFaultId();
+            const rule = toFaultRule(input, id, createdAt);
             await faultStore.saveFaultRule(rule);
             invalidate();
             return rule;

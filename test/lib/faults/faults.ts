@@ -50,6 +50,20 @@ describe('lib/faults/faults', () => {
             await faults.deleteAll();
         });
 
+        it('gives rules time-ordered ids, so rules made in one millisecond list (and win a match) in the order they were made', async () => {
+            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 1_000 });
+            await Promise.all(Array.from({ length: 100 }, (_, i) => faults.create({ stage: 'rcpt', match: { inbox: `order-${i}` }, reply: { code: 451 } })));
+            const listed = await faults.list();
+            expect(listed.length).to.equal(100);
+            for (const rule of listed) {
+                // The id carries the rule's millisecond (lib/faults/fault-id.ts): the list's order by (createdAt, id) is the ids' own.
+                expect(parseInt(rule.id.replace(/-/g, '').slice(0, 12), 16)).to.equal(rule.createdAt);
+            }
+
+            expect(listed.map((r) => r.id)).to.equal(listed.map((r) => r.id).sort());
+            expect(await faults.deleteAll()).to.equal(100);
+        });
+
         it('a scope with an inbox prefix reaches only the rules limited to an inbox inside it', async () => {
             const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 1_000 });
             const mine = await faults.create({ stage: 'rcpt', match: { inbox: 'team-a-signup' }, reply: { code: 451 } });
