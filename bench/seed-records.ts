@@ -3,6 +3,9 @@ import { sha256Hex } from '../lib/ingest/ids';
 import { linksAndCodesOf } from '../lib/extract/links-and-codes';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { toInsertRow } from '../lib/record-store/knex/rows';
+import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../lib/record-store/knex/search-index';
+import { htmlToPlainText } from '../lib/extract/html-text';
+import { searchTextOf } from '../lib/extract/search-text';
 import type { EmailRecord } from '../lib/types';
 
 /**
@@ -70,6 +73,7 @@ export function seedRecord(i: number, inboxes?: number): EmailRecord {
         sourceId: messageId,
         inbox,
         sender: `user${j % SEED_SHAPE.senders}@sender${j % 7}.example`,
+        senderName: '',
         recipient: `${inbox}@bench.test`,
         subject,
         body,
@@ -78,13 +82,15 @@ export function seedRecord(i: number, inboxes?: number): EmailRecord {
         rawKey: `${prefix}/raw.eml`,
         rawSize: 1500,
         attachments: hasAttachment ? [{ filename: '0-report.pdf', contentType: 'application/pdf', size: 52_000, blobKey: `${prefix}/att/0` }] : [],
-        ...linksAndCodesOf({ subject, body, htmlBody })
+        ...linksAndCodesOf({ subject, body, htmlBody }),
+        tags: []
     };
 }
 
-/** The row saveEmails() would write for a record. */
-function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
-    return { seq, ...toInsertRow({ record: r, sourceHash: sha256Hex(r.sourceId), messageHash: sha256Hex(r.messageId) }) };
+/** The row saveEmails() would write for a record (its searched text as ingest folds it). */
+export function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
+    const searchText = searchTextOf(r.body, r.htmlBody.length > 0 ? htmlToPlainText(r.htmlBody) : '');
+    return { seq, ...toInsertRow({ record: r, searchText, sourceHash: sha256Hex(r.sourceId), messageHash: sha256Hex(r.messageId) }) };
 }
 
 /**
@@ -100,6 +106,7 @@ export async function seedRecords(store: RecordStore, knex: Knex, count: number,
     }
 
     const pg = knex.client.config.client === 'pg';
+    const indexed = !pg && await hasSqliteSearchIndex(knex);
     for (let start = 0; start < count;) {
         await knex.transaction(async (trx) => {
             for (let s = 0; s < INSERTS_PER_TRANSACTION && start < count; s++) {
@@ -116,6 +123,11 @@ export async function seedRecords(store: RecordStore, knex: Knex, count: number,
 
                 await trx('emails').insert(emails);
                 await trx('email_blobs').insert(blobs);
+                if (indexed) {
+                    // What the save path adds to SQLite's search index for the rows it writes.
+                    await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM emails WHERE seq > ? AND seq <= ?`, [start, end]);
+                }
+
                 start = end;
             }
         });

@@ -1,3 +1,5 @@
+import type { SearchTerm } from './search/search-query';
+
 /** Attachment metadata as stored: the blob key never leaves the process. */
 export interface StoredAttachment {
     /** `<index>-<safe name>`, unique within its email. */
@@ -7,6 +9,8 @@ export interface StoredAttachment {
     size: number;
     /** Blob-store key, generated from our ids only. */
     blobKey: string;
+    /** The part's Content-ID without angle brackets (an inline image's `cid:`); absent when it has none. */
+    contentId?: string;
 }
 
 /** A link of an email (EXTENSIONS §1): an anchor of the HTML body or a bare URL of the text body. */
@@ -25,6 +29,8 @@ export interface EmailRecord {
     sourceId: string;
     inbox: string;
     sender: string;
+    /** The display name of the first `From` mailbox, decoded; `''` when it gives none. */
+    senderName: string;
     recipient: string;
     subject: string;
     body: string;
@@ -39,13 +45,21 @@ export interface EmailRecord {
     links: Link[];
     /** Candidate one-time codes of the subject, then the body, at most 10 (codes.ts). */
     codes: string[];
+    /** At most 20 lowercase tags (lib/search/tags.ts): from `X-Tags` at ingest, replaced by setTags(). */
+    tags: string[];
 }
 
 /**
  * A copy before the record store gave it its `messageId`. `links` and `codes`, when
  * absent, are worked out from the subject and bodies by the store.
  */
-export type EmailDraft = Omit<EmailRecord, 'messageId' | 'links' | 'codes'> & Partial<Pick<EmailRecord, 'links' | 'codes'>>;
+export type EmailDraft = Omit<EmailRecord, 'messageId' | 'links' | 'codes'> & Partial<Pick<EmailRecord, 'links' | 'codes'>> & {
+    /**
+     * What `body:` searches: the text body and the HTML's text, folded (searchTextOf(),
+     * extract/search-text.ts), worked out once at ingest. Stored beside the record, never part of it.
+     */
+    searchText: string;
+};
 
 /** Position after which a page starts (keyset pagination). */
 export interface CursorPosition {
@@ -67,6 +81,8 @@ export interface ListQuery {
     /** Exclusive upper bound, Unix ms. */
     receivedBefore?: number;
     hasAttachments?: boolean;
+    /** The terms of a search (`q`, lib/search/parse-query.ts), all of which must match. */
+    q?: SearchTerm[];
     /**
      * Byte budget of the page: emails are taken while the UTF-8 bytes of their stored text
      * (bodies, subject, attachment and link lists) add up to at most this; the first is always

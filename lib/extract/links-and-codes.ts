@@ -19,7 +19,7 @@ export function linksAndCodesOf(fields: { subject: string; body: string; htmlBod
 }
 
 /** The draft with its links and codes: kept when given, worked out when absent. */
-export function completeDraft(draft: EmailDraft): Omit<EmailRecord, 'messageId'> {
+export function completeDraft(draft: Omit<EmailDraft, 'searchText'>): Omit<EmailRecord, 'messageId'> {
     if (draft.links !== undefined && draft.codes !== undefined) {
         return { ...draft, links: draft.links, codes: draft.codes };
     }

@@ -8,6 +8,7 @@ import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeWritten, storeBlob, type IngestBlo
 import type { Notifier } from '../long-poll/notifier';
 import { bodyText, parseMessage, type ParsedMessage } from '../mime/parse';
 import { linksAndCodesInSlices } from '../extract/links-and-codes';
+import { searchTextOf } from '../extract/search-text';
 import { budgetSpent, sharedMessageBudget, type MessageBudget, type MessageReservation } from '../service/message-budget';
 import { readBounded } from './read-bounded';
 import { defaultInboxFromAddress, isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
@@ -208,6 +209,8 @@ async function writeCopies(
     // Once per message, shared by its copies: they have the same subject and bodies. The
     // parse worker finds them off the event loop; a message parsed here is searched in slices.
     const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject: parsed.subject, body, htmlBody: parsed.html });
+    // Folded once too, for every copy: what `body:` searches (docs/api.md, "Search").
+    const searchText = parsed.searchText ?? searchTextOf(body, parsed.textFromHtml);
 
     // One raw blob and one blob per attachment, whatever the number of copies: every
     // copy references the same keys (a delete removes only what no copy still uses).
@@ -218,7 +221,12 @@ async function writeCopies(
     for (const [index, attachment] of parsed.attachments.entries()) {
         const blobKey = `${prefix}/att/${index}`;
         await storeBlob(options, blobs, blobKey, attachment.content, attachment.contentType, log);
-        attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
+        const stored: StoredAttachment = { filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey };
+        if (attachment.contentId !== undefined) {
+            stored.contentId = attachment.contentId;
+        }
+
+        attachments.push(stored);
     }
 
     const drafts: EmailDraft[] = [];
@@ -227,6 +235,7 @@ async function writeCopies(
             sourceId,
             inbox,
             sender,
+            senderName: parsed.fromName,
             recipient,
             subject: parsed.subject,
             body,
@@ -236,7 +245,9 @@ async function writeCopies(
             rawSize: bytes.length,
             attachments,
             links,
-            codes
+            codes,
+            tags: parsed.tags,
+            searchText
         });
     }
 

@@ -1,6 +1,6 @@
 /**
  * The parse pool's worker (parse-pool.ts): parses one raw message at a time with
- * parse.ts, finds its links and codes, and posts the result back, attachment contents
+ * parse.ts, finds its links and codes and folds its searched text, and posts the result back, attachment contents
  * transferred, not copied. Off the main thread, mailparser's whole-part decoding of a
  * long text (one string built in one step) and the search of it no longer stall the
  * service's event loop.
@@ -8,6 +8,7 @@
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { linksAndCodesOf } from '../extract/links-and-codes';
+import { searchTextOf } from '../extract/search-text';
 import { bodyText, parseMessage } from './parse';
 import type { ParseRequest, ParseReply } from './parse-pool';
 
@@ -41,7 +42,8 @@ async function answer({ id, raw }: ParseRequest): Promise<void> {
     const error = parsed.error ? { name: parsed.error.name, message: parsed.error.message } : undefined;
     // Here too, so a long body's search for links and codes leaves the event loop alone.
     const linksAndCodes = linksAndCodesOf({ subject: parsed.subject, body: bodyText(parsed), htmlBody: parsed.html });
-    const reply: ParseReply = { id, parsed: { ...parsed, attachments, error, linksAndCodes } };
+    const searchText = searchTextOf(bodyText(parsed), parsed.textFromHtml);
+    const reply: ParseReply = { id, parsed: { ...parsed, attachments, error, linksAndCodes, searchText } };
     port?.postMessage(reply, transfer);
 }
 

@@ -31,6 +31,7 @@
 import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
 import { htmlToPlainText } from '../extract/html-text';
 import type { LinksAndCodes } from '../extract/links-and-codes';
+import { tagsFromHeaders } from '../search/tags';
 
 /** One attachment part, decoded, in message order. */
 export interface ParsedAttachment {
@@ -57,6 +58,10 @@ export interface ParsedMessage {
     messageId: string | undefined;
     /** Bare address of the first `From` mailbox; undefined when there is none. */
     from: string | undefined;
+    /** Display name of that mailbox, decoded, on one line; `''` when it has none. */
+    fromName: string;
+    /** Tags of the `X-Tags` header fields (lib/search/tags.ts): comma-separated, invalid ones dropped. */
+    tags: string[];
     /** Addresses of the `To` headers, in order (groups flattened). */
     to: string[];
     /** Addresses of the `Cc` headers, in order (groups flattened). */
@@ -67,7 +72,10 @@ export interface ParsedMessage {
     text: string;
     /** The HTML content exactly as sent (`cid:` links kept); `""` when none. */
     html: string;
-    /** Plain text derived from `html` when `text` is empty (only then: it costs a pass over the HTML); else `""`. */
+    /**
+     * Plain text derived from `html` (`""` when none): the body of a message without a text
+     * part, and what `body:` searches besides the text part.
+     */
     textFromHtml: string;
     attachments: ParsedAttachment[];
     /**
@@ -76,6 +84,8 @@ export interface ParsedMessage {
      * the caller finds them.
      */
     linksAndCodes?: LinksAndCodes;
+    /** The folded text `body:` searches (searchTextOf()), when the parser worked it out too (the worker does); absent: the caller does. */
+    searchText?: string;
     /** The failure mailparser reported, when it stopped early; the fields above hold what it read before. */
     error?: Error;
 }
@@ -104,6 +114,8 @@ export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
     const result: ParsedMessage = {
         messageId: undefined,
         from: undefined,
+        fromName: '',
+        tags: [],
         to: [],
         cc: [],
         subject: '',
@@ -135,9 +147,7 @@ export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 
             // A slot still empty is an attachment the parser stopped inside of.
             result.attachments = slots.filter((a): a is ParsedAttachment => a !== null);
-            if (result.text.length === 0) {
-                result.textFromHtml = deriveText(result.html);
-            }
+            result.textFromHtml = deriveText(result.html);
 
             resolve(result);
         };
@@ -207,9 +217,13 @@ function readHeaders(headers: Headers, result: ParsedMessage): void {
         result.subject = subject.replace(LINE_BREAK, ' ');
     }
 
-    result.from = addresses(headers.get('from'))[0];
+    const from = mailboxes(headers.get('from'))[0];
+    result.from = from?.address;
+    result.fromName = from?.name.replace(LINE_BREAK, ' ').trim() ?? '';
     result.to = addresses(headers.get('to'));
     result.cc = addresses(headers.get('cc'));
+    const tags = headers.get('x-tags');
+    result.tags = tagsFromHeaders((Array.isArray(tags) ? tags : [tags]).filter((t): t is string => typeof t === 'string'));
 }
 
 /** `<abc@x>` → `abc@x`: trimmed, one pair of angle brackets removed; undefined when nothing is left. */
@@ -229,7 +243,12 @@ export function bareMessageId(value: string): string | undefined {
 
 /** The bare addresses of an address header (one or several header lines), groups flattened, empties dropped. */
 function addresses(value: unknown): string[] {
-    const out: string[] = [];
+    return mailboxes(value).map((m) => m.address);
+}
+
+/** The mailboxes (bare address, display name) of an address header, in order, groups flattened. */
+function mailboxes(value: unknown): Array<{ address: string; name: string }> {
+    const out: Array<{ address: string; name: string }> = [];
     const objects = (Array.isArray(value) ? value : [value]) as Array<AddressObject | undefined>;
     for (const object of objects) {
         if (object && Array.isArray(object.value)) {
@@ -240,13 +259,13 @@ function addresses(value: unknown): string[] {
     return out;
 }
 
-function collect(list: EmailAddress[], out: string[]): void {
+function collect(list: EmailAddress[], out: Array<{ address: string; name: string }>): void {
     // Groups nest one level in practice (RFC 5322 forbids deeper); a loop over a stack keeps any depth safe.
     const stack = [...list].reverse();
     while (stack.length > 0) {
         const entry = stack.pop() as EmailAddress;
         if (typeof entry.address === 'string' && entry.address.trim().length > 0) {
-            out.push(entry.address.trim());
+            out.push({ address: entry.address.trim(), name: typeof entry.name === 'string' ? entry.name : '' });
         }
 
         if (Array.isArray(entry.group)) {

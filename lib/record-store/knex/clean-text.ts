@@ -1,6 +1,7 @@
 /** Text as both backends can store it and read back unchanged. */
 
 import { completeDraft } from '../../extract/links-and-codes';
+import { isValidTag, MAX_TAGS } from '../../search/tags';
 import type { EmailDraft, StoredAttachment } from '../../types';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -26,12 +27,14 @@ export function cleanDraft(given: EmailDraft, cleaned?: Map<StoredAttachment[], 
     const draft = completeDraft(given);
     let attachments = cleaned?.get(draft.attachments);
     if (!attachments) {
-        attachments = draft.attachments.map((a) => ({
-            filename: cleanText(a.filename),
-            contentType: cleanText(a.contentType),
-            size: a.size,
-            blobKey: a.blobKey
-        }));
+        attachments = draft.attachments.map((a) => {
+            const attachment: StoredAttachment = { filename: cleanText(a.filename), contentType: cleanText(a.contentType), size: a.size, blobKey: a.blobKey };
+            if (a.contentId !== undefined) {
+                attachment.contentId = cleanText(a.contentId);
+            }
+
+            return attachment;
+        });
         cleaned?.set(draft.attachments, attachments);
     }
 
@@ -39,6 +42,7 @@ export function cleanDraft(given: EmailDraft, cleaned?: Map<StoredAttachment[], 
         sourceId: cleanText(draft.sourceId),
         inbox: cleanText(draft.inbox),
         sender: cleanText(draft.sender),
+        senderName: cleanText(draft.senderName),
         recipient: cleanText(draft.recipient),
         subject: cleanText(draft.subject),
         body: cleanText(draft.body),
@@ -48,7 +52,10 @@ export function cleanDraft(given: EmailDraft, cleaned?: Map<StoredAttachment[], 
         rawSize: draft.rawSize,
         attachments,
         links: draft.links.map((l) => ({ href: cleanText(l.href), text: cleanText(l.text) })),
-        codes: draft.codes
+        codes: draft.codes,
+        // Tags are the store's to keep valid: a search names them exactly (lib/search/tags.ts).
+        tags: [...new Set(draft.tags)].filter(isValidTag).slice(0, MAX_TAGS),
+        searchText: cleanText(given.searchText)
     };
 }
 

@@ -10,11 +10,16 @@ import type { SqliteReader } from '../../sqlite/reader';
 import { sqliteWriteTurns } from '../../sqlite/write-turns';
 import type { ApiKeyInfo, EmailRecord, RecordPage, StoredAttachment } from '../../types';
 import { cleanDraft, cleanText } from './clean-text';
-import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
+import { countWithinBudget, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
 import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
 import { backfillLinksAndCodes } from './backfill-links-codes';
+import { backfillSearch } from './backfill-search';
+import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE } from './search-index';
+import { pageRows } from './search-page';
+import { candidateCondition, whereTerms } from './search-sql';
+import { isValidTag, MAX_TAGS } from '../../search/tags';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
 import { migrate } from './migration-source';
 import { watchNotifications } from './pg-listen';
@@ -119,9 +124,15 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const write = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
         retryTransient(() => serialize(() => knex.transaction(work)));
 
+    // SQLite: whether the database has the search index (an SQLite without FTS5 trigram has
+    // none); asked once, again after a migration. Postgres' planner finds its index itself.
+    let sqliteIndexed: boolean | undefined;
+    const sqliteSearchIndex = async (on: Knex): Promise<boolean> => sqliteIndexed ??= await hasSqliteSearchIndex(on);
+    const searchIndexed = async (): Promise<boolean> => pg || (sqliteIndexed ??= (await read(knex('sqlite_master').select('name').where({ type: 'table', name: SEARCH_INDEX_TABLE }))).length > 0);
+
     // The embedded file's saves run on a connection of their own with prepared statements.
     const batchWriter = sqliteFile === undefined ? undefined : openSqliteBatchWriter(sqliteFile, options.observeBatchWriter);
-    const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient });
+    const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient, sqliteSearchIndex });
 
     const batchSave = createBatcher<Delivery, SaveResult>({
         turns: sqliteTurns ?? createConcurrencyLimit(PG_BATCHES_IN_FLIGHT),
@@ -157,8 +168,11 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async migrate() {
             await migrate(knex);
-            // Emails stored by an earlier version get their links and codes before the store serves.
+            sqliteIndexed = undefined;
+            // Emails stored by an earlier version get their links and codes, and their searched
+            // texts (and index documents), before the store serves.
             await backfillLinksAndCodes(knex, { transaction: write });
+            await backfillSearch(knex, { transaction: write, sqliteSearchIndex: !pg && await sqliteSearchIndex(knex) });
         },
 
         async saveEmails(drafts, saveOptions) {
@@ -195,15 +209,16 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async listEmails(query) {
             assertPositiveInteger(query.limit, 'limit');
+            const indexed = query.q !== undefined && await searchIndexed();
             if (query.maxBytes === undefined) {
-                const rows = await read<PiecedRow>(emailPageQuery(knex, query, pg).select(emailColumns));
+                const rows = await pageRows<PiecedRow>(knex, query, pg, indexed, (q) => q.select(emailColumns), read);
                 return { records: await toRecords(rows.slice(0, query.limit)), hasMore: rows.length > query.limit } satisfies RecordPage;
             }
 
             // Sizes first, then only the rows that fit: a page of large emails never
             // loads more text than the budget (plus one email, when that alone is larger).
             assertPositiveInteger(query.maxBytes, 'maxBytes');
-            const sized = await read<SizedRow>(emailPageQuery(knex, query, pg).select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)));
+            const sized = await pageRows<SizedRow>(knex, query, pg, indexed, (q) => q.select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)), read);
             const count = countWithinBudget(sized.map((r) => toNumber(r.size)), query.limit, query.maxBytes);
             const seqs = sized.slice(0, count).map((r) => r.seq);
             const rows = seqs.length === 0 ? [] : await read<PiecedRow>(knex('emails').select(emailColumns).whereIn('seq', seqs));
@@ -241,11 +256,37 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             });
         },
 
-        async deleteInboxBatch(inbox, batchSize) {
+        async deleteInboxBatch(inbox, batchSize, q) {
             assertPositiveInteger(batchSize, 'batchSize');
             const cleanInbox = cleanText(inbox);
+            const candidates = q && await searchIndexed() ? candidateCondition(cleanInbox, q, pg) : null;
             // Oldest stored first; two bulk deletes on Postgres share the work (deleteSelected()).
-            return write((trx) => deleteSelected(trx, trx('emails').select(EMAIL_COLUMNS).where('inbox', cleanInbox).orderBy('seq', 'asc').limit(batchSize), pg));
+            return write((trx) => {
+                const select = trx('emails').select(EMAIL_COLUMNS).where('inbox', cleanInbox);
+                if (candidates) {
+                    select.whereRaw(candidates.sql, candidates.bindings);
+                }
+
+                return deleteSelected(trx, whereTerms(select, q ?? [], pg).orderBy('seq', 'asc').limit(batchSize), pg);
+            });
+        },
+
+        async setTags(messageId, tags) {
+            const hash = sha256Hex(cleanText(messageId));
+            const valid = [...new Set(tags)];
+            if (valid.length > MAX_TAGS || !valid.every(isValidTag)) {
+                throw new InboxCaptureError('INVALID_INPUT', `tags are at most ${MAX_TAGS} strings of a-z 0-9 . _ - of at most 32 characters`);
+            }
+
+            return write(async (trx) => {
+                const updated = await trx('emails').where('message_id_hash', hash).update({ tags: JSON.stringify(valid) });
+                if (updated === 0) {
+                    return null;
+                }
+
+                const row = await trx('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
+                return row ? toRecord(row) : null;
+            });
         },
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {

@@ -13,6 +13,7 @@ import * as shortMessageIds from './migrations/20261126000000_short_message_ids'
 import * as retentionIndex from './migrations/20261128000000_retention_index';
 import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
 import * as expiryIndex from './migrations/20261130000000_expiry_index';
+import * as search from './migrations/20261201000000_search';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -36,7 +37,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261126000000_short_message_ids': shortMessageIds,
     '20261128000000_retention_index': retentionIndex,
     '20261129000000_webhook_deliveries': webhookDeliveries,
-    '20261130000000_expiry_index': expiryIndex
+    '20261130000000_expiry_index': expiryIndex,
+    '20261201000000_search': search
 };
 
 /**

@@ -32,9 +32,11 @@ export interface StoredRow {
     sourceHash: string;
 }
 
-/** A record the batch inserts, with the digests its row stores. */
+/** A record the batch inserts, with the digests and the searched text its row stores. */
 export interface PlannedInsert {
     record: EmailRecord;
+    /** The draft's searchText: stored beside the record, never part of it. */
+    searchText: string;
     sourceHash: string;
     messageHash: string;
 }
@@ -116,8 +118,9 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
                 messageId = chosen.messageId;
             }
 
-            const record: EmailRecord = { messageId, ...completeDraft(draft) };
-            const insert: PendingInsert = { record, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
+            const { searchText, ...fields } = draft;
+            const record: EmailRecord = { messageId, ...completeDraft(fields) };
+            const insert: PendingInsert = { record, searchText, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
             inserts.push(insert);
             copies.set(key, { record, insert });
             held.set(insert.messageHash, true);
@@ -131,7 +134,7 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
         plan: {
             results,
             removed,
-            inserts: inserts.filter((i) => !i.superseded).map(({ record, sourceHash, messageHash }) => ({ record, sourceHash, messageHash }))
+            inserts: inserts.filter((i) => !i.superseded).map(({ record, searchText, sourceHash, messageHash }) => ({ record, searchText, sourceHash, messageHash }))
         }
     };
 }
@@ -184,5 +187,5 @@ function chooseId(draft: EmailDraft, single: boolean, held: ReadonlyMap<string, 
 
 // A replaced record goes to another caller than the one it was saved for: its own copy.
 function copyRecord(record: EmailRecord): EmailRecord {
-    return { ...record, attachments: record.attachments.map((a) => ({ ...a })), links: record.links.map((l) => ({ ...l })), codes: [...record.codes] };
+    return { ...record, attachments: record.attachments.map((a) => ({ ...a })), links: record.links.map((l) => ({ ...l })), codes: [...record.codes], tags: [...record.tags] };
 }

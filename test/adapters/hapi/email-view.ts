@@ -23,6 +23,8 @@ function record(overrides: Partial<EmailRecord> = {}): EmailRecord {
         attachments: [],
         links: [],
         codes: [],
+        tags: [],
+        senderName: '',
         ...overrides
     };
 }

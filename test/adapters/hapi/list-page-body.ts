@@ -10,7 +10,7 @@ const { describe, it } = exports.lab = Lab.script();
 function record(n: number, body: string): EmailRecord {
     return {
         messageId: `m${n}@x`, sourceId: `m${n}@x`, inbox: 'box', sender: 's@x', recipient: 'box@x', subject: `s${n}`,
-        body, htmlBody: '', receivedAt: 1_750_000_000_000 - n, rawKey: `k${n}`, rawSize: 1, attachments: [], links: [], codes: []
+        body, htmlBody: '', receivedAt: 1_750_000_000_000 - n, rawKey: `k${n}`, rawSize: 1, attachments: [], links: [], codes: [], tags: [], senderName: ''
     };
 }
 

@@ -119,6 +119,7 @@ describe('ingest', () => {
                 sourceId: 'plain-1@example.com',
                 inbox: 'inbox',
                 sender: 'sender@example.com',
+                senderName: 'Sender Name',
                 recipient: 'inbox@example.com',
                 subject: 'Plain text',
                 body: 'Hello,\nthis is the plain text body.\n',
@@ -128,7 +129,8 @@ describe('ingest', () => {
                 rawKey: copies[0].rawKey,
                 rawSize: raw.length,
                 links: [],
-                codes: []
+                codes: [],
+                tags: []
             }]);
 
             const stored = await p.recordStore.getEmail('plain-1@example.com');
@@ -263,7 +265,7 @@ describe('ingest', () => {
             const prefix = copy.rawKey.slice(0, -'/raw.eml'.length);
 
             expect(copy.attachments).to.equal([
-                { filename: '0-logo.png', contentType: 'image/png', size: PNG.length, blobKey: `${prefix}/att/0` },
+                { filename: '0-logo.png', contentType: 'image/png', size: PNG.length, blobKey: `${prefix}/att/0`, contentId: 'logo@example.com' },
                 { filename: '1-report.pdf', contentType: 'application/pdf', size: 77, blobKey: `${prefix}/att/1` },
                 { filename: '2-attachment.bin', contentType: 'application/octet-stream', size: 256, blobKey: `${prefix}/att/2` }
             ]);
@@ -809,7 +811,7 @@ describe('ingest', () => {
             const copies = await p.ingest(await fixture('recipients.eml'));
             expect(copies).to.have.length(6);
             for (const copy of copies) {
-                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSize', 'receivedAt', 'recipient', 'sender', 'sourceId', 'subject']);
+                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSize', 'receivedAt', 'recipient', 'sender', 'senderName', 'sourceId', 'subject', 'tags']);
                 expect(await p.recordStore.getEmail(copy.messageId)).to.equal(copy);
             }
         });

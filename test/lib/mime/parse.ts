@@ -32,11 +32,34 @@ describe('parse', () => {
             expect(parsed.error).to.not.exist();
         });
 
-        it('takes both parts of multipart/alternative and derives nothing', async () => {
+        it('takes both parts of multipart/alternative, and the HTML\'s text for search', async () => {
             const parsed = await parseMessage(fixture('alternative.eml'));
             expect(parsed.text).to.equal('Plain version');
             expect(parsed.html).to.equal('<html><body><p>HTML version</p></body></html>');
-            expect(parsed.textFromHtml).to.equal('');
+            expect(parsed.textFromHtml).to.equal('HTML version');
+        });
+
+        it('reads the From display name, decoded, and the tags of every X-Tags field', async () => {
+            const raw = Buffer.from([
+                'From: "=?utf-8?q?M=C3=BCller?=, Anna" <anna@example.com>, bob@example.com',
+                'To: inbox@example.com',
+                'X-Tags: Welcome, beta,bad tag',
+                'x-tags: ONBOARDING',
+                'Subject: hi',
+                '',
+                'hi',
+                ''
+            ].join('\r\n'));
+            const parsed = await parseMessage(raw);
+            expect(parsed.from).to.equal('anna@example.com');
+            expect(parsed.fromName).to.equal('Müller, Anna');
+            expect(parsed.tags).to.equal(['welcome', 'beta', 'onboarding']);
+        });
+
+        it('has no display name and no tags when the message gives none', async () => {
+            const parsed = await parseMessage(Buffer.from('From: a@example.com\r\nTo: b@example.com\r\n\r\nx\r\n'));
+            expect(parsed.fromName).to.equal('');
+            expect(parsed.tags).to.equal([]);
         });
 
         it('lists attachments in message order, the inline image included, with decoded contents', async () => {

@@ -24,7 +24,9 @@ function record(n: number): EmailRecord {
         rawSize: 1,
         attachments: [{ filename: '0-a.txt', contentType: 'text/plain', size: 1, blobKey: `k${n}/att/0` }],
         links: [],
-        codes: []
+        codes: [],
+        tags: [],
+        senderName: ''
     };
 }
 

@@ -51,11 +51,15 @@ function oldEmail(i: number): { fields: { subject: string; body: string; htmlBod
 async function insertOldRows(knex: Knex, inbox: string): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < OLD_ROWS; i++) {
-        const record: EmailRecord = { messageId: '', ...draft(inbox, i, oldEmail(i).fields), links: [], codes: [] };
+        const { searchText, ...fields } = draft(inbox, i, oldEmail(i).fields);
+        const record: EmailRecord = { messageId: '', ...fields, links: [], codes: [] };
         record.messageId = record.sourceId;
-        const row = toInsertRow({ record, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
-        delete row.links;
-        delete row.codes;
+        const row = toInsertRow({ record, searchText, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
+        // Columns of later versions, too.
+        for (const column of ['links', 'codes', 'tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded']) {
+            delete row[column];
+        }
+
         await knex('emails').insert(row);
         ids.push(record.messageId);
     }

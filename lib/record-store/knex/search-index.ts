@@ -1,0 +1,109 @@
+/**
+ * The trigram index of the searched texts, as runtime code uses it (the migration that
+ * made it, 20261201000000_search, keeps its own copies of these names): what one email's
+ * document holds, and how a search asks the index for candidates, which its exact
+ * conditions (search-sql.ts) then check (docs/design.md, "Search").
+ */
+
+import type { Knex } from 'knex';
+
+/** SQLite: the FTS5 table (trigram, contentless, detail=none), one document per email, rowid = seq. */
+export const SEARCH_INDEX_TABLE = 'email_search';
+
+/**
+ * SQLite: an email's document. The inbox between U+0001 and U+0002 comes first, so a query
+ * names its inbox with trigrams no text holds (foldForSearch() turns those characters into
+ * U+FFFD): the index then answers with the inbox's candidates, not the whole store's. The
+ * texts follow, each apart (U+0003).
+ */
+export const SQLITE_DOCUMENT_SQL = "char(1) || inbox || char(2) || sender_folded || char(3) || subject_folded || char(3) || coalesce(recipient_folded, '') || char(3) || coalesce(filenames_folded, '') || char(3) || coalesce(body_folded, '')";
+
+/**
+ * Postgres: the expression the GIN index (emails_search_trgm, on inbox and this) holds; a
+ * query must spell it exactly so for the planner to use the index.
+ */
+export const POSTGRES_DOCUMENT_SQL = "(sender_folded || E'\\x03' || subject_folded || E'\\x03' || coalesce(recipient_folded, '') || E'\\x03' || coalesce(filenames_folded, '') || E'\\x03' || coalesce(body_folded, ''))";
+
+/**
+ * Trigrams of one needle (or of the inbox) a candidate query asks for at most: a needle's
+ * trigrams taken three characters apart cover it, and past a few more each one adds
+ * little but the cost of reading its list.
+ */
+export const MAX_TRIGRAMS = 8;
+
+// The marks of a document; a needle that holds one asks the index nothing (search-text.ts).
+const MARKS = /[\u0001-\u0003]/;
+
+/**
+ * The FTS5 query of the candidates for `needles` (lowercased) in `inbox`: every trigram is
+ * a phrase of its own (detail=none has no longer ones), all ANDed; null when no needle has
+ * three characters (or every one holds a mark): then the index cannot help.
+ */
+export function ftsCandidateQuery(inbox: string, needles: string[]): string | null {
+    const trigrams = needles.flatMap((needle) => MARKS.test(needle) ? [] : spreadTrigrams([...needle]));
+    if (trigrams.length === 0) {
+        return null;
+    }
+
+    const marked = [...`\u0001${inbox}\u0002`];
+    // The first and last trigrams of the inbox are the ones no other inbox's name shares.
+    const inboxTrigrams = spreadTrigrams(marked);
+    return [...new Set([...inboxTrigrams, ...trigrams])].map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+}
+
+/** Whether Postgres' trigram index can answer for `needle` (lowercased): pg_trgm reads runs of three or more letters or digits. */
+export function postgresIndexable(needle: string): boolean {
+    return !MARKS.test(needle) && /[a-z0-9]{3}/.test(needle);
+}
+
+/** A LIKE pattern (ESCAPE '\') that matches `text` anywhere, `%`, `_` and `\` literal. */
+export function likeContains(text: string): string {
+    return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * SQLite: adds the documents of the emails whose message_id_hash is in `hashes` to the
+ * index, in the caller's transaction. A save runs it once its rows are whole (a long text
+ * is appended in pieces after the insert), so the index never holds part of a text.
+ */
+export async function indexSearchDocuments(trx: Knex.Transaction | Knex, hashes: string[]): Promise<void> {
+    if (hashes.length > 0) {
+        await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM emails
+    WHERE message_id_hash IN (SELECT value FROM json_each(?))`, [JSON.stringify(hashes)]);
+    }
+}
+
+/** SQLite: adds the documents of the emails with these seqs (the back-fill's rows). */
+export async function indexSearchDocumentsBySeq(trx: Knex.Transaction | Knex, seqs: Array<number | string>): Promise<void> {
+    if (seqs.length > 0) {
+        await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM emails
+    WHERE seq IN (SELECT value FROM json_each(?))`, [JSON.stringify(seqs.map(Number))]);
+    }
+}
+
+/** SQLite: whether this database has the index (an SQLite without FTS5 trigram left it out). */
+export async function hasSqliteSearchIndex(knex: Knex): Promise<boolean> {
+    const row = await knex('sqlite_master').select('name').where({ type: 'table', name: SEARCH_INDEX_TABLE }).first() as unknown;
+    return row !== undefined;
+}
+
+// Trigrams of `chars` three apart, then the last, spread over at most MAX_TRIGRAMS.
+function spreadTrigrams(chars: string[]): string[] {
+    if (chars.length < 3) {
+        return [];
+    }
+
+    const starts: number[] = [];
+    for (let i = 0; i + 3 <= chars.length; i += 3) {
+        starts.push(i);
+    }
+
+    if (starts[starts.length - 1] !== chars.length - 3) {
+        starts.push(chars.length - 3);
+    }
+
+    const picked = starts.length <= MAX_TRIGRAMS
+        ? starts
+        : Array.from({ length: MAX_TRIGRAMS }, (_, k) => starts[Math.round(k * (starts.length - 1) / (MAX_TRIGRAMS - 1))]);
+    return picked.map((i) => chars.slice(i, i + 3).join(''));
+}

@@ -1,0 +1,53 @@
+/**
+ * A page of a search in two reads (docs/design.md, "Search"): the newest SEARCH_WINDOW
+ * emails of the inbox (from the cursor on) are checked one by one; only when they do not
+ * fill the page does the trigram index name the candidates among the older ones. A term
+ * in much of the inbox's mail then costs a short walk and no index read (its candidates
+ * would be most of the inbox); a rare one costs the window and an index read of the few
+ * emails that hold its trigrams.
+ */
+
+import type { Knex } from 'knex';
+import type { CursorPosition, ListQuery } from '../../types';
+import { emailPageQuery } from './email-page';
+import { toNumber } from './rows';
+import { candidateCondition } from './search-sql';
+
+/**
+ * Emails a search checks directly before it asks the index: at 10 KB each, a few ms of
+ * reading on either store, and enough that a term in one email in 40 fills a page of 25.
+ * Tuned by measurement: bench/README.md, "Search".
+ */
+export const SEARCH_WINDOW = 1000;
+
+/** Runs a query builder and answers its rows (the store's reader, or Knex). */
+export type ReadRows = <T>(q: Knex.QueryBuilder) => Promise<T[]>;
+
+/**
+ * The rows of a page plus one (as emailPageQuery() answers them), each with the columns
+ * `select` picks: through the window and the index when the query searches and the store
+ * has an index, else in one query.
+ */
+export async function pageRows<T>(knex: Knex, query: ListQuery, pg: boolean, indexed: boolean, select: (q: Knex.QueryBuilder) => Knex.QueryBuilder, read: ReadRows): Promise<T[]> {
+    const candidates = indexed && query.q ? candidateCondition(query.inbox, query.q, pg) : null;
+    if (!candidates) {
+        return read<T>(select(emailPageQuery(knex, query, pg)));
+    }
+
+    // The oldest email of the window: an index-only read of SEARCH_WINDOW entries.
+    const [last] = await read<{ received_at: number | string; message_id: string }>(
+        emailPageQuery(knex, { inbox: query.inbox, limit: 1, after: query.after }, pg).select('received_at', 'message_id').offset(SEARCH_WINDOW - 1).limit(1));
+    if (!last) {
+        // The window holds the rest of the inbox: no index read can be cheaper than reading it.
+        return read<T>(select(emailPageQuery(knex, query, pg)));
+    }
+
+    const boundary: CursorPosition = { receivedAt: toNumber(last.received_at), messageId: last.message_id };
+    const recent = await read<T>(select(emailPageQuery(knex, query, pg, { from: boundary })));
+    if (recent.length > query.limit) {
+        return recent;
+    }
+
+    const older = await read<T>(select(emailPageQuery(knex, { ...query, after: boundary, limit: query.limit - recent.length }, pg, { candidates })));
+    return [...recent, ...older];
+}
