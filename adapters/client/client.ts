@@ -3,7 +3,7 @@ import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
-    Email, EmailPage, EmailsQuery, FetchFunction, Header, InboxCaptureClientOptions, InboxPage,
+    DeleteInboxOptions, Email, EmailPage, EmailsQuery, FetchFunction, Header, InboxCaptureClientOptions, InboxPage,
     ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
@@ -22,7 +22,8 @@ function listParams(query: ListEmailsQuery): Record<string, QueryValue> {
         subject: query.subject,
         receivedAfter: query.receivedAfter === undefined ? undefined : timeParam(query.receivedAfter),
         receivedBefore: query.receivedBefore === undefined ? undefined : timeParam(query.receivedBefore),
-        hasAttachments: query.hasAttachments
+        hasAttachments: query.hasAttachments,
+        q: query.q
     };
 }
 
@@ -86,10 +87,15 @@ export class InboxCaptureClient {
         await this.#json('DELETE', `/v1/emails/${segment(messageId)}`, options);
     }
 
-    /** Deletes every email of an inbox; resolves to how many were deleted. */
-    async deleteInbox(inbox: string, options: RequestOptions = {}): Promise<number> {
-        const body = await this.#json<{ deleted: number }>('DELETE', `/v1/emails${queryString({ inbox })}`, options);
+    /** Deletes every email of an inbox (with `q`, those that match it); resolves to how many were deleted. */
+    async deleteInbox(inbox: string, options: DeleteInboxOptions = {}): Promise<number> {
+        const body = await this.#json<{ deleted: number }>('DELETE', `/v1/emails${queryString({ inbox, q: options.q })}`, options);
         return body.deleted;
+    }
+
+    /** Replaces the tags of an email (lowercased, each once, at most 20) and resolves to the email with them. */
+    setTags(messageId: string, tags: string[], options: RequestOptions = {}): Promise<Email> {
+        return this.#json('PUT', `/v1/emails/${segment(messageId)}/tags`, options, { tags });
     }
 
     /** One page of the inboxes that hold mail, most recently received first. */
@@ -117,8 +123,11 @@ export class InboxCaptureClient {
         return newInbox(options);
     }
 
-    async #json<T>(method: string, path: string, options: RequestOptions): Promise<T> {
-        const response = await this.#fetch(`${this.baseUrl}${path}`, { method, headers: this.#headers, signal: options.signal });
+    async #json<T>(method: string, path: string, options: RequestOptions, body?: unknown): Promise<T> {
+        const init: RequestInit = body === undefined
+            ? { method, headers: this.#headers, signal: options.signal }
+            : { method, headers: { ...this.#headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: options.signal };
+        const response = await this.#fetch(`${this.baseUrl}${path}`, init);
         if (!response.ok) {
             throw await apiErrorFrom(response);
         }

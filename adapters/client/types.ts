@@ -9,6 +9,8 @@ export interface Attachment {
     size: number;
     /** Relative URL of the download (a 302 to a time-limited link). */
     url: string;
+    /** The part's Content-ID without angle brackets (what `cid:` URLs in the HTML name); `''` when none. */
+    contentId: string;
 }
 
 /** A link found in the email (EXTENSIONS §1): from the HTML anchors, then bare URLs of the text body. */
@@ -23,6 +25,8 @@ export interface Email {
     messageId: string;
     inbox: string;
     sender: string;
+    /** The display name of the first From mailbox; `''` when the message gives none. */
+    senderName: string;
     recipient: string;
     subject: string;
     body: string;
@@ -36,6 +40,8 @@ export interface Email {
     links: Link[];
     /** Candidate one-time codes (4 to 8 digits), at most 10, in order of appearance. */
     codes: string[];
+    /** At most 20 lowercase tags: from `X-Tags` at ingest, replaced by `setTags()`. */
+    tags: string[];
 }
 
 /** One page of `GET /v1/emails`: `nextCursor` is present exactly when `hasMore` is true. */
@@ -82,6 +88,12 @@ export interface EmailFilter {
     /** Exclusive upper bound on `receivedAt`. */
     receivedBefore?: TimeBound;
     hasAttachments?: boolean;
+    /**
+     * A search in the server's language (at most 1,024 characters, 20 terms): `from:shop
+     * "order 4242" -tag:done has:attachment after:2024-05-01`; a term without a field is a
+     * substring of the subject, the body or the sender. A malformed one is a VALIDATION_ERROR.
+     */
+    q?: string;
 }
 
 /** The query of `listEmails()`: one page, optionally a server long-poll. */
@@ -116,6 +128,8 @@ export interface WaitForEmailOptions {
     inbox: string;
     sender?: string;
     subject?: string;
+    /** A search (see EmailFilter.q): waits for an email that matches it, say `body:"order 4242"`. */
+    q?: string;
     hasAttachments?: boolean;
     /** Inclusive lower bound on `receivedAt` (the server's clock). */
     receivedAfter?: TimeBound;
@@ -129,6 +143,12 @@ export interface WaitForEmailOptions {
 export interface RequestOptions {
     /** Cancels the request. */
     signal?: AbortSignal;
+}
+
+/** Options of `deleteInbox()`. */
+export interface DeleteInboxOptions extends RequestOptions {
+    /** Deletes only the emails that match this search (see EmailFilter.q). */
+    q?: string;
 }
 
 /** The fetch the client calls: the global one unless the options give another. */

@@ -20,7 +20,7 @@ export async function waitForEmail(
     options: WaitForEmailOptions,
     longPollSeconds: number
 ): Promise<Email> {
-    const { timeoutMs = DEFAULT_WAIT_MS, signal, inbox, sender, subject, hasAttachments, receivedAfter } = options;
+    const { timeoutMs = DEFAULT_WAIT_MS, signal, inbox, sender, subject, q, hasAttachments, receivedAfter } = options;
     if (!(timeoutMs >= 0 && timeoutMs <= MAX_WAIT_MS)) {
         throw new TypeError(`waitForEmail: timeoutMs must be a number of milliseconds from 0 to ${MAX_WAIT_MS}`);
     }
@@ -57,7 +57,7 @@ export async function waitForEmail(
 
             // Whole seconds, at least 1: the deadline timer ends a poll that would outlast it.
             const seconds = Math.min(longPollSeconds, Math.max(1, Math.ceil(remaining / 1000)));
-            const query: ListEmailsQuery = { inbox, sender, subject, hasAttachments, receivedAfter, limit: 1, wait: true, timeout: seconds };
+            const query: ListEmailsQuery = { inbox, sender, subject, q, hasAttachments, receivedAfter, limit: 1, wait: true, timeout: seconds };
             const page = await listEmails(query, { signal: controller.signal });
             if (page.emails.length > 0) {
                 return page.emails[0];

@@ -9,6 +9,8 @@ export interface AttachmentView {
     size: number;
     /** Relative URL of the download, the plugin's route prefix included. */
     url: string;
+    /** The part's Content-ID without angle brackets (`cid:` in the HTML); `''` when none. */
+    contentId: string;
 }
 
 /** The API's email object (docs/design.md: every field always present). */
@@ -16,6 +18,8 @@ export interface EmailView {
     messageId: string;
     inbox: string;
     sender: string;
+    /** The display name of the first From mailbox; `''` when none. */
+    senderName: string;
     recipient: string;
     subject: string;
     body: string;
@@ -29,6 +33,8 @@ export interface EmailView {
     links: LinkView[];
     /** Candidate one-time codes of the subject, then the body (EXTENSIONS §1). */
     codes: string[];
+    /** At most 20 lowercase tags (docs/api.md, "Tags"). */
+    tags: string[];
 }
 
 /** A link of an email as the API shows it. */

@@ -4,6 +4,8 @@ import { decodeCursor } from '../../lib/cursor/email-cursor';
 import { MAX_MESSAGE_ID_BYTES } from '../../lib/ingest/ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/ingest/recipients';
 import { parseInstant } from '../../lib/util/instant';
+import { parseSearchQuery } from '../../lib/search/parse-query';
+import { MAX_QUERY_CHARS, type SearchTerm } from '../../lib/search/search-query';
 import type { CursorPosition, ListQuery } from '../../lib/types';
 import { apiError } from './error-mapping';
 
@@ -47,6 +49,21 @@ export const inboxSchema = Joi.string()
     .description('Inbox name: the local part of the recipient address, lowercase; characters a-z 0-9 . _ -, at most 64.')
     .example('signup-test');
 
+/** `q`: the search language (docs/api.md, "Search"), parsed into its terms; a malformed one is VALIDATION_ERROR. */
+export const searchSchema = Joi.string().allow('')
+    // A first bound before parsing: the parser's own is 1,024 characters (code points, so up to 2,048 UTF-16 units).
+    .max(2 * MAX_QUERY_CHARS)
+    .custom((value: string, helpers) => {
+        try {
+            return parseSearchQuery(value);
+        }
+        catch {
+            return helpers.error('any.invalid');
+        }
+    })
+    .description('A search (docs/api.md, "Search"): terms separated by spaces, all of which must match; `"..."` quotes, `-` negates; `from:` `to:` `subject:` `body:` `filename:` (substrings, case-insensitive), `tag:`, `has:attachment|link|code`, `before:` `after:` (Unix ms or ISO 8601), `larger:` `smaller:` (bytes, K, M); a term without a field is a substring of the subject, the body or the sender. At most 1,024 characters and 20 terms.')
+    .example('from:shop "order 4242" -tag:done');
+
 /** Query of GET /v1/emails (docs/design.md). Converts to typed values. */
 export const listQuerySchema = Joi.object({
     inbox: inboxSchema,
@@ -67,11 +84,12 @@ export const listQuerySchema = Joi.object({
     receivedAfter: timeFilter('Only emails received at or after this instant: Unix milliseconds or an ISO 8601 date or date-time (UTC when no offset is given).'),
     receivedBefore: timeFilter('Only emails received before this instant (exclusive): Unix milliseconds or an ISO 8601 date or date-time.'),
     hasAttachments: Joi.boolean().sensitive()
-        .description('`true`: only emails with attachments; `false`: only emails without.')
+        .description('`true`: only emails with attachments; `false`: only emails without.'),
+    q: searchSchema
 }).label('ListEmailsQuery');
 
-/** Query of DELETE /v1/emails: the inbox only. */
-export const deleteInboxQuerySchema = Joi.object({ inbox: inboxSchema }).label('DeleteInboxQuery');
+/** Query of DELETE /v1/emails: the inbox, and a search narrowing what goes. */
+export const deleteInboxQuerySchema = Joi.object({ inbox: inboxSchema, q: searchSchema }).label('DeleteInboxQuery');
 
 /** `request.query` of GET /v1/emails after validation. */
 export interface ListQueryValues {
@@ -85,6 +103,7 @@ export interface ListQueryValues {
     receivedAfter?: number;
     receivedBefore?: number;
     hasAttachments?: boolean;
+    q?: SearchTerm[];
 }
 
 /** The record-store query of a validated request (an empty filter matches everything). */
@@ -112,6 +131,11 @@ export function toListQuery(values: ListQueryValues): ListQuery {
 
     if (values.hasAttachments !== undefined) {
         query.hasAttachments = values.hasAttachments;
+    }
+
+    // No terms is no search (and the same long-poll as without one).
+    if (values.q && values.q.length > 0) {
+        query.q = values.q;
     }
 
     return query;

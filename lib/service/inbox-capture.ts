@@ -13,6 +13,7 @@ import { createLongPoller, type LongPoller, type WaitOptions } from '../long-pol
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
 import type { RecordStore } from '../record-store/record-store';
+import type { SearchTerm } from '../search/search-query';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
@@ -64,8 +65,14 @@ export interface InboxCapture {
     listInboxes(query: InboxQuery): Promise<InboxPage>;
     /** Deletes the record, then those of its blobs no other copy references; false when it does not exist. */
     deleteEmail(messageId: string): Promise<boolean>;
-    /** Deletes every email of an inbox in batches; returns how many. */
-    deleteInbox(inbox: string): Promise<number>;
+    /** Deletes every email of an inbox (those matching every term of `q`, when given) in batches; returns how many. */
+    deleteInbox(inbox: string, q?: SearchTerm[]): Promise<number>;
+    /**
+     * Replaces an email's tags (lib/search/tags.ts; INVALID_INPUT when one is not a tag) and
+     * returns the record, or null when it does not exist. Wakes no long-poll and sends no
+     * webhook: tags are the reader's notes, not new mail (docs/api.md, "Tags").
+     */
+    setTags(messageId: string, tags: string[]): Promise<EmailRecord | null>;
     /**
      * One retention pass (EXTENSIONS §5): deletes the emails older than `maxAgeMs` (measured
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
@@ -218,8 +225,13 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return true;
         },
 
-        deleteInbox(inbox) {
-            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize));
+        deleteInbox(inbox, q) {
+            const terms = q && q.length > 0 ? q : undefined;
+            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize, terms));
+        },
+
+        setTags(messageId, tags) {
+            return recordStore.setTags(messageId, tags);
         },
 
         pruneEmails(policy, pruneOptions = {}) {

@@ -17,6 +17,8 @@ export interface TestMail {
     /** Without angle brackets; `null` leaves the header out. Default: a random one. */
     messageId?: string | null;
     attachments?: TestAttachment[];
+    /** Extra header lines, as written (`X-Tags: a, b`). */
+    headers?: string[];
 }
 
 /** A random Message-ID, unique per call. */
@@ -37,7 +39,8 @@ export function buildMail(mail: TestMail = {}): string {
         `To: ${to}`,
         `Subject: ${mail.subject ?? 'test message'}`,
         'Date: Tue, 21 Nov 2023 10:00:00 +0000',
-        'MIME-Version: 1.0'
+        'MIME-Version: 1.0',
+        ...mail.headers ?? []
     ];
     const messageId = mail.messageId === undefined ? randomMessageId() : mail.messageId;
     if (messageId !== null) {
