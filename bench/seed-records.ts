@@ -93,12 +93,21 @@ export function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
     return { seq, ...toInsertRow({ record: r, searchText, sourceHash: sha256Hex(r.sourceId), messageHash: sha256Hex(r.messageId) }) };
 }
 
+/** Rows of another shape than seedRecord()'s (bench/search.ts: long bodies). */
+export interface SeedShape {
+    /** Row i's record (seq i + 1). */
+    recordOf(i: number): EmailRecord;
+    /** Rows per INSERT statement (long rows: fewer, to keep a statement a few MB). */
+    rowsPerInsert?: number;
+}
+
 /**
  * Writes rows 0..count-1 (seq = i + 1) into a migrated, empty store's database (the
- * inboxes summary follows through its triggers). `progress` hears how many rows are in;
- * `inboxes` spreads the rows as seedRecord() says.
+ * inboxes summary follows through its triggers, SQLite's search index through the
+ * statement the save path runs). `progress` hears how many rows are in; `inboxes`
+ * spreads the rows as seedRecord() says; `shape` gives rows of its own.
  */
-export async function seedRecords(store: RecordStore, knex: Knex, count: number, progress?: (rows: number) => void, inboxes?: number): Promise<void> {
+export async function seedRecords(store: RecordStore, knex: Knex, count: number, progress?: (rows: number) => void, inboxes?: number, shape?: SeedShape): Promise<void> {
     await store.migrate();
     const existing = await knex('emails').count({ n: '*' }).first() as { n: number | string };
     if (Number(existing.n) !== 0) {
@@ -110,11 +119,11 @@ export async function seedRecords(store: RecordStore, knex: Knex, count: number,
     for (let start = 0; start < count;) {
         await knex.transaction(async (trx) => {
             for (let s = 0; s < INSERTS_PER_TRANSACTION && start < count; s++) {
-                const end = Math.min(count, start + (pg ? ROWS_PER_INSERT.pg : ROWS_PER_INSERT.sqlite));
+                const end = Math.min(count, start + (shape?.rowsPerInsert ?? (pg ? ROWS_PER_INSERT.pg : ROWS_PER_INSERT.sqlite)));
                 const emails: Record<string, unknown>[] = [];
                 const blobs: Record<string, unknown>[] = [];
                 for (let i = start; i < end; i++) {
-                    const record = seedRecord(i, inboxes);
+                    const record = shape ? shape.recordOf(i) : seedRecord(i, inboxes);
                     emails.push(emailRow(i + 1, record));
                     for (const key of [record.rawKey, ...record.attachments.map((a) => a.blobKey)]) {
                         blobs.push({ email_seq: i + 1, blob_key: key });
