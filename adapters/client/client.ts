@@ -1,4 +1,4 @@
-import { fetchDownload } from './download';
+import { fetchDownload, resolveDownloadLink } from './download';
 import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
@@ -111,6 +111,15 @@ export class InboxCaptureClient {
     /** One attachment's bytes; `filename` is the attachment object's, index prefix included. */
     downloadAttachment(messageId: string, filename: string, options: RequestOptions = {}): Promise<Uint8Array> {
         return fetchDownload(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
+    }
+
+    /**
+     * The time-limited URL of one attachment (what its download route redirects to), which
+     * needs no key: for an `<img>` of an inline (`cid:`) image, say. Expires after the
+     * server's download TTL (15 minutes by default).
+     */
+    attachmentLink(messageId: string, filename: string, options: RequestOptions = {}): Promise<string> {
+        return resolveDownloadLink(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
     }
 
     /** The newest matching email, waiting for it over chained server long-polls (see WaitForEmailOptions). */

@@ -5,6 +5,8 @@ export interface TestAttachment {
     filename: string;
     contentType: string;
     content: Buffer | string;
+    /** Without angle brackets: the part is an inline image the HTML names as `cid:<contentId>`. */
+    contentId?: string;
 }
 
 /** What a test message says. */
@@ -75,7 +77,7 @@ export function buildMail(mail: TestMail = {}): string {
     for (const attachment of attachments) {
         parts.push([
             `Content-Type: ${attachment.contentType}; name="${attachment.filename}"`,
-            `Content-Disposition: attachment; filename="${attachment.filename}"`,
+            ...attachment.contentId ? [`Content-ID: <${attachment.contentId}>`, `Content-Disposition: inline; filename="${attachment.filename}"`] : [`Content-Disposition: attachment; filename="${attachment.filename}"`],
             'Content-Transfer-Encoding: base64',
             '',
             base64Lines(attachment.content)
