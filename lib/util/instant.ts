@@ -10,7 +10,7 @@ const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:
 /**
  * Unix ms of an instant written as Unix milliseconds (up to 16 digits) or as an ISO 8601
  * date or date-time (a date alone is midnight UTC; no offset means UTC), or null for
- * anything else (docs/api.md, "Dates").
+ * anything else (docs/api.md, "HTTP API").
  */
 export function parseInstant(value: string): number | null {
     if (/^\d{1,16}$/.test(value)) {
