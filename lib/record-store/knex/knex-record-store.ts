@@ -8,28 +8,29 @@ import { sha256Hex } from '../../ingest/ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../ingest/recipients';
 import type { SqliteReader } from '../../sqlite/reader';
 import { sqliteWriteTurns } from '../../sqlite/write-turns';
-import type { ApiKeyInfo, EmailRecord, RecordPage, StoredAttachment } from '../../types';
+import type { EmailRecord, RecordPage, StoredAttachment } from '../../types';
 import { cleanDraft, cleanText } from './clean-text';
 import { countWithinBudget, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
-import { classifyFailures, isTransient, isUniqueViolation } from './db-errors';
+import { classifyFailures, isTransient } from './db-errors';
 import { backfillLinksAndCodes } from './backfill-links-codes';
 import { backfillSearch } from './backfill-search';
 import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE } from './search-index';
 import { pageRows } from './search-page';
 import { candidateCondition, whereTerms } from './search-sql';
-import { isValidTag, MAX_TAGS } from '../../search/tags';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
 import { migrate } from './migration-source';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from '../record-store';
-import { EMAIL_COLUMNS, KEY_COLUMNS, toKeyInfo, toNumber, toRecord, type EmailRow, type KeyRow } from './rows';
+import { EMAIL_COLUMNS, toNumber, toRecord, type EmailRow } from './rows';
 import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
 import { removeRows } from './save-statements';
 import { referencedBlobKeys } from './blob-references';
 import { webhookOutbox } from './webhook-outbox';
+import { apiKeyStore } from './api-keys';
+import { tagWriter } from './tags';
 import { isPostgres } from './dialect';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
@@ -271,23 +272,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             });
         },
 
-        async setTags(messageId, tags) {
-            const hash = sha256Hex(cleanText(messageId));
-            const valid = [...new Set(tags)];
-            if (valid.length > MAX_TAGS || !valid.every(isValidTag)) {
-                throw new InboxCaptureError('INVALID_INPUT', `tags are at most ${MAX_TAGS} strings of a-z 0-9 . _ - of at most 32 characters`);
-            }
-
-            return write(async (trx) => {
-                const updated = await trx('emails').where('message_id_hash', hash).update({ tags: JSON.stringify(valid) });
-                if (updated === 0) {
-                    return null;
-                }
-
-                const row = await trx('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
-                return row ? toRecord(row) : null;
-            });
-        },
+        ...tagWriter({ write }),
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {
             assertPositiveInteger(batchSize, 'batchSize');
@@ -317,50 +302,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         ...webhookOutbox({ knex, pg, write }),
 
-        async createKey(name, hashHex) {
-            const info: ApiKeyInfo = { name: cleanText(name), createdAt: Date.now(), revokedAt: null };
-            try {
-                await serialize(() => knex('api_keys').insert({
-                    name: info.name,
-                    key_hash: cleanText(hashHex),
-                    created_at: info.createdAt
-                }));
-            }
-            catch (err) {
-                if (isUniqueViolation(err) && await knex('api_keys').select('name').where('name', info.name).first()) {
-                    throw new InboxCaptureError('DUPLICATE_KEY', `An API key named ${JSON.stringify(info.name)} already exists`, { cause: err });
-                }
-
-                throw err;
-            }
-
-            return info;
-        },
-
-        async findActiveKeyByHash(hashHex) {
-            const row = await knex('api_keys')
-                .select(KEY_COLUMNS)
-                .where('key_hash', cleanText(hashHex))
-                .whereNull('revoked_at')
-                .first() as KeyRow | undefined;
-            return row ? toKeyInfo(row) : null;
-        },
-
-        async revokeKey(name) {
-            const updated = await serialize(async () => knex('api_keys')
-                .where('name', cleanText(name))
-                .whereNull('revoked_at')
-                .update({ revoked_at: Date.now() }));
-            return updated > 0;
-        },
-
-        async listKeys() {
-            const rows = await knex('api_keys').select(KEY_COLUMNS).orderBy([
-                { column: 'created_at', order: 'asc' },
-                { column: 'id', order: 'asc' }
-            ]) as KeyRow[];
-            return rows.map(toKeyInfo);
-        },
+        ...apiKeyStore({ knex, serialize }),
 
         async close() {
             await Promise.all([...watchers].map((unwatch) => unwatch()));

@@ -1,0 +1,59 @@
+/** The API keys of a Knex record store: names, SHA-256 hashes, creation and revocation times, never the key. */
+
+import type { Knex } from 'knex';
+import { InboxCaptureError } from '../../errors';
+import type { ApiKeyInfo } from '../../types';
+import type { RecordStore } from '../record-store';
+import { cleanText } from './clean-text';
+import { isUniqueViolation } from './db-errors';
+import { KEY_COLUMNS, toKeyInfo, type KeyRow } from './rows';
+
+/** The store's key methods; `serialize` runs a write in the line of the store's other SQLite writers. */
+export function apiKeyStore({ knex, serialize }: { knex: Knex; serialize: <T>(fn: () => Promise<T>) => Promise<T> }): Pick<RecordStore, 'createKey' | 'findActiveKeyByHash' | 'revokeKey' | 'listKeys'> {
+    return {
+        async createKey(name, hashHex) {
+            const info: ApiKeyInfo = { name: cleanText(name), createdAt: Date.now(), revokedAt: null };
+            try {
+                await serialize(() => knex('api_keys').insert({
+                    name: info.name,
+                    key_hash: cleanText(hashHex),
+                    created_at: info.createdAt
+                }));
+            }
+            catch (err) {
+                if (isUniqueViolation(err) && await knex('api_keys').select('name').where('name', info.name).first()) {
+                    throw new InboxCaptureError('DUPLICATE_KEY', `An API key named ${JSON.stringify(info.name)} already exists`, { cause: err });
+                }
+
+                throw err;
+            }
+
+            return info;
+        },
+
+        async findActiveKeyByHash(hashHex) {
+            const row = await knex('api_keys')
+                .select(KEY_COLUMNS)
+                .where('key_hash', cleanText(hashHex))
+                .whereNull('revoked_at')
+                .first() as KeyRow | undefined;
+            return row ? toKeyInfo(row) : null;
+        },
+
+        async revokeKey(name) {
+            const updated = await serialize(async () => knex('api_keys')
+                .where('name', cleanText(name))
+                .whereNull('revoked_at')
+                .update({ revoked_at: Date.now() }));
+            return updated > 0;
+        },
+
+        async listKeys() {
+            const rows = await knex('api_keys').select(KEY_COLUMNS).orderBy([
+                { column: 'created_at', order: 'asc' },
+                { column: 'id', order: 'asc' }
+            ]) as KeyRow[];
+            return rows.map(toKeyInfo);
+        }
+    };
+}
