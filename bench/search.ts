@@ -6,6 +6,7 @@ import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-stor
 import type { RecordStore } from '../lib/record-store/record-store';
 import { parseSearchQuery } from '../lib/search/parse-query';
 import type { EmailDraft, EmailRecord } from '../lib/types';
+import { prng } from './profiles';
 import { planOf, time } from './query-timing';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { seededBackends, type SeededBackend } from './seeded-backends';
@@ -41,18 +42,6 @@ const MEDIUM_EVERY = 50;
 const ABSENT = 'zqxjvwk';
 /** In every email (its greeting). */
 const COMMON = 'hello';
-
-// A small deterministic PRNG (mulberry32): bodies are the same on every run.
-function prng(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-        a = (a + 0x6D2B79F5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
 
 /** 4,000 made-up words of 3 to 10 letters, the vocabulary of every body. */
 const VOCABULARY = (() => {

@@ -4,7 +4,7 @@ import { linksAndCodesOf } from '../lib/extract/links-and-codes';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { toInsertRow } from '../lib/record-store/knex/rows';
 import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../lib/record-store/knex/search-index';
-import { htmlToPlainText } from '../lib/extract/html-text';
+import { htmlTextOrNothing } from '../lib/extract/html-text';
 import { searchTextOf } from '../lib/extract/search-text';
 import type { EmailRecord } from '../lib/types';
 
@@ -89,7 +89,7 @@ export function seedRecord(i: number, inboxes?: number): EmailRecord {
 
 /** The row saveEmails() would write for a record (its searched text as ingest folds it). */
 export function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
-    const searchText = searchTextOf(r.body, r.htmlBody.length > 0 ? htmlToPlainText(r.htmlBody) : '');
+    const searchText = searchTextOf(r.body, htmlTextOrNothing(r.htmlBody));
     return { seq, ...toInsertRow({ record: r, searchText, sourceHash: sha256Hex(r.sourceId), messageHash: sha256Hex(r.messageId) }) };
 }
 

@@ -29,7 +29,7 @@
  * Measured: bench/README.md, "Tuned constants › PARSER_OPTIONS".
  */
 import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
-import { htmlToPlainText } from '../extract/html-text';
+import { htmlTextOrNothing } from '../extract/html-text';
 import type { LinksAndCodes } from '../extract/links-and-codes';
 import { tagsFromHeaders } from '../search/tags';
 
@@ -147,7 +147,7 @@ export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 
             // A slot still empty is an attachment the parser stopped inside of.
             result.attachments = slots.filter((a): a is ParsedAttachment => a !== null);
-            result.textFromHtml = deriveText(result.html);
+            result.textFromHtml = htmlTextOrNothing(result.html);
 
             resolve(result);
         };
@@ -280,21 +280,6 @@ function collect(list: EmailAddress[], out: Array<{ address: string; name: strin
 function mediaType(value: unknown): string {
     const type = String(value ?? '').split(';')[0].trim().toLowerCase();
     return MEDIA_TYPE.test(type) ? type : FALLBACK_CONTENT_TYPE;
-}
-
-function deriveText(html: string): string {
-    if (html.length === 0) {
-        return '';
-    }
-
-    try {
-        return htmlToPlainText(html);
-    }
-    catch {
-        // The converter has no recursion, but a string it builds can still exceed
-        // V8's limits: the message is stored anyway, with no derived text.
-        return '';
-    }
 }
 
 function toError(err: unknown): Error {

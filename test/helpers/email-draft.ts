@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { htmlToPlainText } from '../../lib/extract/html-text';
+import { htmlTextOrNothing } from '../../lib/extract/html-text';
 import { searchTextOf } from '../../lib/extract/search-text';
 import type { EmailDraft } from '../../lib/types';
 
@@ -8,7 +8,7 @@ export const BASE_TIME = 1_700_000_000_000;
 
 /** The searched text ingest would give a draft with these bodies (the HTML's text as parse.ts derives it). */
 export function searchTextFor(fields: { body: string; htmlBody: string }): string {
-    return searchTextOf(fields.body, fields.htmlBody.length > 0 ? htmlToPlainText(fields.htmlBody) : '');
+    return searchTextOf(fields.body, htmlTextOrNothing(fields.htmlBody));
 }
 
 /** Draft number `n` for `inbox`, with a unique source id and raw key; `overrides` win (searchText follows the bodies unless given). */

@@ -1,25 +1,17 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { InboxCaptureClient } from '../../adapters/client';
-import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
-import { freePort } from '../helpers/net';
-import { startPostgres, type PostgresServer } from '../helpers/postgres';
-import { startS3, type S3Fixture } from '../helpers/s3';
-import { isolatedEnv, postgresS3Env } from '../helpers/service-env';
-import { tempDir } from '../helpers/temp-dir';
+import { runNode } from '../helpers/child-process';
+import { serviceBackends } from '../helpers/service-backends';
+import { spawnStandalone } from '../helpers/standalone-service';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 const ROOT = Path.join(__dirname, '..', '..');
-const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
-
-/** Longest wait for the service to start, ms: a hang, not a speed claim. */
-const START_LIMIT_MS = 30_000;
 
 /**
  * Starts `examples/standalone.js` with `env`, sends mail over SMTP and searches it with the
@@ -27,15 +19,12 @@ const START_LIMIT_MS = 30_000;
  * tags from X-Tags, the HTML's text, tags replaced, delete by search.
  */
 async function searchOverSmtp(env: NodeJS.ProcessEnv): Promise<void> {
-    const port = await freePort();
-    const smtpPort = await freePort();
-    const spawned: Spawned = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
-    const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+    const service = await spawnStandalone(env);
+    const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: service.smtpPort, secure: false, ignoreTLS: true });
     try {
-        await waitForOutput(spawned, /^create an API key: /m, { timeoutMs: START_LIMIT_MS });
         const created = await runNode([BIN, 'keys', 'create', 'search'], { cwd: ROOT, env });
         expect(created.code, created.stderr).to.equal(0);
-        const client = new InboxCaptureClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: created.stdout.trim() });
+        const client = new InboxCaptureClient({ baseUrl: service.base, apiKey: created.stdout.trim() });
         const { inbox, address } = client.newInbox({ prefix: 'search-', domain: 'example.test' });
 
         // The wait starts first; other orders' mail must not end it.
@@ -75,38 +64,15 @@ async function searchOverSmtp(env: NodeJS.ProcessEnv): Promise<void> {
     }
     finally {
         transport.close();
-        spawned.child.kill('SIGTERM');
-        const limit = setTimeout(() => spawned.child.kill('SIGKILL'), START_LIMIT_MS);
-        await spawned.exited;
-        clearTimeout(limit);
+        service.child.kill('SIGKILL');
+        await service.exited;
     }
 }
 
 describe('search end to end (standalone service, real SMTP, the client)', () => {
-    let postgres: PostgresServer;
-    let s3: S3Fixture;
-    const dirs: string[] = [];
-
-    before(async () => {
-        postgres = await startPostgres();
-        s3 = await startS3();
-    });
-
-    after(async () => {
-        await Promise.all(dirs.map((dir) => Fs.rm(dir, { recursive: true, force: true })));
-        await s3?.stop();
-        await postgres?.stop();
-    });
-
-    it('finds mail sent over SMTP by its body, its tags and its sender, on SQLite', async () => {
-        const dataDir = await tempDir('search-e2e');
-        dirs.push(dataDir);
-        await searchOverSmtp(isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir }));
-    });
-
-    it('finds mail sent over SMTP by its body, its tags and its sender, on Postgres + S3', async () => {
-        const dataDir = await tempDir('search-e2e-pg');
-        dirs.push(dataDir);
-        await searchOverSmtp(postgresS3Env(await postgres.createDatabase(), s3, { INBOX_CAPTURE_DATA_DIR: dataDir }));
-    });
+    for (const [name, env] of serviceBackends({ before, after })) {
+        it(`finds mail sent over SMTP by its body, its tags and its sender, on ${name}`, async () => {
+            await searchOverSmtp(await env());
+        });
+    }
 });

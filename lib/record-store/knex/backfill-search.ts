@@ -7,7 +7,7 @@
  */
 
 import type { Knex } from 'knex';
-import { htmlToPlainText } from '../../extract/html-text';
+import { htmlTextOrNothing } from '../../extract/html-text';
 import { searchTextOf } from '../../extract/search-text';
 import { BACKFILL_BATCH_ROWS } from './backfill-links-codes';
 import { parseAttachments, searchColumns } from './rows';
@@ -49,7 +49,7 @@ export async function backfillSearch(knex: Knex, options: SearchBackfillOptions 
                     continue;
                 }
 
-                const columns = searchColumns({ recipient: row.recipient, attachments: parseAttachments(row.attachments) }, searchTextOf(row.body, htmlText(row.html_body)));
+                const columns = searchColumns({ recipient: row.recipient, attachments: parseAttachments(row.attachments) }, searchTextOf(row.body, htmlTextOrNothing(row.html_body)));
                 const updated = await trx('emails').where('seq', seq).whereNull('body_folded').update(columns);
                 if (updated > 0 && options.sqliteSearchIndex) {
                     await indexSearchDocumentsBySeq(trx, [seq]);
@@ -64,19 +64,5 @@ export async function backfillSearch(knex: Knex, options: SearchBackfillOptions 
 
         filled += count;
         await options.onBatch?.(filled);
-    }
-}
-
-// As parse.ts derives it: a converter failure (a string over V8's limits) leaves no text.
-function htmlText(html: string): string {
-    if (html.length === 0) {
-        return '';
-    }
-
-    try {
-        return htmlToPlainText(html);
-    }
-    catch {
-        return '';
     }
 }

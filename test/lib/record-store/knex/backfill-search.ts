@@ -6,11 +6,10 @@ import { BACKFILL_BATCH_ROWS } from '../../../../lib/record-store/knex/backfill-
 import { backfillSearch } from '../../../../lib/record-store/knex/backfill-search';
 import { createKnexRecordStore } from '../../../../lib/record-store/knex/knex-record-store';
 import { migratorConfig, migrationSource } from '../../../../lib/record-store/knex/migration-source';
-import { openPostgresKnex } from '../../../../lib/record-store/knex/postgres-knex';
 import { toInsertRow } from '../../../../lib/record-store/knex/rows';
-import { openSqliteKnex } from '../../../../lib/sqlite/knex';
 import type { EmailRecord } from '../../../../lib/types';
 import { draft } from '../../../helpers/email-draft';
+import { emptyDatabases, interruptedBackfill } from '../../../helpers/migrated-stores';
 import { startPostgres, type PostgresServer } from '../../../helpers/postgres';
 import { searchAll } from '../../../contracts/record-store-search-contract';
 import { removeDir, tempDir } from '../../../helpers/temp-dir';
@@ -68,14 +67,7 @@ function backfillSuite(name: string, open: () => Promise<{ knex: Knex; cleanup()
                 await knex.migrate.latest(migratorConfig);
                 expect(await pending(knex)).to.equal(OLD_ROWS);
 
-                const told: number[] = [];
-                await expect(backfillSearch(knex, {
-                    sqliteSearchIndex: name === 'SQLite',
-                    onBatch: (filled) => {
-                        told.push(filled);
-                        throw new Error('stopped after one batch');
-                    }
-                })).to.reject('stopped after one batch');
+                const told = await interruptedBackfill((onBatch) => backfillSearch(knex, { sqliteSearchIndex: name === 'SQLite', onBatch }));
                 expect(told).to.equal([BACKFILL_BATCH_ROWS]);
                 expect(await pending(knex)).to.equal(OLD_ROWS - BACKFILL_BATCH_ROWS);
 
@@ -122,28 +114,18 @@ function backfillSuite(name: string, open: () => Promise<{ knex: Knex; cleanup()
 }
 
 let postgres: PostgresServer;
+let dir: string;
 
 before(async () => {
     postgres = await startPostgres();
+    dir = await tempDir('backfill-search');
 });
 
 after(async () => {
     await postgres.stop();
+    await removeDir(dir);
 });
 
-backfillSuite('SQLite', async () => {
-    const dir = await tempDir('backfill-search');
-    const knex = openSqliteKnex(`${dir}/inbox-capture.sqlite`);
-    return {
-        knex,
-        async cleanup() {
-            await knex.destroy();
-            await removeDir(dir);
-        }
-    };
-});
-
-backfillSuite('Postgres', async () => {
-    const knex = openPostgresKnex(await postgres.createDatabase());
-    return { knex, cleanup: () => knex.destroy() };
-});
+for (const [name, open] of emptyDatabases(() => postgres, () => dir)) {
+    backfillSuite(name, open);
+}

@@ -2,7 +2,6 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import { createKnexRecordStore } from '../../../../lib/record-store/knex/knex-record-store';
-import { openPostgresKnex } from '../../../../lib/record-store/knex/postgres-knex';
 import type { RecordStore } from '../../../../lib/record-store/record-store';
 import { ftsCandidateQuery, likeContains, MAX_TRIGRAMS, postgresIndexable } from '../../../../lib/record-store/knex/search-index';
 import { SEARCH_WINDOW } from '../../../../lib/record-store/knex/search-page';
@@ -12,6 +11,7 @@ import { openSqliteKnex } from '../../../../lib/sqlite/knex';
 import type { EmailDraft } from '../../../../lib/types';
 import { searchAll } from '../../../contracts/record-store-search-contract';
 import { BASE_TIME, draft } from '../../../helpers/email-draft';
+import { migratedStores, type MigratedStore } from '../../../helpers/migrated-stores';
 import { startPostgres, type PostgresServer } from '../../../helpers/postgres';
 import { removeDir, tempDir } from '../../../helpers/temp-dir';
 
@@ -199,19 +199,19 @@ describe('search-index', () => {
 
     describe('Postgres', () => {
         let server: PostgresServer;
+        let migrated: MigratedStore;
         let knex: Knex;
         let store: RecordStore;
 
         before(async () => {
             server = await startPostgres();
-            knex = openPostgresKnex(await server.createDatabase());
-            store = createKnexRecordStore({ knex });
-            await store.migrate();
+            const [, open] = migratedStores(() => server, () => '').find(([name]) => name === 'Postgres')!;
+            migrated = await open();
+            ({ knex, store } = migrated);
         });
 
         after(async () => {
-            await store.close();
-            await knex.destroy();
+            await migrated.close();
             await server.stop();
         });
 
