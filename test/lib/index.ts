@@ -33,6 +33,8 @@ describe('index', () => {
             'ingestRawEmail',
             'isInboxCaptureError',
             'isValidInbox',
+            'isValidTag',
+            'parseSearchQuery',
             'sharedMessageBudget'
         ]);
     });
