@@ -25,9 +25,8 @@ export const SQLITE_DOCUMENT_SQL = "char(1) || inbox || char(2) || sender_folded
 export const POSTGRES_DOCUMENT_SQL = "(sender_folded || E'\\x03' || subject_folded || E'\\x03' || coalesce(recipient_folded, '') || E'\\x03' || coalesce(filenames_folded, '') || E'\\x03' || coalesce(body_folded, ''))";
 
 /**
- * Trigrams of one needle (or of the inbox) a candidate query asks for at most: a needle's
- * trigrams taken three characters apart cover it, and past a few more each one adds
- * little but the cost of reading its list.
+ * Trigrams of one needle (or of the inbox) a candidate query asks for at most: past a
+ * few, each one more narrows the candidates little and costs the read of its list.
  */
 export const MAX_TRIGRAMS = 8;
 
@@ -87,23 +86,17 @@ export async function hasSqliteSearchIndex(knex: Knex): Promise<boolean> {
     return row !== undefined;
 }
 
-// Trigrams of `chars` three apart, then the last, spread over at most MAX_TRIGRAMS.
+// Every trigram of `chars`, or MAX_TRIGRAMS of them spread evenly (the first and the last
+// included). Overlapping ones: with detail=none the index says which documents hold a
+// trigram, not where, so each one more narrows the candidates further.
 function spreadTrigrams(chars: string[]): string[] {
-    if (chars.length < 3) {
+    const count = chars.length - 2;
+    if (count < 1) {
         return [];
     }
 
-    const starts: number[] = [];
-    for (let i = 0; i + 3 <= chars.length; i += 3) {
-        starts.push(i);
-    }
-
-    if (starts[starts.length - 1] !== chars.length - 3) {
-        starts.push(chars.length - 3);
-    }
-
-    const picked = starts.length <= MAX_TRIGRAMS
-        ? starts
-        : Array.from({ length: MAX_TRIGRAMS }, (_, k) => starts[Math.round(k * (starts.length - 1) / (MAX_TRIGRAMS - 1))]);
-    return picked.map((i) => chars.slice(i, i + 3).join(''));
+    const starts = count <= MAX_TRIGRAMS
+        ? Array.from({ length: count }, (_, i) => i)
+        : Array.from({ length: MAX_TRIGRAMS }, (_, k) => Math.round(k * (count - 1) / (MAX_TRIGRAMS - 1)));
+    return starts.map((i) => chars.slice(i, i + 3).join(''));
 }

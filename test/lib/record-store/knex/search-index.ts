@@ -54,13 +54,13 @@ async function lastStatement(knex: Knex, store: RecordStore, inbox: string, q: s
 describe('search-index', () => {
 
     describe('ftsCandidateQuery()', () => {
-        it('asks for the inbox\'s marked trigrams and each needle\'s, three characters apart and the last, each a phrase', () => {
-            expect(ftsCandidateQuery('big', ['ord-4242'])).to.equal('"\u0001bi" AND "ig\u0002" AND "ord" AND "-42" AND "242"');
-            expect(ftsCandidateQuery('inbox', ['abc'])).to.equal('"\u0001in" AND "box" AND "ox\u0002" AND "abc"');
+        it('asks for every trigram of the marked inbox and of each needle, each a phrase, each once', () => {
+            expect(ftsCandidateQuery('big', ['ord-4242'])).to.equal('"\u0001bi" AND "big" AND "ig\u0002" AND "ord" AND "rd-" AND "d-4" AND "-42" AND "424" AND "242"');
+            expect(ftsCandidateQuery('in', ['abc', 'xabc'])).to.equal('"\u0001in" AND "in\u0002" AND "abc" AND "xab"');
         });
 
         it('doubles quotes and keeps any other character, surrogate pairs whole', () => {
-            expect(ftsCandidateQuery('a', ['say "hi"'])).to.equal('"\u0001a\u0002" AND "say" AND " ""h" AND "hi"""');
+            expect(ftsCandidateQuery('a', ['say "hi"'])).to.equal('"\u0001a\u0002" AND "say" AND "ay " AND "y """ AND " ""h" AND """hi" AND "hi"""');
             expect(ftsCandidateQuery('a', ['🙂x🙂'])).to.equal('"\u0001a\u0002" AND "🙂x🙂"');
         });
 
