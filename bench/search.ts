@@ -137,7 +137,36 @@ interface Measured {
     plan: string;
 }
 
-async function seed(backend: SeededBackend, rows: number, otherKib: number, notes: string[]): Promise<void> {
+/** Bytes of the stored texts and of the index, as the database counts them. */
+interface Sizes {
+    table: number;
+    bodies: number;
+    folded: number;
+    index: number;
+}
+
+async function sizes(knex: Knex, pg: boolean): Promise<Sizes> {
+    const number = async (sql: string) => Number(Object.values((pg ? (await knex.raw(sql) as { rows: Record<string, unknown>[] }).rows : await knex.raw(sql) as Record<string, unknown>[])[0]!)[0]);
+    if (pg) {
+        return {
+            table: await number("SELECT pg_total_relation_size('emails') - coalesce(pg_relation_size('emails_search_trgm'), 0)"),
+            bodies: await number('SELECT sum(pg_column_size(body)) FROM emails'),
+            folded: await number('SELECT sum(pg_column_size(body_folded)) FROM emails'),
+            index: await number("SELECT pg_relation_size('emails_search_trgm')")
+        };
+    }
+
+    return {
+        table: await number("SELECT sum(pgsize) FROM dbstat WHERE name NOT LIKE 'email_search%'"),
+        bodies: await number('SELECT sum(octet_length(body)) FROM emails'),
+        folded: await number('SELECT sum(octet_length(body_folded)) FROM emails'),
+        index: await number("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'email_search%'")
+    };
+}
+
+const mib = (bytes: number) => `${fmt(bytes / 2 ** 20)} MiB`;
+
+async function seed(backend: SeededBackend, rows: number, otherKib: number, notes: string[]): Promise<Sizes> {
     const knex = backend.open();
     const pg = backend.name === 'Postgres';
     try {
@@ -168,6 +197,7 @@ async function seed(backend: SeededBackend, rows: number, otherKib: number, note
         }
 
         notes.push(`${backend.name}: seeded ${rows.toLocaleString('en-US')} rows in ${((Date.now() - start) / 1000).toFixed(0)} s${built}.`);
+        return await sizes(knex, pg);
     }
     finally {
         await knex.destroy();
@@ -299,8 +329,9 @@ async function bench(args: BenchArgs) {
     for (const [index, make] of seededBackends(only).entries()) {
         const backend = await make();
         let measured: Measured[];
+        let stored: Sizes;
         try {
-            await seed(backend, rows, otherKib, notes);
+            stored = await seed(backend, rows, otherKib, notes);
             measured = await measureSearch(backend, rows, smoke);
         }
         finally {
@@ -312,6 +343,11 @@ async function bench(args: BenchArgs) {
             title: `Search on ${name}: ${rows.toLocaleString('en-US')} stored emails, inbox "${INBOX}" holds ${Math.ceil(rows / 10).toLocaleString('en-US')} of ${BIG_KIB} KiB (the others ${otherKib} KiB); limit ${PAGE_SIZE}; record store, ms`,
             columns: ['q', 'p50', 'p99', 'max', 'plans (boundary ‖ newest window ‖ through the index)'],
             rows: measured.map((m) => [m.query.label, fmt(m.summary.p50), fmt(m.summary.p99), fmt(m.summary.max), `\`${m.plan}\``])
+        });
+        tables.push({
+            title: `Storage on ${name} after seeding (${pg(name) ? 'pg_column_size: TOAST-compressed' : 'SQLite pages (dbstat) and UTF-8 bytes'})`,
+            columns: ['the emails table (all but the index)', 'bodies', 'folded bodies (the copy search compares)', 'the search index'],
+            rows: [[mib(stored.table), mib(stored.bodies), mib(stored.folded), mib(stored.index)]]
         });
         const targeted = measured.filter((m) => m.query.target);
         const worst = targeted.reduce((a, b) => (b.summary.p99 > a.summary.p99 ? b : a));
