@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import { createKnexRecordStore } from '../../../../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../../../../lib/record-store/record-store';
-import { ftsCandidateQuery, likeContains, MAX_TRIGRAMS, postgresIndexable } from '../../../../lib/record-store/knex/search-index';
+import { ftsCandidateQuery, likeContains, MAX_TRIGRAMS, POSTGRES_DOCUMENT_SQL, postgresIndexable } from '../../../../lib/record-store/knex/search-index';
 import { SEARCH_WINDOW } from '../../../../lib/record-store/knex/search-page';
 import { TEXT_PIECE_CHARS } from '../../../../lib/record-store/knex/text-pieces';
 import { parseSearchQuery } from '../../../../lib/search/parse-query';
@@ -213,6 +213,19 @@ describe('search-index', () => {
         after(async () => {
             await migrated.close();
             await server.stop();
+        });
+
+        it('answers the same without the index (a Postgres without pg_trgm), reading the inbox', async () => {
+            const inbox = 'no-index';
+            const matching = await saveEach(store, windowDrafts(inbox, 'needle46', 2));
+            await knex.raw('DROP INDEX emails_search_trgm');
+            try {
+                expect(await ids(store, inbox, 'needle46')).to.equal(matching.slice(0, 2).reverse());
+                expect(await ids(store, inbox, 'body:needle46 -filler')).to.equal(matching.slice(0, 2).reverse());
+            }
+            finally {
+                await knex.raw(`CREATE INDEX emails_search_trgm ON emails USING gin (inbox, ${POSTGRES_DOCUMENT_SQL} gin_trgm_ops)`);
+            }
         });
 
         it('has the GIN index on the inbox and the texts', async () => {
