@@ -14,11 +14,13 @@ import { toNumber } from './rows';
 import { candidateCondition } from './search-sql';
 
 /**
- * Emails a search checks directly before it asks the index: at 10 KB each, a few ms of
- * reading on either store, and enough that a term in one email in 40 fills a page of 25.
+ * Emails a search checks directly before it asks the index: reading a row's folded body
+ * is most of a search's cost (about 20 µs for 10 KB on SQLite: 1,000 took 20 ms), and a
+ * term in one email in four of the inbox still fills a page of 50 from these alone, where
+ * the index would name a quarter of the inbox.
  * Tuned by measurement: bench/README.md, "Search".
  */
-export const SEARCH_WINDOW = 1000;
+export const SEARCH_WINDOW = 200;
 
 /** Runs a query builder and answers its rows (the store's reader, or Knex). */
 export type ReadRows = <T>(q: Knex.QueryBuilder) => Promise<T[]>;
