@@ -25,6 +25,8 @@ export interface PageBounds {
     from?: CursorPosition;
     /** SQL (and bindings) of the search index's candidates (search-sql.ts). */
     candidates?: { sql: string; bindings: Knex.RawBinding[] };
+    /** The search's terms as the trigram indexes serve them (Postgres; search-sql.ts). */
+    indexed?: boolean;
 }
 
 /**
@@ -67,7 +69,7 @@ export function emailPageQuery(knex: Knex, query: ListQuery, pg: boolean, bounds
     }
 
     if (query.q) {
-        whereTerms(q, query.q, pg);
+        whereTerms(q, query.q, pg, bounds.indexed);
     }
 
     return q.orderByRaw(pg ?

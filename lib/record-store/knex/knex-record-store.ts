@@ -18,7 +18,7 @@ import { backfillLinksAndCodes } from './backfill-links-codes';
 import { backfillSearch } from './backfill-search';
 import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE } from './search-index';
 import { pageRows } from './search-page';
-import { candidateCondition, whereTerms } from './search-sql';
+import { indexPlan, whereTerms } from './search-sql';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
 import { migrate } from './migration-source';
 import { watchNotifications } from './pg-listen';
@@ -260,15 +260,15 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         async deleteInboxBatch(inbox, batchSize, q) {
             assertPositiveInteger(batchSize, 'batchSize');
             const cleanInbox = cleanText(inbox);
-            const candidates = q && await searchIndexed() ? candidateCondition(cleanInbox, q, pg) : null;
+            const plan = q && await searchIndexed() ? indexPlan(cleanInbox, q, pg) : null;
             // Oldest stored first; two bulk deletes on Postgres share the work (deleteSelected()).
             return write((trx) => {
                 const select = trx('emails').select(EMAIL_COLUMNS).where('inbox', cleanInbox);
-                if (candidates) {
-                    select.whereRaw(candidates.sql, candidates.bindings);
+                if (plan?.candidates) {
+                    select.whereRaw(plan.candidates.sql, plan.candidates.bindings);
                 }
 
-                return deleteSelected(trx, whereTerms(select, q ?? [], pg).orderBy('seq', 'asc').limit(batchSize), pg);
+                return deleteSelected(trx, whereTerms(select, q ?? [], pg, plan !== null).orderBy('seq', 'asc').limit(batchSize), pg);
             });
         },
 

@@ -1,8 +1,9 @@
 /**
- * The trigram index of the searched texts, as runtime code uses it (the migration that
- * made it, 20261201000000_search, keeps its own copies of these names): what one email's
- * document holds, and how a search asks the index for candidates, which its exact
- * conditions (search-sql.ts) then check (docs/design.md, "Search").
+ * The trigram indexes of the searched texts, as runtime code uses them (the migration that
+ * made them, 20261201000000_search, keeps its own copies of these names): what one email's
+ * SQLite document holds, how a search asks SQLite's index for candidates, which its exact
+ * conditions (search-sql.ts) then check, and which needles Postgres' indexes can read
+ * (docs/design.md, "Search").
  */
 
 import type { Knex } from 'knex';
@@ -17,12 +18,6 @@ export const SEARCH_INDEX_TABLE = 'email_search';
  * texts follow, each apart (U+0003).
  */
 export const SQLITE_DOCUMENT_SQL = "char(1) || inbox || char(2) || sender_folded || char(3) || subject_folded || char(3) || coalesce(recipient_folded, '') || char(3) || coalesce(filenames_folded, '') || char(3) || coalesce(body_folded, '')";
-
-/**
- * Postgres: the expression the GIN index (emails_search_trgm, on inbox and this) holds; a
- * query must spell it exactly so for the planner to use the index.
- */
-export const POSTGRES_DOCUMENT_SQL = "(sender_folded || E'\\x03' || subject_folded || E'\\x03' || coalesce(recipient_folded, '') || E'\\x03' || coalesce(filenames_folded, '') || E'\\x03' || coalesce(body_folded, ''))";
 
 /**
  * Trigrams of one needle (or of the inbox) a candidate query asks for at most: past a

@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import type { CursorPosition, ListQuery } from '../../types';
 import { emailPageQuery } from './email-page';
 import { toNumber } from './rows';
-import { candidateCondition } from './search-sql';
+import { indexPlan } from './search-sql';
 
 /**
  * Emails a search checks directly before it asks the index: reading a row's folded body
@@ -31,8 +31,8 @@ export type ReadRows = <T>(q: Knex.QueryBuilder) => Promise<T[]>;
  * has an index, else in one query.
  */
 export async function pageRows<T>(knex: Knex, query: ListQuery, pg: boolean, indexed: boolean, select: (q: Knex.QueryBuilder) => Knex.QueryBuilder, read: ReadRows): Promise<T[]> {
-    const candidates = indexed && query.q ? candidateCondition(query.inbox, query.q, pg) : null;
-    if (!candidates) {
+    const plan = indexed && query.q ? indexPlan(query.inbox, query.q, pg) : null;
+    if (!plan) {
         return read<T>(select(emailPageQuery(knex, query, pg)));
     }
 
@@ -50,6 +50,6 @@ export async function pageRows<T>(knex: Knex, query: ListQuery, pg: boolean, ind
         return recent;
     }
 
-    const older = await read<T>(select(emailPageQuery(knex, { ...query, after: boundary, limit: query.limit - recent.length }, pg, { candidates })));
+    const older = await read<T>(select(emailPageQuery(knex, { ...query, after: boundary, limit: query.limit - recent.length }, pg, { candidates: plan.candidates, indexed: true })));
     return [...recent, ...older];
 }

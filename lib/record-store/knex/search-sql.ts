@@ -1,7 +1,7 @@
 /**
  * A search's terms as SQL, one translation per dialect: the exact conditions (each term a
- * comparison of folded texts, so both stores answer the same), and the candidate
- * condition that lets the trigram index (search-index.ts) narrow them down.
+ * comparison of folded texts, so both stores answer the same), and how the trigram indexes
+ * (search-index.ts) narrow them down.
  */
 
 import type { Knex } from 'knex';
@@ -9,7 +9,7 @@ import { foldForSearch } from '../../extract/search-text';
 import type { SearchTerm, TextField } from '../../search/search-query';
 import { isValidTag } from '../../search/tags';
 import { cleanText } from './clean-text';
-import { ftsCandidateQuery, likeContains, POSTGRES_DOCUMENT_SQL, postgresIndexable, SEARCH_INDEX_TABLE } from './search-index';
+import { ftsCandidateQuery, likeContains, postgresIndexable, SEARCH_INDEX_TABLE } from './search-index';
 
 /** How each text column was folded when written: `lower` alone (the older sender/subject columns) or foldForSearch(). */
 type Fold = 'lower' | 'search';
@@ -30,46 +30,65 @@ interface Condition {
     bindings: Knex.RawBinding[];
 }
 
-/** Adds every term's exact condition to `q` (a query on `emails`). */
-export function whereTerms(q: Knex.QueryBuilder, terms: readonly SearchTerm[], pg: boolean): Knex.QueryBuilder {
+/**
+ * Postgres' columns with a trigram index: sender and subject (20261121120000_search_trigrams),
+ * the body with the inbox first (20261201000000_search). The recipient and file names, short
+ * and stored inline, are read as the rows are.
+ */
+const POSTGRES_INDEXED = new Set(['sender_folded', 'subject_folded', 'body_folded']);
+
+/**
+ * Adds every term's exact condition to `q` (a query on `emails`). `indexed`: Postgres may
+ * answer a positive text term from its trigram indexes (it is then written as the LIKE they
+ * serve, the same answer); without it every condition is one no index serves, so the
+ * planner walks the inbox's order index (the newest emails of a search).
+ */
+export function whereTerms(q: Knex.QueryBuilder, terms: readonly SearchTerm[], pg: boolean, indexed = false): Knex.QueryBuilder {
     for (const term of terms) {
-        const { sql, bindings } = termCondition(term, pg);
+        const { sql, bindings } = termCondition(term, pg, indexed);
         q.whereRaw(term.negated ? `NOT (${sql})` : sql, bindings);
     }
 
     return q;
 }
 
-/** The lowercased needles of the terms the index can narrow: positive text terms. */
-function indexedNeedles(terms: readonly SearchTerm[]): string[] {
-    return terms.flatMap((t) => (t.field === 'from' || t.field === 'to' || t.field === 'subject' || t.field === 'body' || t.field === 'filename' || t.field === 'text') && !t.negated
-        ? [cleanText(t.text).toLowerCase()]
-        : []);
+/** What the trigram index contributes to a search: SQLite's candidates, or Postgres' indexed terms. */
+export interface IndexPlan {
+    /** SQLite: the condition that keeps the emails the index names, a superset of the terms' answer. */
+    candidates?: Condition;
+}
+
+// A positive text term, lowercased, or undefined.
+function positiveNeedle(term: SearchTerm): string | undefined {
+    return (term.field === 'from' || term.field === 'to' || term.field === 'subject' || term.field === 'body' || term.field === 'filename' || term.field === 'text') && !term.negated
+        ? cleanText(term.text).toLowerCase()
+        : undefined;
+}
+
+// Whether Postgres can answer this positive text term from its trigram indexes alone.
+function postgresIndexed(term: SearchTerm): boolean {
+    const needle = positiveNeedle(term);
+    return needle !== undefined && postgresIndexable(needle) && TEXT_COLUMNS[term.field as TextField].every(([column]) => POSTGRES_INDEXED.has(column));
 }
 
 /**
- * The condition that narrows `terms` in `inbox` to the emails the trigram index names
- * (a superset of the exact conditions' answer), or null when no term can use the index.
- * SQLite: the rowids of one FTS query for all of them (`+seq`: the inbox's order index
- * stays the way in, the candidates a set it checks). Postgres: the indexed expression
- * LIKE each needle pg_trgm can read.
+ * How the trigram index narrows `terms` in `inbox`, or null when no term can use it.
+ * SQLite: the rowids of one FTS query for all of its terms (`+seq`: the inbox's order index
+ * stays the way in, the candidates a set it checks, before a row is read). Postgres: its
+ * terms as the LIKE its GIN indexes serve (whereTerms() with `indexed`), and its planner's
+ * bitmap of them.
  */
-export function candidateCondition(inbox: string, terms: readonly SearchTerm[], pg: boolean): Condition | null {
-    const needles = indexedNeedles(terms);
+export function indexPlan(inbox: string, terms: readonly SearchTerm[], pg: boolean): IndexPlan | null {
     if (pg) {
-        const usable = needles.filter(postgresIndexable);
-        return usable.length === 0 ? null : {
-            sql: usable.map(() => `${POSTGRES_DOCUMENT_SQL} LIKE ?`).join(' AND '),
-            bindings: usable.map(likeContains)
-        };
+        return terms.some(postgresIndexed) ? {} : null;
     }
 
-    const match = ftsCandidateQuery(inbox, needles);
-    return match === null ? null : { sql: `+seq IN (SELECT rowid FROM ${SEARCH_INDEX_TABLE} WHERE ${SEARCH_INDEX_TABLE} MATCH ?)`, bindings: [match] };
+    const match = ftsCandidateQuery(inbox, terms.flatMap((t) => positiveNeedle(t) ?? []));
+    return match === null ? null : { candidates: { sql: `+seq IN (SELECT rowid FROM ${SEARCH_INDEX_TABLE} WHERE ${SEARCH_INDEX_TABLE} MATCH ?)`, bindings: [match] } };
 }
 
-// The exact condition of one term, unnegated; never NULL, so NOT keeps the rows it does not match.
-function termCondition(term: SearchTerm, pg: boolean): Condition {
+// The exact condition of one term, unnegated; never NULL when unindexed, so NOT keeps the rows it does not match.
+function termCondition(term: SearchTerm, pg: boolean, indexed: boolean): Condition {
     switch (term.field) {
         case 'from':
         case 'to':
@@ -78,10 +97,15 @@ function termCondition(term: SearchTerm, pg: boolean): Condition {
         case 'filename':
         case 'text': {
             const text = cleanText(term.text);
-            const parts = TEXT_COLUMNS[term.field].map(([column, fold]) => ({
-                sql: pg ? `strpos(coalesce(${column}, ''), ?) > 0` : `instr(coalesce(${column}, ''), ?) > 0`,
-                binding: fold === 'lower' ? text.toLowerCase() : foldForSearch(text)
-            }));
+            // The bare column, for the index; a positive term only, so a NULL (a row not yet back-filled) just does not match.
+            const like = pg && indexed && postgresIndexed(term);
+            const parts = TEXT_COLUMNS[term.field].map(([column, fold]) => {
+                const needle = fold === 'lower' ? text.toLowerCase() : foldForSearch(text);
+                return like ? { sql: `${column} LIKE ?`, binding: likeContains(needle) } : {
+                    sql: pg ? `strpos(coalesce(${column}, ''), ?) > 0` : `instr(coalesce(${column}, ''), ?) > 0`,
+                    binding: needle
+                };
+            });
             return { sql: `(${parts.map((p) => p.sql).join(' OR ')})`, bindings: parts.map((p) => p.binding) };
         }
 
