@@ -38,6 +38,8 @@ const P99_TARGET_MS = 100;
 const INGEST_DELIVERIES = 2000;
 /** Messages per measurement of the whole ingest (parse, blobs, save). */
 const INGEST_MESSAGES = 1000;
+/** Rounds of each ingest measurement, without and with the index alternating. */
+const INGEST_ROUNDS = 3;
 const INGEST_CONCURRENCY = 16;
 
 /** Words planted in the bodies, by share of emails (row j = floor(i / 10), so every inbox gets the same shares). */
@@ -292,7 +294,7 @@ async function measureIngest(make: () => Promise<SeededBackend>, smoke: boolean)
         { label: 'ingestRawEmail(), text-1k (1 KB, text)', profile: 'text-1k', before: [], after: [] },
         { label: 'ingestRawEmail(), alt-10k (10 KB, text + HTML)', profile: 'alt-10k', before: [], after: [] }
     ];
-    for (let round = 0; round < (smoke ? 1 : 2); round++) {
+    for (let round = 0; round < (smoke ? 1 : INGEST_ROUNDS); round++) {
         for (const indexed of [false, true]) {
             for (const result of results) {
                 const backend = await make();
@@ -379,7 +381,9 @@ async function bench(args: BenchArgs) {
     const tables: Table[] = [];
     const checks: TargetCheck[] = [];
     const notes: string[] = [];
-    for (const [index, make] of seededBackends(only).entries()) {
+    for (const make of seededBackends(only)) {
+        // Ingest first, on a server that holds nothing else yet (a million seeded rows would keep Postgres' checkpoints and autovacuum busy).
+        const ingest = await measureIngest(make, smoke);
         const backend = await make();
         let measured: Measured[];
         let stored: Sizes;
@@ -409,17 +413,19 @@ async function bench(args: BenchArgs) {
             measured: `worst p99 ${fmt(worst.summary.p99)} ms (${worst.query.label})`,
             met: smoke ? null : worst.summary.p99 < P99_TARGET_MS
         });
-        // No statement scans the table: the inbox's order index, and the trigram index past the window.
-        const scans = targeted.filter((m) => /Seq Scan on emails|SCAN emails(?! USING)/.test(m.plan) || !(pg(name) ? /emails_search_trgm/ : /email_search VIRTUAL TABLE/).test(m.plan));
+        // No statement scans the table: the inbox's order index, and the trigram index past the window (when the window did not fill the page).
+        const scans = targeted.filter((m) => {
+            const statements = m.plan.split(' ‖ ');
+            return /Seq Scan on emails|SCAN emails(?! USING)/.test(m.plan) || (statements.length === 3 && !(pg(name) ? /emails_search_trgm/ : /email_search VIRTUAL TABLE/).test(statements[2]!));
+        });
         checks.push({
             target: `${name}: no scan of every body (the inbox's order index, then the trigram index)`,
             measured: scans.length === 0 ? 'every plan' : `check: ${scans.map((m) => m.query.label).join(', ')}`,
             met: smoke ? null : scans.length === 0
         });
 
-        const ingest = await measureIngest(seededBackends(only)[index]!, smoke);
         tables.push({
-            title: `Ingest on ${name}: ${smoke ? 40 : INGEST_DELIVERIES} single-email deliveries to the store's save path, ${smoke ? 20 : INGEST_MESSAGES} messages through ingestRawEmail(), ${INGEST_CONCURRENCY} at a time, on a fresh database; emails a second (mean of ${smoke ? 1 : 2} rounds, alternating)`,
+            title: `Ingest on ${name}: ${smoke ? 40 : INGEST_DELIVERIES} single-email deliveries to the store's save path, ${smoke ? 20 : INGEST_MESSAGES} messages through ingestRawEmail(), ${INGEST_CONCURRENCY} at a time, on a fresh database; emails a second (mean of ${smoke ? 1 : INGEST_ROUNDS} rounds, alternating)`,
             columns: ['what', 'without the index', 'with the index', 'cost'],
             rows: ingest.map((r) => [r.label, fmt(mean(r.before)), fmt(mean(r.after)), `${fmt(100 * (1 - mean(r.after) / mean(r.before)))} % fewer`])
         });
