@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { Knex } from 'knex';
 import { migratorConfig } from './lib/record-store/knex/migration-source';
 import { postgresKnexConfig } from './lib/record-store/knex/postgres-knex';
+import { DEFAULT_DATA_DIR, SQLITE_FILENAME } from './lib/service/defaults';
 import { sqliteKnexConfig } from './lib/sqlite/knex';
 
 /** Same variables as the standalone service: DATABASE_URL selects Postgres. */
@@ -14,9 +15,9 @@ function connectionConfig(): Knex.Config {
         return postgresKnexConfig(databaseUrl);
     }
 
-    const dataDir = resolve(process.env.INBOX_CAPTURE_DATA_DIR ?? './data');
+    const dataDir = resolve(process.env.INBOX_CAPTURE_DATA_DIR ?? DEFAULT_DATA_DIR);
     mkdirSync(dataDir, { recursive: true });
-    return sqliteKnexConfig(resolve(dataDir, 'inbox-capture.sqlite'));
+    return sqliteKnexConfig(resolve(dataDir, SQLITE_FILENAME));
 }
 
 const config: Knex.Config = {

@@ -13,7 +13,7 @@
  * (bench/fan-out-blobs.ts); attack-cases.ts holds a hook for it.
  */
 
-import { readOpenFileLimit, defaultMaxHttpConnections } from '../adapters/http-connection-cap';
+import { readOpenFileLimit, defaultMaxHttpConnections } from '../adapters/standalone/http-connection-cap';
 import { DEFAULT_MAX_CONNECTIONS as SMTP_MAX_CONNECTIONS } from '../adapters/smtp/smtp-listener';
 import { ATTACKS, type AttackOutcome, type AttackSize } from './attack-cases';
 import { describeHealth, startHealthProbe } from './health-probe';

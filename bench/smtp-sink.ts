@@ -21,7 +21,8 @@ import {
     MAX_COMMAND_LINE_BYTES,
     SMTP_BANNER
 } from '../adapters/smtp';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/ingest/ingest';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../lib/service/defaults';
+import { createMessageBudget } from '../lib/service/message-budget';
 import { readBounded } from '../lib/ingest/read-bounded';
 import { freePort } from '../test/helpers/net';
 import { serveReferenceIpc } from './reference-child';
@@ -69,6 +70,9 @@ async function serve(mode: SinkMode, port: number): Promise<void> {
         const listener = createSmtpListener({
             port,
             capture: {
+                // The service's default cap and budget, as createInboxCapture() would give them.
+                maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+                messageBudget: createMessageBudget(DEFAULT_MESSAGE_BUDGET_BYTES),
                 // Reads the message as the core does (readBounded), stores nothing.
                 async ingestRawEmail(raw) {
                     await readBounded(raw as Readable | Buffer, DEFAULT_MAX_MESSAGE_BYTES);

@@ -5,8 +5,9 @@
 
 // The service.
 export { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from './service/inbox-capture';
-export { ingestRawEmail, DEFAULT_MAX_MESSAGE_BYTES, type IngestContext, type IngestOptions } from './ingest/ingest';
-export { createMessageBudget, sharedMessageBudget, DEFAULT_MESSAGE_BUDGET_BYTES, type MessageBudget, type MessageReservation } from './service/message-budget';
+export type { IngestOptions } from './ingest/ingest';
+export { createMessageBudget, type MessageBudget, type MessageReservation } from './service/message-budget';
+export { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from './service/defaults';
 export type { RetentionOptions, RetentionPolicy } from './service/retention';
 export type { OrphanSweepOptions } from './service/background-sweeps';
 
@@ -15,7 +16,7 @@ export type { ApiKeyInfo, CursorPosition, EmailDraft, EmailRecord, Link, ListQue
 export { encodeCursor, decodeCursor } from './cursor/email-cursor';
 export type { HeaderField } from './mime/header-fields';
 
-// Links and codes of an email (EXTENSIONS §1), as ingest works them out.
+// Links and codes of an email (docs/api.md, "Links and codes"), as ingest works them out.
 export { extractLinks } from './extract/links';
 export { extractCodes } from './extract/codes';
 export type { InboxPage, InboxPosition, InboxQuery, InboxSummary } from './types';

@@ -13,7 +13,7 @@ export interface StoredAttachment {
     contentId?: string;
 }
 
-/** A link of an email (EXTENSIONS §1): an anchor of the HTML body or a bare URL of the text body. */
+/** A link of an email (docs/api.md, "Links and codes"): an anchor of the HTML body or a bare URL of the text body. */
 export interface Link {
     /** The href, entities decoded and trimmed, otherwise as written. */
     href: string;
@@ -50,10 +50,11 @@ export interface EmailRecord {
 }
 
 /**
- * A copy before the record store gave it its `messageId`. `links` and `codes`, when
- * absent, are worked out from the subject and bodies by the store.
+ * A copy before the record store gave it its `messageId`. Its `links` and `codes` come
+ * from ingest, which works them out once (docs/design.md, "The email object"); a store
+ * keeps them as given and never works them out itself.
  */
-export type EmailDraft = Omit<EmailRecord, 'messageId' | 'links' | 'codes'> & Partial<Pick<EmailRecord, 'links' | 'codes'>> & {
+export type EmailDraft = Omit<EmailRecord, 'messageId'> & {
     /**
      * What `body:` searches: the text body and the HTML's text, folded (searchTextOf(),
      * extract/search-text.ts), worked out once at ingest. Stored beside the record, never part of it.

@@ -44,7 +44,9 @@ child.once('exit', (code, signal) => {
     }
 
     const tests = Object.values(report.tests).flat();
-    const failed = tests.filter((test) => test.err !== false && test.err !== undefined).length;
+    // A passing or skipped test has `err: false`; a failed one its message, or no `err` at
+    // all when it failed without one (a test whose before() failed).
+    const failed = tests.filter((test) => test.err !== false).length;
     const errors = report.errors?.length ?? 0;
     const leaks = report.leaks?.length ?? 0;
     const verdict = `${tests.length} tests reported, ${failed} failed, ${errors} errors outside tests, ${leaks} leaked globals`;

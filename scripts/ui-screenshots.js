@@ -49,7 +49,7 @@ async function main() {
         const stored = [];
         for (const [inbox, from, subject, text, html] of SAMPLES) {
             const tags = /code/.test(subject) ? 'sign-in, otp' : /Welcome/.test(subject) ? 'welcome' : undefined;
-            stored.push(...await api.ingestRawEmail(mail({ to: `${inbox}@example.test`, from, subject, text, html, tags }), { recipients: [`${inbox}@example.test`] }));
+            stored.push(...await api.ingestForApi(mail({ to: `${inbox}@example.test`, from, subject, text, html, tags }), { recipients: [`${inbox}@example.test`] }));
         }
 
         const shown = stored[2];

@@ -1,24 +1,25 @@
 import { parseArgs } from 'node:util';
 import { packageVersion } from '../../lib/util/package-version';
-import { ConfigError } from '../env-config';
+import { ConfigError } from '../standalone/env-config';
 import { CliError, EXIT_FAILURE, EXIT_OK, write, withCaptureFromEnv, type CliIo, type Command } from './command';
 import { gc } from './commands/gc';
 import { ingest } from './commands/ingest';
 import { keysCreate, keysList, keysRevoke } from './commands/keys';
 import { migrate } from './commands/migrate';
 import { prune } from './commands/prune';
+import { serve } from './commands/serve';
 
 /** The program name in messages and help. */
 export const PROGRAM = 'inbox-capture';
 
 /** Every command, in the order help lists them. */
-export const COMMANDS: Command[] = [keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune];
+export const COMMANDS: Command[] = [serve, keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune];
 
 /** Command groups: `keys` alone is not a command but names one of these. */
 const GROUPS: Record<string, string> = { keys: 'keys create|list|revoke' };
 
 const ENVIRONMENT_HELP = [
-    'Environment (the same as the standalone service):',
+    'Environment (the same for every command; serve also reads HOST, PORT, SMTP_*):',
     '  INBOX_CAPTURE_DATA_DIR        SQLite file and stored files (default ./data)',
     '  DATABASE_URL                  postgres://… selects Postgres instead of SQLite',
     '  S3_BUCKET                     selects S3 for stored files (with S3_ENDPOINT,',

@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
-import { openStoresFromConfig, readEnvConfig } from '../env-config';
+import { openStoresFromConfig, readEnvConfig } from '../standalone/env-config';
+import { recordWebhooks } from '../webhooks/start-webhooks';
 
 /** Exit codes, sysexits(3) where an MTA reads them. */
 export const EXIT_OK = 0;
@@ -70,7 +71,7 @@ export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCaptur
     const capture = createInboxCapture(stores);
     if (config.webhooks) {
         // `ingest` records the webhook deliveries of what it stores; a running service sends them.
-        capture.startWebhooks({ targets: config.webhooks.webhooks, render: () => null, recordOnly: true });
+        recordWebhooks(capture, config.webhooks.webhooks);
     }
 
     try {

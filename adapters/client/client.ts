@@ -3,8 +3,8 @@ import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
-    DeleteInboxOptions, Email, EmailPage, EmailsQuery, FetchFunction, Header, InboxCaptureClientOptions, InboxPage,
-    ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, WaitForEmailOptions
+    DeletedEmail, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FetchFunction, Header,
+    InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, TagsBody, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
@@ -78,24 +78,25 @@ export class InboxCaptureClient {
 
     /** The header fields of the top-level message, in message order. */
     async getHeaders(messageId: string, options: RequestOptions = {}): Promise<Header[]> {
-        const body = await this.#json<{ headers: Header[] }>('GET', `/v1/emails/${segment(messageId)}/headers`, options);
+        const body = await this.#json<EmailHeaders>('GET', `/v1/emails/${segment(messageId)}/headers`, options);
         return body.headers;
     }
 
     /** Deletes one email with its raw message and attachments. */
     async deleteEmail(messageId: string, options: RequestOptions = {}): Promise<void> {
-        await this.#json('DELETE', `/v1/emails/${segment(messageId)}`, options);
+        await this.#json<DeletedEmail>('DELETE', `/v1/emails/${segment(messageId)}`, options);
     }
 
     /** Deletes every email of an inbox (with `q`, those that match it); resolves to how many were deleted. */
     async deleteInbox(inbox: string, options: DeleteInboxOptions = {}): Promise<number> {
-        const body = await this.#json<{ deleted: number }>('DELETE', `/v1/emails${queryString({ inbox, q: options.q })}`, options);
+        const body = await this.#json<DeletedInbox>('DELETE', `/v1/emails${queryString({ inbox, q: options.q })}`, options);
         return body.deleted;
     }
 
     /** Replaces the tags of an email (lowercased, each once, at most 20) and resolves to the email with them. */
     setTags(messageId: string, tags: string[], options: RequestOptions = {}): Promise<Email> {
-        return this.#json('PUT', `/v1/emails/${segment(messageId)}/tags`, options, { tags });
+        const body: TagsBody = { tags };
+        return this.#json('PUT', `/v1/emails/${segment(messageId)}/tags`, options, body);
     }
 
     /** One page of the inboxes that hold mail, most recently received first. */

@@ -1,3 +1,5 @@
+import type { ErrorBody } from './types';
+
 // The client's errors: typed, so a test can tell "the API said no" from "nothing came".
 
 /** The code of an error answer whose body is not the API's `{ "error": CODE }` (a proxy's page, say). */
@@ -6,6 +8,7 @@ export const UNEXPECTED_RESPONSE = 'UNEXPECTED_RESPONSE';
 /** The API answered an error: `status` is the HTTP status, `code` the body's `error`. */
 export class InboxCaptureApiError extends Error {
     readonly status: number;
+    /** An `ApiErrorCode`, UNEXPECTED_RESPONSE, or a code of a newer server: kept a string. */
     readonly code: string;
 
     constructor(status: number, code: string) {
@@ -32,8 +35,8 @@ export async function apiErrorFrom(response: Response): Promise<InboxCaptureApiE
     let code = UNEXPECTED_RESPONSE;
     try {
         const body = JSON.parse(await response.text()) as unknown;
-        if (body !== null && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string') {
-            code = (body as { error: string }).error;
+        if (body !== null && typeof body === 'object' && typeof (body as Partial<ErrorBody>).error === 'string') {
+            code = (body as ErrorBody).error;
         }
     }
     catch {

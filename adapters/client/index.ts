@@ -1,9 +1,10 @@
-// inbox-capture/client: the typed HTTP client (EXTENSIONS §4). No runtime dependencies
+// inbox-capture/client: the typed HTTP client. No runtime dependencies
 // and no Node modules: global fetch and Web Crypto only, so it runs in browsers too.
 
 export { InboxCaptureClient } from './client';
 export { InboxCaptureApiError, WaitTimeoutError, UNEXPECTED_RESPONSE } from './errors';
 export type {
-    Attachment, Email, EmailFilter, EmailPage, EmailsQuery, FetchFunction, Header, Inbox, InboxCaptureClientOptions,
-    InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, TimeBound, WaitForEmailOptions
+    ApiErrorCode, Attachment, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FetchFunction, Header, Inbox,
+    DeleteInboxOptions, InboxCaptureClientOptions, InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, TagsBody, TimeBound,
+    WaitForEmailOptions
 } from './types';

@@ -1,5 +1,7 @@
 // The JSON shapes the HTTP API answers, written by hand for the client: it imports
-// nothing of the server (no Node modules reach a browser bundle).
+// nothing of the server (no Node modules reach a browser bundle). A test checks each of
+// them against the served /openapi.json, field by field and both ways, so they cannot
+// drift from the server (docs/design.md, "Where the email's shape lives").
 
 /** An attachment of an email (`filename` is `<index>-<name>`). */
 export interface Attachment {
@@ -13,7 +15,7 @@ export interface Attachment {
     contentId: string;
 }
 
-/** A link found in the email (EXTENSIONS §1): from the HTML anchors, then bare URLs of the text body. */
+/** A link found in the email: from the HTML anchors, then bare URLs of the text body. */
 export interface Link {
     href: string;
     /** The anchor's visible text; the URL itself for a link from the text body. */
@@ -55,6 +57,39 @@ export interface EmailPage {
 export interface Header {
     name: string;
     value: string;
+}
+
+/** The answer of `GET /v1/emails/{messageId}/headers`: every field, in message order. */
+export interface EmailHeaders {
+    headers: Header[];
+}
+
+/** The answer of `DELETE /v1/emails/{messageId}`. */
+export interface DeletedEmail {
+    deleted: true;
+    messageId: string;
+}
+
+/** The answer of `DELETE /v1/emails?inbox=`: how many emails were deleted. */
+export interface DeletedInbox {
+    deleted: number;
+}
+
+/** Every `error` code the API documents in its answers. */
+export type ApiErrorCode =
+    | 'UNAUTHORIZED'
+    | 'FORBIDDEN'
+    | 'NOT_FOUND'
+    | 'MISSING_INBOX'
+    | 'INVALID_INBOX'
+    | 'INVALID_LIMIT'
+    | 'VALIDATION_ERROR'
+    | 'SERVICE_UNAVAILABLE'
+    | 'INTERNAL_ERROR';
+
+/** The body of every error answer. */
+export interface ErrorBody {
+    error: ApiErrorCode;
 }
 
 /** An inbox holding at least one email. */
@@ -143,6 +178,11 @@ export interface WaitForEmailOptions {
 export interface RequestOptions {
     /** Cancels the request. */
     signal?: AbortSignal;
+}
+
+/** The body of `PUT /v1/emails/{messageId}/tags`, as `setTags()` sends it. */
+export interface TagsBody {
+    tags: string[];
 }
 
 /** Options of `deleteInbox()`. */

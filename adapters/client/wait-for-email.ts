@@ -1,7 +1,7 @@
 import { abortReason, WaitTimeoutError } from './errors';
 import type { Email, EmailPage, ListEmailsQuery, RequestOptions, WaitForEmailOptions } from './types';
 
-/** The server's longest long-poll, seconds (interface spec: `timeout` 1 to 28). */
+/** The server's longest long-poll, seconds (docs/api.md: `timeout` 1 to 28). */
 export const MAX_LONG_POLL_SECONDS = 28;
 
 /** `waitForEmail()`'s default total wait, ms. */

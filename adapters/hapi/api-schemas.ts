@@ -2,8 +2,11 @@ import Joi from 'joi';
 import { MAX_TAG_CHARS, MAX_TAGS, normaliseTags, TAG_PATTERN } from '../../lib/search/tags';
 import type { ApiErrorCode } from './error-mapping';
 
-// Joi descriptions of what the routes answer. They feed the OpenAPI document only:
-// responses are built from typed views, so hapi does not re-validate them.
+// Joi descriptions of what the routes answer: the one declaration of the API's shapes.
+// They make the OpenAPI document; the views of api-types.ts and the client's types are
+// checked against that document, field by field (docs/design.md, "Where the email's
+// shape lives"). Responses are built from those typed views, so hapi does not
+// re-validate them.
 
 /** The API's attachment object (docs/design.md). */
 export const attachmentSchema = Joi.object({
@@ -16,7 +19,7 @@ export const attachmentSchema = Joi.object({
         .example('logo@example.com')
 }).label('Attachment');
 
-/** A link of an email (EXTENSIONS §1). */
+/** A link of an email (docs/api.md, "Links and codes"). */
 export const linkSchema = Joi.object({
     href: Joi.string().required().description('The href as written (entities decoded, trimmed): http(s) or mailto.')
         .example('https://example.com/verify?token=abc'),
@@ -64,14 +67,14 @@ export const emailPageSchema = Joi.object({
     nextCursor: Joi.string().description('Present exactly when `hasMore` is true.').example('1714564800000#abc@example.com')
 }).label('EmailPage');
 
-/** An inbox of GET /v1/inboxes (EXTENSIONS §3). */
+/** An inbox of GET /v1/inboxes (docs/api.md, "`GET /v1/inboxes`"). */
 export const inboxViewSchema = Joi.object({
     name: Joi.string().required().example('signup-test'),
     count: Joi.number().integer().min(1).required().description('How many emails it holds.'),
     lastReceivedAt: Joi.number().integer().required().description('Unix milliseconds of its newest email.')
 }).label('Inbox');
 
-/** The inbox list page envelope (EXTENSIONS §3). */
+/** The inbox list page envelope (docs/api.md, "`GET /v1/inboxes`"). */
 export const inboxPageSchema = Joi.object({
     inboxes: Joi.array().items(inboxViewSchema).required().description('Most recently received first, then by name.'),
     hasMore: Joi.boolean().required(),
@@ -89,7 +92,7 @@ export const deletedInboxSchema = Joi.object({
     deleted: Joi.number().integer().min(0).required().description('How many emails were deleted.')
 }).label('DeletedInbox');
 
-/** GET /v1/emails/{messageId}/headers answer (EXTENSIONS §2). */
+/** GET /v1/emails/{messageId}/headers answer (docs/api.md, "Header fields"). */
 export const headersSchema = Joi.object({
     headers: Joi.array().items(Joi.object({
         name: Joi.string().required().description('The field name as written in the message.').example('Subject'),

@@ -1,66 +1,81 @@
-// The JSON shapes the API answers, built from records by email-view.ts; api-schemas.ts
-// describes the same shapes for the OpenAPI document.
+import type { HeaderField } from '../../lib/mime/header-fields';
+import type { EmailRecord, InboxPage, InboxSummary, Link, StoredAttachment } from '../../lib/types';
+
+// The JSON shapes the API answers, derived from the records they are built from: a view
+// is its record less what stays inside (blob keys, sizes of the raw message), plus the
+// URLs of the routes. The wire shape itself is declared once, by the joi schemas of
+// api-schemas.ts, which make /openapi.json; a test checks these types against that
+// document field by field (docs/design.md, "Where the email's shape lives").
 
 /** Attachment as the API shows it: a download URL instead of the blob key. */
-export interface AttachmentView {
-    filename: string;
-    contentType: string;
-    /** Decoded size in bytes. */
-    size: number;
+export interface AttachmentView extends Omit<StoredAttachment, 'blobKey'> {
     /** Relative URL of the download, the plugin's route prefix included. */
     url: string;
     /** The part's Content-ID without angle brackets (`cid:` in the HTML); `''` when none. */
     contentId: string;
 }
 
+/** A link of an email as the API shows it: as stored. */
+export type LinkView = Link;
+
+/** The parts of a record the API never shows: the source id and where the raw message is kept. */
+type InternalFields = 'sourceId' | 'rawKey' | 'rawSize';
+
 /** The API's email object (docs/design.md: every field always present). */
-export interface EmailView {
-    messageId: string;
-    inbox: string;
-    sender: string;
-    /** The display name of the first From mailbox; `''` when none. */
-    senderName: string;
-    recipient: string;
-    subject: string;
-    body: string;
-    htmlBody: string;
+export interface EmailView extends Omit<EmailRecord, InternalFields | 'attachments'> {
     attachments: AttachmentView[];
-    /** Unix milliseconds. */
-    receivedAt: number;
     /** Relative URL of the raw .eml, the plugin's route prefix included. */
     rawUrl: string;
-    /** Links of the HTML, then the text body (EXTENSIONS §1). */
-    links: LinkView[];
-    /** Candidate one-time codes of the subject, then the body (EXTENSIONS §1). */
-    codes: string[];
-    /** At most 20 lowercase tags (docs/api.md, "Tags"). */
+}
+
+/** What a page of a list adds to its items: `nextCursor` is present exactly when `hasMore` is true. */
+interface PageEnvelope {
+    hasMore: boolean;
+    nextCursor?: string;
+}
+
+/** The list page of GET /v1/emails. */
+export interface EmailPage extends PageEnvelope {
+    emails: EmailView[];
+}
+
+/** An inbox as GET /v1/inboxes lists it: as the store summarises it. */
+export type InboxView = InboxSummary;
+
+/** The inbox list page of GET /v1/inboxes: the store's page with a cursor. */
+export interface InboxPageView extends InboxPage, PageEnvelope {}
+
+/** GET /v1/emails/{messageId}/headers answer: the header fields as parsed. */
+export interface HeadersView {
+    headers: HeaderField[];
+}
+
+/** PUT /v1/emails/{messageId}/tags body, once validated (lowercased, each once). */
+export interface TagsBodyView {
     tags: string[];
 }
 
-/** A link of an email as the API shows it. */
-export interface LinkView {
-    href: string;
-    text: string;
+/** DELETE /v1/emails/{messageId} answer. */
+export interface DeletedEmailView {
+    deleted: true;
+    messageId: string;
 }
 
-/** The list page envelope: `nextCursor` is present exactly when `hasMore` is true. */
-export interface EmailPage {
-    emails: EmailView[];
-    nextCursor?: string;
-    hasMore: boolean;
+/** DELETE /v1/emails answer: how many emails were deleted. */
+export interface DeletedInboxView {
+    deleted: number;
 }
 
-/** An inbox as GET /v1/inboxes lists it (EXTENSIONS §3). */
-export interface InboxView {
-    name: string;
-    count: number;
-    /** Unix milliseconds of its newest email. */
-    lastReceivedAt: number;
+/** GET /health answer. */
+export interface HealthView {
+    status: 'ok';
+    /** Unix milliseconds. */
+    timestamp: number;
 }
 
-/** The inbox list envelope: `nextCursor` is present exactly when `hasMore` is true. */
-export interface InboxPageView {
-    inboxes: InboxView[];
-    hasMore: boolean;
-    nextCursor?: string;
+/** GET /version answer. */
+export interface VersionView {
+    version: string;
+    apiVersions: string[];
 }
+

@@ -153,7 +153,7 @@ export function guardKeyLookup(lookup: (token: string) => Promise<ApiKeyInfo | n
 // the token an RFC 6750 b64token. Anything else is "malformed" and never reaches the store.
 const AUTHORIZATION = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
-// Whitespace around a field value is not part of it (RFC 9110 §5.5); Node's parser
+// Whitespace around a field value is not part of it (RFC 9110 section 5.5); Node's parser
 // strips it from real requests, and this makes injected ones behave the same.
 const OUTER_WHITESPACE = /^[ \t]+|[ \t]+$/g;
 

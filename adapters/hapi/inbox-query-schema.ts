@@ -7,7 +7,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from './list-query-schema';
 /** Longest inbox cursor, characters: `<ms>#` (at most 17) and an inbox name (64). */
 export const MAX_INBOX_CURSOR_LENGTH = 17 + MAX_INBOX_LENGTH;
 
-/** Query of GET /v1/inboxes (EXTENSIONS §3). Converts to typed values. */
+/** Query of GET /v1/inboxes (docs/api.md, "GET /v1/inboxes"). Converts to typed values. */
 export const inboxListQuerySchema = Joi.object({
     limit: Joi.number().integer().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT)
         .description('Inboxes per page, 1 to 100.'),

@@ -1,19 +1,16 @@
 import Joi from 'joi';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import { DEFAULT_DOWNLOAD_TTL_SECONDS } from '../../lib/service/inbox-capture';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest/ingest';
-import { defaultInboxFromAddress, INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/ingest/recipients';
+import { DEFAULT_DATA_DIR } from '../../lib/service/defaults';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/ingest/recipients';
 import type { RecordStore } from '../../lib/record-store/record-store';
-import { DEFAULT_RETENTION_INTERVAL_MS, MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/service/retention';
+import { MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/service/retention';
 import {
     DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_FIRST_RETRY_MS, DEFAULT_WEBHOOK_GIVE_UP_MS, DEFAULT_WEBHOOK_MAX_RETRY_MS,
     DEFAULT_WEBHOOK_POLL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type WebhookDeliveryOptions
-} from '../../lib/webhooks/webhook-dispatcher';
-import type { WebhookTarget } from '../../lib/webhooks/webhook-target';
+} from '../webhooks/webhook-dispatcher';
+import type { WebhookTarget } from '../webhooks/webhook-target';
 
-/** Default data directory of the embedded stores, relative to the working directory (docs/design.md). */
-export const DEFAULT_DATA_DIR = './data';
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
 /** Shortest signing secret, characters: an HMAC key weaker than 128 bits is guessable. */
@@ -51,7 +48,7 @@ export interface InboxCapturePluginOptions {
     signingSecret?: string;
     /** Largest accepted message, bytes (default 25 MiB). */
     maxMessageBytes?: number;
-    /** Raw message bytes all ingests of the process may hold at once (default: the process's shared 128 MiB budget); past it, ingests fail with BUSY. */
+    /** Raw message bytes the service's ingests hold at once (default 128 MiB); past it, ingests fail with BUSY. */
     maxMessageBytesInFlight?: number;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
@@ -63,23 +60,24 @@ export interface InboxCapturePluginOptions {
     docs?: boolean;
     /** Turns single public routes off (each default true). */
     publicRoutes?: PublicRoutesOptions;
-    /** Deletes old mail every `intervalMs` (EXTENSIONS §5): past `maxAgeMs`, beyond the newest `maxPerInbox` per inbox (default: off). */
+    /** Deletes old mail every `intervalMs` (docs/operations.md, "Retention"): past `maxAgeMs`, beyond the newest `maxPerInbox` per inbox (default: off). */
     retention?: RetentionOptions;
     /** `false` removes the web interface at /ui (default true). */
     ui?: boolean;
-    /** Told of every stored email with a POST (EXTENSIONS §6; default none). Allowed with `capture`. */
+    /** Told of every stored email with a POST (docs/api.md, "Webhooks"; default none). Allowed with `capture`. */
     webhooks?: WebhookTarget[];
     /** Timing of webhook deliveries (docs/api.md; each has a default). */
     webhookDelivery?: WebhookDeliveryOptions;
 }
 
-/** The options after validation: defaults applied. */
+/**
+ * The options after validation: the plugin's own defaults applied. Those of the service
+ * it builds (message caps, budget, link lifetime, retention interval) are the service's
+ * to apply, so they stay as given.
+ */
 export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     dataDir: string;
-    maxMessageBytes: number;
-    downloadTtlSeconds: number;
     maxPageBytes: number;
-    inboxFromAddress: InboxFromAddress;
     docs: boolean;
     publicRoutes: Required<PublicRoutesOptions>;
     ui: boolean;
@@ -102,7 +100,7 @@ const withMethods = (label: string, methods: string[]) => Joi.any()
 
 const STORE_OPTIONS = ['recordStore', 'blobStore', 'dataDir', 'signingSecret', 'maxMessageBytes', 'maxMessageBytesInFlight', 'downloadTtlSeconds', 'inboxFromAddress', 'retention'];
 
-// Durations of retention, ms: EXTENSIONS §5 allows `1s` as the shortest.
+// Durations of retention, ms: docs/operations.md, "Retention" allows `1s` as the shortest.
 const retentionDuration = Joi.number().integer().min(MIN_RETENTION_DURATION_MS).max(MAX_RETENTION_DURATION_MS);
 
 /** The plugin's options: one schema, the only place their defaults live. */
@@ -112,16 +110,16 @@ export const optionsSchema = Joi.object({
     blobStore: withMethods('blobStore', ['put', 'get', 'delete', 'listBlobs', 'createDownloadLink']),
     dataDir: Joi.string().min(1).default(DEFAULT_DATA_DIR),
     signingSecret: Joi.string().min(MIN_SIGNING_SECRET_LENGTH),
-    maxMessageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_MESSAGE_BYTES),
+    maxMessageBytes: Joi.number().integer().min(1),
     maxMessageBytesInFlight: Joi.number().integer().min(1),
-    downloadTtlSeconds: Joi.number().integer().min(1).max(MAX_DOWNLOAD_TTL_SECONDS).default(DEFAULT_DOWNLOAD_TTL_SECONDS),
+    downloadTtlSeconds: Joi.number().integer().min(1).max(MAX_DOWNLOAD_TTL_SECONDS),
     maxPageBytes: Joi.number().integer().min(1).default(DEFAULT_MAX_PAGE_BYTES),
-    inboxFromAddress: Joi.function().maxArity(1).default(() => defaultInboxFromAddress),
+    inboxFromAddress: Joi.function().maxArity(1),
     docs: Joi.boolean().default(true),
     retention: Joi.object({
         maxAgeMs: retentionDuration,
         maxPerInbox: Joi.number().integer().min(1).max(MAX_PER_INBOX_LIMIT),
-        intervalMs: retentionDuration.default(DEFAULT_RETENTION_INTERVAL_MS)
+        intervalMs: retentionDuration
     }).or('maxAgeMs', 'maxPerInbox'),
     publicRoutes: Joi.object({
         health: Joi.boolean().default(true),
@@ -136,7 +134,7 @@ export const optionsSchema = Joi.object({
         inboxes: Joi.array().items(Joi.string().max(MAX_INBOX_LENGTH).pattern(INBOX_PATTERN)).min(1)
     })).unique('url').default([]),
     webhookDelivery: Joi.object({
-        // At most 10 s: a 2xx within 10 s is success (EXTENSIONS §6).
+        // At most 10 s: a 2xx within 10 s is success (docs/api.md, "Webhooks").
         timeoutMs: Joi.number().integer().min(1).max(DEFAULT_WEBHOOK_TIMEOUT_MS).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
         // At most 10 s: the first retry comes within 10 s.
         firstRetryMs: Joi.number().integer().min(1).max(10_000).default(DEFAULT_WEBHOOK_FIRST_RETRY_MS),

@@ -5,9 +5,9 @@ import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/servic
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import type { IngestOptions } from '../../lib/ingest/ingest';
 import { packageVersion } from '../../lib/util/package-version';
-import { createMessageBudget } from '../../lib/service/message-budget';
 import type { RecordStore } from '../../lib/record-store/record-store';
-import type { WebhookDispatcher } from '../../lib/webhooks/webhook-dispatcher';
+import type { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
+import { startWebhooks } from '../webhooks/start-webhooks';
 import type { EmailView } from './api-types';
 import { registerAuth } from './auth-scheme';
 import { docsRoutes } from './docs-page';
@@ -31,10 +31,11 @@ export const PLUGIN_NAME = 'inbox-capture';
 /** What the plugin exposes on `server.plugins['inbox-capture']`. */
 export interface InboxCapturePluginApi {
     /**
-     * Ingests one message through the plugin's stores and wakes its long-polls (for an MTA
-     * hook in the same process); answers the API's email objects, URLs under the plugin's prefix.
+     * Ingests one message through the plugin's service and wakes its long-polls (for an MTA
+     * hook in the same process), as `capture.ingestRawEmail()` does; answers the API's email
+     * objects (not records), URLs under the plugin's prefix.
      */
-    ingestRawEmail(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
+    ingestForApi(raw: Buffer | string | Readable, options?: IngestOptions): Promise<EmailView[]>;
     /** The service the routes use. */
     capture: InboxCapture;
 }
@@ -45,8 +46,11 @@ declare module '@hapi/hapi' {
     }
 }
 
+/** Where the plugin reports failures that are handled but worth knowing: the server's log. */
+type Log = (message: string, error?: unknown) => void;
+
 // The service from the options, and the closers of whatever the plugin opened itself.
-async function buildCapture(server: Server, options: ResolvedPluginOptions): Promise<{ capture: InboxCapture; owned: Array<() => Promise<void>>; ownsAll: boolean }> {
+async function buildCapture(options: ResolvedPluginOptions, log: Log): Promise<{ capture: InboxCapture; owned: Array<() => Promise<void>>; ownsAll: boolean }> {
     if (options.capture) {
         return { capture: options.capture, owned: [], ownsAll: false };
     }
@@ -76,11 +80,11 @@ async function buildCapture(server: Server, options: ResolvedPluginOptions): Pro
         recordStore,
         blobStore,
         maxMessageBytes: options.maxMessageBytes,
-        messageBudget: options.maxMessageBytesInFlight === undefined ? undefined : createMessageBudget(options.maxMessageBytesInFlight),
+        maxMessageBytesInFlight: options.maxMessageBytesInFlight,
         downloadTtlSeconds: options.downloadTtlSeconds,
         inboxFromAddress: options.inboxFromAddress,
         retention: options.retention,
-        log: (message, error) => server.log(['inbox-capture', 'warning'], { message, error })
+        log
     });
     return { capture, owned, ownsAll: !options.recordStore && !options.blobStore };
 }
@@ -104,7 +108,8 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         const options = validateOptions(rawOptions);
         const version = packageVersion();
         const prefix = server.realm.modifiers.route.prefix ?? '';
-        const { capture, owned, ownsAll } = await buildCapture(server, options);
+        const log: Log = (message, error) => server.log(['inbox-capture', 'warning'], { message, error });
+        const { capture, owned, ownsAll } = await buildCapture(options, log);
         // Closing the service closes both stores and stops watching; with a store of
         // the caller's, only what the plugin opened is closed.
         const close = ownsAll ? () => capture.close() : () => closeAll(owned);
@@ -141,8 +146,9 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             // Last: a route clash with the host (say its own /health) fails before any migration.
             await capture.start();
             if (options.webhooks.length > 0) {
-                // The email object as GET /v1/emails/{messageId} answers it, under this registration's prefix.
-                webhooks = capture.startWebhooks({ ...options.webhookDelivery, targets: options.webhooks, render: (record) => toEmailView(record, prefix) });
+                // The plugin sends them, not the core: the email object as GET /v1/emails/{messageId}
+                // answers it, under this registration's prefix.
+                webhooks = startWebhooks(capture, { ...options.webhookDelivery, targets: options.webhooks, render: (record) => toEmailView(record, prefix), log });
             }
         }
         catch (err) {
@@ -170,10 +176,10 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         });
 
         const api: InboxCapturePluginApi = {
-            ingestRawEmail: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((record) => toEmailView(record, prefix)),
+            ingestForApi: async (raw, ingestOptions) => (await capture.ingestRawEmail(raw, ingestOptions)).map((record) => toEmailView(record, prefix)),
             capture
         };
-        server.expose('ingestRawEmail', api.ingestRawEmail);
+        server.expose('ingestForApi', api.ingestForApi);
         server.expose('capture', capture);
     }
 };

@@ -5,7 +5,7 @@ import type { MessageReservation } from '../../lib/service/message-budget';
  * Bytes of one message read per turn of the event loop; past them the stream pauses until
  * the next turn. libuv reads a ready socket up to 32 times (2 MiB) before it looks at
  * the next one, so a few senders of large messages held every turn, and a request that had
- * arrived waited unread (issue 17 attack 5; bench/README.md, "BYTES_PER_TURN").
+ * arrived waited unread (bench/README.md, "BYTES_PER_TURN").
  */
 export const BYTES_PER_TURN = 64 * 1024;
 

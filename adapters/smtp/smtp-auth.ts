@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SMTPServerAuthentication, SMTPServerAuthenticationResponse, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
+import type { AuthLockout } from './auth-lockout';
 import { smtpReply } from './smtp-replies';
 
 /** Credentials accepted by SMTP AUTH (PLAIN, LOGIN). */
@@ -9,7 +10,7 @@ export interface SmtpAuthUsers {
 }
 
 /**
- * SMTP AUTH (EXTENSIONS §7). `'none'`: AUTH is not offered. `'accept-any'`: AUTH PLAIN
+ * SMTP AUTH (docs/operations.md, "SMTP authentication and TLS"). `'none'`: AUTH is not offered. `'accept-any'`: AUTH PLAIN
  * and LOGIN are offered and every credential accepted, and a client that does not log
  * in is accepted too. `{ users }`: only these pairs; MAIL FROM without AUTH gets 530.
  */
@@ -20,8 +21,8 @@ export const SMTP_AUTH_METHODS = ['PLAIN', 'LOGIN'];
 
 /**
  * Failed AUTH attempts one connection may make: the last one is answered 421 and the
- * connection closed, so guessing passwords costs a new connection every few tries
- * (a real client logs in once; a typo fails the first time).
+ * connection closed (a real client logs in once; a typo fails the first time). The
+ * count per client address across connections (auth-lockout.ts) is what slows guessing.
  */
 export const MAX_AUTH_FAILURES_PER_CONNECTION = 3;
 
@@ -30,7 +31,7 @@ function digest(value: string): Buffer {
     return createHash('sha256').update(value, 'utf8').digest();
 }
 
-/** Throws a TypeError naming the option when `auth` is not one of the §7 shapes. */
+/** Throws a TypeError naming the option when `auth` is not one of the documented shapes. */
 export function checkSmtpAuth(auth: unknown): asserts auth is SmtpAuth | undefined {
     if (auth === undefined || auth === 'none' || auth === 'accept-any') {
         return;
@@ -53,12 +54,22 @@ export function checkSmtpAuth(auth: unknown): asserts auth is SmtpAuth | undefin
     }
 }
 
+/** What the AUTH check needs besides the mode: the count per client address, and a way to hang up. */
+export interface SmtpAuthGuard {
+    /** Failures per client address, across connections. */
+    lockout: AuthLockout;
+    /** Closes the connection of `session` (after the reply already written). */
+    close(session: SMTPServerSession): void;
+}
+
 /**
  * The smtp-server settings of an auth mode: whether AUTH is offered, whether it is
  * required, and the check of the credentials. AUTH works without TLS unless
- * `allowInsecureAuth` is false (test systems often send in plain text).
+ * `allowInsecureAuth` is false (test systems often send in plain text). With `{ users }`,
+ * an address locked out by `guard.lockout` gets 454 and is hung up on before its
+ * password is looked at, so guessing costs a minute per few tries per address.
  */
-export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean): Pick<SMTPServerOptions, 'authMethods' | 'authOptional' | 'allowInsecureAuth' | 'onAuth'> & { offered: boolean } {
+export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean, guard: SmtpAuthGuard): Pick<SMTPServerOptions, 'authMethods' | 'authOptional' | 'allowInsecureAuth' | 'onAuth'> & { offered: boolean } {
     const users = typeof auth === 'object' ? new Map(Object.entries(auth.users).map(([u, p]) => [u, digest(p)])) : null;
     // Per connection: smtp-server keeps one session object for the life of a connection.
     const failures = new WeakMap<SMTPServerSession, number>();
@@ -74,6 +85,13 @@ export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean): Pic
                 return;
             }
 
+            if (guard.lockout.isLocked(session.remoteAddress)) {
+                // RFC 4954 section 6: 454, temporary; a right password is refused too, or the lockout would still answer guesses.
+                callback(smtpReply(454, 'Error: too many failed authentication attempts from your address, try again later'));
+                guard.close(session);
+                return;
+            }
+
             const expected = users.get(username);
             // Compare digests even for an unknown user, so timing does not tell which names exist.
             const given = digest(credentials.password ?? '');
@@ -83,6 +101,7 @@ export function smtpAuthOptions(auth: SmtpAuth, allowInsecureAuth: boolean): Pic
                 return;
             }
 
+            guard.lockout.fail(session.remoteAddress);
             const failed = (failures.get(session) ?? 0) + 1;
             failures.set(session, failed);
             callback(failed >= MAX_AUTH_FAILURES_PER_CONNECTION ?

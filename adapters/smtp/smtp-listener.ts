@@ -8,27 +8,27 @@ import {
     type SMTPServerSession
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../lib/ingest/ingest';
-import { createMessageBudget, sharedMessageBudget } from '../../lib/service/message-budget';
 import { MAX_RECIPIENTS } from '../../lib/ingest/recipients';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
 import { createSelfSignedCertificate } from './self-signed-certificate';
+import { createAuthLockout, type SmtpAuthLockoutOptions } from './auth-lockout';
 import { checkSmtpAuth, smtpAuthOptions, type SmtpAuth } from './smtp-auth';
 import { busyReply, replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
 import { resolveSmtpTls, tlsInfo, type SmtpTls, type SmtpTlsInfo } from './smtp-tls';
 
 export type { SmtpAuth, SmtpAuthUsers } from './smtp-auth';
+export type { SmtpAuthLockoutOptions } from './auth-lockout';
 export type { SmtpTls, SmtpTlsCertificate, SmtpTlsInfo, SmtpTlsMode } from './smtp-tls';
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
 export const DEFAULT_SMTP_PORT = 2525;
-/** Recipients per message: the core's cap on copies of one message (RFC 5321 §4.5.3.1.8: a server must accept at least 100). */
+/** Recipients per message: the core's cap on copies of one message (RFC 5321 section 4.5.3.1.8: a server must accept at least 100). */
 export const DEFAULT_MAX_RECIPIENTS = MAX_RECIPIENTS;
 /** Concurrent SMTP connections; beyond it a client gets 421 and retries later. */
 export const DEFAULT_MAX_CONNECTIONS = 100;
-/** Milliseconds a client may stay silent. RFC 5321 §4.5.3.2.7 asks servers to wait 5 minutes. */
+/** Milliseconds a client may stay silent. RFC 5321 section 4.5.3.2.7 asks servers to wait 5 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /**
  * Milliseconds a client may take to send one line, command or message text, from its
@@ -39,8 +39,8 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 export const DEFAULT_LINE_TIMEOUT_MS = 5 * 60_000;
 /**
  * Longest command line, bytes; a longer one gets 421 and the connection is closed, and
- * nothing past it is buffered. RFC 5321 §4.5.3.1.4 allows 512 octets for a command, but
- * RFC 4954 §4 lets an AUTH line reach 12,288: 16 KiB covers both (smtp-server's own default).
+ * nothing past it is buffered. RFC 5321 section 4.5.3.1.4 allows 512 octets for a command, but
+ * RFC 4954 section 4 lets an AUTH line reach 12,288: 16 KiB covers both (smtp-server's own default).
  */
 export const MAX_COMMAND_LINE_BYTES = 16 * 1024;
 /** Text after the host name in the 220 greeting. */
@@ -48,20 +48,16 @@ export const SMTP_BANNER = 'inbox-capture: every message is captured, none is re
 
 /** How the SMTP listener is built. */
 export interface SmtpListenerOptions {
-    /** The service messages are handed to (`ingestRawEmail`, and its `messageBudget` when it has one). */
-    capture: Pick<InboxCapture, 'ingestRawEmail'> & Partial<Pick<InboxCapture, 'messageBudget'>>;
+    /**
+     * The service messages are handed to (`ingestRawEmail`). Its `maxMessageBytes` is the
+     * largest message (advertised with SIZE), and its `messageBudget` holds the bytes of
+     * every session in DATA: set them where the service is created.
+     */
+    capture: Pick<InboxCapture, 'ingestRawEmail' | 'maxMessageBytes' | 'messageBudget'>;
     /** Interface to listen on (default 127.0.0.1). */
     host?: string;
     /** TCP port (default 2525; 0 picks a free one, see `listen()`'s answer). */
     port?: number;
-    /** Largest message, bytes of DATA after dot-unstuffing (default: the core's 25 MiB). */
-    maxMessageBytes?: number;
-    /**
-     * Raw message bytes all sessions may hold at once while receiving and storing DATA
-     * (default: the capture's budget, 128 MiB unless it was given another); a message
-     * that does not fit gets 452 and is not stored.
-     */
-    maxMessageBytesInFlight?: number;
     /** Recipients per message (default and most: the core's 100); RCPT TO beyond it gets 452. */
     maxRecipients?: number;
     /** Concurrent connections (default 100); more get 421. */
@@ -76,19 +72,25 @@ export interface SmtpListenerOptions {
     /** Accept RCPT TO only for these domains (case-insensitive, exact); others get 550. Default: any. */
     allowedDomains?: string[];
     /**
-     * SMTP AUTH (EXTENSIONS §7), `'none'` by default (not offered). `'accept-any'`: AUTH
+     * SMTP AUTH (docs/operations.md, "SMTP authentication and TLS"), `'none'` by default (not offered). `'accept-any'`: AUTH
      * PLAIN and LOGIN offered, every credential accepted, and clients that do not log in
      * too (for apps that insist on logging in). `{ users }`: only these pairs; wrong ones
      * get 535, MAIL FROM without AUTH 530.
      */
     auth?: SmtpAuth;
     /**
+     * With `{ users }`, failed AUTH counted per client address across connections: after
+     * `failures` (5) within `windowMs` (60000), AUTH from that address gets 454 and the
+     * connection is closed for `lockoutMs` (60000); `maxAddresses` (10000) bounds the table.
+     */
+    authLockout?: SmtpAuthLockoutOptions;
+    /**
      * Allow AUTH on a connection without TLS (default true: test systems often send in
      * plain text). False keeps passwords off clear text: AUTH only after STARTTLS.
      */
     allowInsecureAuth?: boolean;
     /**
-     * TLS (EXTENSIONS §7), `'off'` by default. `'starttls'` or `'implicit'` (the greeting
+     * TLS (docs/operations.md, "SMTP authentication and TLS"), `'off'` by default. `'starttls'` or `'implicit'` (the greeting
      * inside TLS) with a self-signed certificate made at `listen()`, or
      * `{ mode?, key, cert }` (PEM) with that certificate (`mode` defaults to `'starttls'`).
      */
@@ -121,19 +123,27 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     const { capture } = options;
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? DEFAULT_SMTP_PORT;
-    const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    // The service's, so that SMTP and every other way in refuse the same messages and share one budget.
+    const { maxMessageBytes, messageBudget: budget } = capture;
+    if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1 || typeof budget?.reserve !== 'function') {
+        throw new TypeError('createSmtpListener: capture must be a service (createInboxCapture()): its maxMessageBytes and messageBudget are missing');
+    }
+
     const log = options.log ?? (() => undefined);
     const allowedDomains = options.allowedDomains ? new Set(options.allowedDomains.map((d) => d.toLowerCase())) : null;
     checkSmtpAuth(options.auth);
     const tls = resolveSmtpTls(options.tls);
     const name = options.name ?? hostname();
-    const { offered: authOffered, ...authOptions } = smtpAuthOptions(options.auth ?? 'none', options.allowInsecureAuth ?? true);
+    const { offered: authOffered, ...authOptions } = smtpAuthOptions(options.auth ?? 'none', options.allowInsecureAuth ?? true, {
+        lockout: createAuthLockout(options.authLockout),
+        close: (session) => connectionOf(session.id)?.close()
+    });
     if (authOffered && options.allowInsecureAuth === false && tls.mode === 'off') {
         throw new TypeError('createSmtpListener: allowInsecureAuth: false needs tls, or no client could ever log in');
     }
 
     const lineTimeoutMs = options.lineTimeoutMs ?? DEFAULT_LINE_TIMEOUT_MS;
-    for (const [name, value] of Object.entries({ maxMessageBytes, maxMessageBytesInFlight: options.maxMessageBytesInFlight, maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
+    for (const [name, value] of Object.entries({ maxRecipients: options.maxRecipients, maxConnections: options.maxConnections, idleTimeoutMs: options.idleTimeoutMs, lineTimeoutMs })) {
         if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
             throw new TypeError(`createSmtpListener: ${name} must be a positive integer`);
         }
@@ -147,9 +157,6 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new TypeError('createSmtpListener: port must be an integer 0..65535');
     }
-
-    const budget = options.maxMessageBytesInFlight !== undefined ? createMessageBudget(options.maxMessageBytesInFlight) :
-        capture.messageBudget ?? sharedMessageBudget();
 
     // Session id → settles once that session's message is stored (or refused) and answered.
     const inFlight = new Map<string, Promise<void>>();
@@ -313,7 +320,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     };
 
     // A message the memory budget cannot hold mid-DATA: 421 and the connection closed at
-    // once (RFC 5321 §3.8; the client retries later), the socket no longer read, so the
+    // once (RFC 5321 section 3.8; the client retries later), the socket no longer read, so the
     // rest of the message costs neither CPU nor memory. smtp-server's close() resumes the
     // socket to discard what still arrives; pausing it instead leaves the bytes with the
     // client (its writes stall), and smtp-server destroys the socket after its half-close wait.

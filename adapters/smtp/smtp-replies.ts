@@ -10,12 +10,12 @@ export function smtpReply(responseCode: number, message: string): SmtpReplyError
     return Object.assign(new Error(message), { responseCode });
 }
 
-/** The reply for a message over the size cap (RFC 5321 §4.5.3.1.10: 552, permanent). */
+/** The reply for a message over the size cap (RFC 5321 section 4.5.3.1.10: 552, permanent). */
 export function tooLargeReply(maxMessageBytes: number): SmtpReplyError {
     return smtpReply(552, `Error: message exceeds fixed maximum message size ${maxMessageBytes}`);
 }
 
-/** The reply for a message the memory budget cannot hold now (RFC 5321 §4.2.2: 452, insufficient system storage, temporary). */
+/** The reply for a message the memory budget cannot hold now (RFC 5321 section 4.2.2: 452, insufficient system storage, temporary). */
 export function busyReply(): SmtpReplyError {
     return smtpReply(452, 'Error: too many messages in flight, try again later');
 }

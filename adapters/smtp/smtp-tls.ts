@@ -1,5 +1,5 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-/** Where TLS starts (EXTENSIONS §7): `'off'` (STARTTLS not offered), `'starttls'`, or `'implicit'` (the greeting comes inside TLS). */
+/** Where TLS starts (docs/operations.md, "SMTP authentication and TLS"): `'off'` (STARTTLS not offered), `'starttls'`, or `'implicit'` (the greeting comes inside TLS). */
 export type SmtpTlsMode = 'off' | 'starttls' | 'implicit';
 
 /** TLS with a certificate of one's own (PEM); `mode` defaults to `'starttls'`. */

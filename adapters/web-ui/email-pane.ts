@@ -90,8 +90,8 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
             return el('p', {}, 'This email has no HTML part.');
         }
 
-        const { html, origins } = withInlineImages(e.htmlBody, await inlineImages(e));
-        const view = mailFrame(html, origins);
+        const { html, urls, origins } = withInlineImages(e.htmlBody, await inlineImages(e));
+        const view = mailFrame(html, { urls, origins });
         const notice = el('p', { class: 'notice' }, 'Remote images and styles are blocked. ');
         const load = el('button', { type: 'button', id: 'load-remote' }, 'Load remote content');
         load.addEventListener('click', () => {

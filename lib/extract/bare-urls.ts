@@ -1,5 +1,5 @@
 /**
- * Bare `http://` / `https://` URLs in plain text (EXTENSIONS §1): the links of a text
+ * Bare `http://` / `https://` URLs in plain text (docs/api.md, "Links and codes"): the links of a text
  * body, and the spans the code search blanks out. One forward scan, linear in the text.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Candidate one-time codes of an email (EXTENSIONS §1), for "read the code from the
+ * Candidate one-time codes of an email (docs/api.md, "Links and codes"), for "read the code from the
  * mail": runs of 4 to 8 digits standing alone, not parts of dates, times, decimals,
  * phone or version numbers, years, URLs or e-mail addresses. Computed once at ingest.
  */

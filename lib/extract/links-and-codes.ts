@@ -1,11 +1,13 @@
 /**
- * `links` and `codes` of an email, worked out from its stored fields: at ingest, for a
- * draft saved without them, and for rows stored before they existed (back-fill, read).
+ * `links` and `codes` of an email, worked out from its subject and bodies: once, at
+ * ingest (in the parse worker for the messages it parses), and for emails stored before
+ * they existed by the back-fill of migrate(). Stores keep what they are given
+ * (docs/design.md, "The email object").
  */
 
 import { extractCodes, MAX_CODES } from './codes';
 import { extractLinks, MAX_LINKS } from './links';
-import type { EmailDraft, EmailRecord, Link } from '../types';
+import type { Link } from '../types';
 
 /** The two fields, as an email record holds them. */
 export interface LinksAndCodes {
@@ -13,18 +15,20 @@ export interface LinksAndCodes {
     codes: string[];
 }
 
-/** The links and codes of an email with this subject and these bodies. */
-export function linksAndCodesOf(fields: { subject: string; body: string; htmlBody: string }): LinksAndCodes {
-    return { links: extractLinks(fields.htmlBody, fields.body), codes: extractCodes(fields.subject, fields.body) };
+/** The text fields of an email the search reads. */
+export interface EmailText {
+    subject: string;
+    body: string;
+    htmlBody: string;
 }
 
-/** The draft with its links and codes: kept when given, worked out when absent. */
-export function completeDraft(draft: Omit<EmailDraft, 'searchText'>): Omit<EmailRecord, 'messageId'> {
-    if (draft.links !== undefined && draft.codes !== undefined) {
-        return { ...draft, links: draft.links, codes: draft.codes };
-    }
-
-    return { ...draft, ...linksAndCodesOf(draft) };
+/**
+ * The links and codes of an email with this subject and these bodies: the one function
+ * that decides them (links of the HTML, then of the text body; codes of the subject, then
+ * of the body). linksAndCodesInSlices() gives the same answer without holding the event loop.
+ */
+export function linksAndCodesOf(fields: EmailText): LinksAndCodes {
+    return { links: extractLinks(fields.htmlBody, fields.body), codes: extractCodes(fields.subject, fields.body) };
 }
 
 /**
@@ -39,7 +43,7 @@ export const SEARCH_SLICE_CHARS = 1024 * 1024;
  * with: no URL, address or digit run crosses a line break, and every character keeps the
  * neighbours the search looks at (one or two on each side).
  */
-export async function linksAndCodesInSlices(fields: { subject: string; body: string; htmlBody: string }): Promise<LinksAndCodes> {
+export async function linksAndCodesInSlices(fields: EmailText): Promise<LinksAndCodes> {
     if (fields.body.length <= SEARCH_SLICE_CHARS) {
         return linksAndCodesOf(fields);
     }

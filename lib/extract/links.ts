@@ -1,5 +1,5 @@
 /**
- * The links of an email (EXTENSIONS §1): the anchors of its HTML body, then the bare
+ * The links of an email (docs/api.md, "Links and codes"): the anchors of its HTML body, then the bare
  * URLs of its text body, for "click the link in the mail". Computed once at ingest.
  */
 

@@ -15,18 +15,9 @@ interface BlobContext {
     /** Its `stagedBlobTarget` says which staged writes it commits with the records. */
     recordStore: Pick<RecordStore, 'stagedBlobTarget'>;
     blobStore: BlobStore;
-    /** Longest wait for one blob store call, ms (default DEFAULT_BLOB_STORE_TIMEOUT_MS). */
-    blobStoreTimeoutMs?: number;
+    /** Longest wait for one blob store call, ms. */
+    blobStoreTimeoutMs: number;
 }
-
-/**
- * Longest wait for one blob store call of an ingest (a write, or a delete that
- * cleans up), ms: 30 s. A store that never answers (a hung NFS mount, an S3
- * endpoint that accepts the connection and then goes silent) must not hold the
- * SMTP session until the client gives up; 30 s is far above a healthy write of a
- * 25 MiB blob to a local disk or a nearby bucket.
- */
-export const DEFAULT_BLOB_STORE_TIMEOUT_MS = 30_000;
 
 /** The blobs of one ingest: keys already put (removed if the ingest fails), writes staged to commit with the records. */
 export interface IngestBlobs {
@@ -79,7 +70,7 @@ async function putBlob(
     log: (message: string, error?: unknown) => void
 ): Promise<void> {
     const { blobStore } = context;
-    const timeoutMs = context.blobStoreTimeoutMs ?? DEFAULT_BLOB_STORE_TIMEOUT_MS;
+    const timeoutMs = context.blobStoreTimeoutMs;
     // A store that throws instead of rejecting fails the same way.
     const put = (async () => blobStore.put(key, body, contentType))();
     try {

@@ -4,22 +4,17 @@ import { blobKeysOf } from '../blob-store/blob-key';
 import type { BlobStore, StagedBlob } from '../blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from '../errors';
 import { generateMessageId, newBlobPrefix } from './ids';
-import { DEFAULT_BLOB_STORE_TIMEOUT_MS, removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
+import { removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from '../long-poll/notifier';
-import { bodyText, parseMessage, type ParsedMessage } from '../mime/parse';
+import { emailText, type ParsedMessage } from '../mime/parse';
 import { linksAndCodesInSlices } from '../extract/links-and-codes';
 import { searchTextOf } from '../extract/search-text';
-import { budgetSpent, sharedMessageBudget, type MessageBudget, type MessageReservation } from '../service/message-budget';
+import { budgetSpent, type MessageBudget, type MessageReservation } from '../service/message-budget';
 import { readBounded } from './read-bounded';
-import { defaultInboxFromAddress, isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
+import { isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
 import type { RecordStore, SaveResult } from '../record-store/record-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from '../types';
 import { removeUnreferencedBlobs, type BlobRemoval } from '../service/unreferenced-blobs';
-
-/** Largest accepted message, bytes: 25 MiB, the common provider limit; the raw message is held in memory once. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
-
-export { DEFAULT_BLOB_STORE_TIMEOUT_MS } from './ingest-blobs';
 
 /** Media type of the stored raw message (and of its download). */
 export const RAW_CONTENT_TYPE = 'message/rfc822';
@@ -39,30 +34,33 @@ export interface IngestOptions {
     reservation?: MessageReservation;
 }
 
-/** Where and how the message is stored. */
+/**
+ * Where and how messages are stored: the service's stores and settled settings
+ * (service-options.ts applies the defaults), fixed for every ingest built from it.
+ */
 export interface IngestContext {
     recordStore: RecordStore;
     blobStore: BlobStore;
     /** Told about each inbox that received mail, after the records are committed. */
     notifier?: Notifier;
-    /** Largest accepted message, bytes (default 25 MiB). */
-    maxMessageBytes?: number;
-    /** Raw message bytes in flight across ingests (default: the process's shared budget, 128 MiB); past it, `BUSY`. */
-    messageBudget?: MessageBudget;
+    /** Largest accepted message, bytes. */
+    maxMessageBytes: number;
+    /** Raw message bytes in flight across ingests; past it, `BUSY`. */
+    messageBudget: MessageBudget;
     /**
-     * Longest wait for one blob store call, ms (default 30000): a write that takes
-     * longer fails the ingest with BLOB_STORE_FAILED; a cleanup delete that does is
-     * given up and its blobs are left to the orphan sweep.
+     * Longest wait for one blob store call, ms: a write that takes longer fails the ingest
+     * with BLOB_STORE_FAILED; a cleanup delete that does is given up and its blobs are left
+     * to the orphan sweep.
      */
-    blobStoreTimeoutMs?: number;
-    /** Address → inbox mapping (default: the local-part rule of docs/design.md). */
-    inboxFromAddress?: InboxFromAddress;
+    blobStoreTimeoutMs: number;
+    /** Address → inbox mapping. */
+    inboxFromAddress: InboxFromAddress;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
-    log?: (message: string, error?: unknown) => void;
-    /** Webhooks to tell of the stored copies: their deliveries are saved with them, then the dispatcher is woken. */
+    log: (message: string, error?: unknown) => void;
+    /** Webhooks to tell of the stored copies: their deliveries are saved with them, then the sender is woken. */
     webhooks?: WebhookRouting;
-    /** Parses the raw message (default: parseMessage() in this thread; the service passes its parse pool's). */
-    parse?: (raw: Buffer) => Promise<ParsedMessage>;
+    /** Parses the raw message (the service passes its parse pool's). */
+    parse: (raw: Buffer) => Promise<ParsedMessage>;
 }
 
 /** Which webhook URLs want an inbox's mail, and who sends them. */
@@ -83,36 +81,33 @@ export interface WebhookRouting {
  * call wrote is removed again. Unreadable mail is never refused for being
  * unreadable: the raw bytes are stored with whatever fields the parser got (parse.ts).
  */
-export async function ingestRawEmail(raw: Buffer | string | Readable, options: IngestOptions & IngestContext): Promise<EmailRecord[]> {
-    const log = options.log ?? (() => undefined);
-    const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+export type Ingest = (raw: Buffer | string | Readable, options?: IngestOptions) => Promise<EmailRecord[]>;
 
-    const blobTimeoutMs = options.blobStoreTimeoutMs ?? DEFAULT_BLOB_STORE_TIMEOUT_MS;
-    if (!(Number.isSafeInteger(blobTimeoutMs) && blobTimeoutMs > 0)) {
-        throw new InboxCaptureError('INVALID_INPUT', 'blobStoreTimeoutMs must be a positive integer of milliseconds');
-    }
+/** The ingest of one context, built once: every call stores through the same stores and settings. */
+export function createIngest(context: IngestContext): Ingest {
+    return async (raw, options = {}) => {
+        if (options.receivedAt !== undefined && !(Number.isSafeInteger(options.receivedAt) && options.receivedAt >= 0)) {
+            throw new InboxCaptureError('INVALID_INPUT', 'receivedAt must be a non-negative integer of Unix milliseconds');
+        }
 
-    if (options.receivedAt !== undefined && !(Number.isSafeInteger(options.receivedAt) && options.receivedAt >= 0)) {
-        throw new InboxCaptureError('INVALID_INPUT', 'receivedAt must be a non-negative integer of Unix milliseconds');
-    }
+        const reservation = options.reservation ?? context.messageBudget.reserve(0);
+        if (!reservation) {
+            throw budgetSpent();
+        }
 
-    const reservation = options.reservation ?? (options.messageBudget ?? sharedMessageBudget()).reserve(0);
-    if (!reservation) {
-        throw budgetSpent();
-    }
-
-    try {
-        return await ingestReserved(raw, options, maxBytes, blobTimeoutMs, reservation, log);
-    }
-    finally {
-        reservation.release();
-    }
+        try {
+            return await ingestReserved(raw, context, options, reservation);
+        }
+        finally {
+            reservation.release();
+        }
+    };
 }
 
-/** ingestRawEmail() once its options are checked: the message's bytes are held under `reservation`. */
-async function ingestReserved(raw: Buffer | string | Readable, options: IngestOptions & IngestContext, maxBytes: number, blobTimeoutMs: number, reservation: MessageReservation, log: (message: string, error?: unknown) => void): Promise<EmailRecord[]> {
-    const { recordStore, blobStore, notifier } = options;
-    const bytes = await readBounded(raw, maxBytes, 'message', reservation);
+/** One ingest once its options are checked: the message's bytes are held under `reservation`. */
+async function ingestReserved(raw: Buffer | string | Readable, context: IngestContext, options: IngestOptions, reservation: MessageReservation): Promise<EmailRecord[]> {
+    const { recordStore, blobStore, notifier, log, blobStoreTimeoutMs: blobTimeoutMs } = context;
+    const bytes = await readBounded(raw, context.maxMessageBytes, 'message', reservation);
     const receivedAt = options.receivedAt ?? Date.now();
 
     // Every key this call writes is recorded before its put, so a put that fails
@@ -121,7 +116,7 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
     const staged: StagedBlob[] = [];
     let drafts: EmailDraft[];
     try {
-        drafts = await writeCopies(bytes, options, receivedAt, { written, staged }, log);
+        drafts = await writeCopies(bytes, context, options, receivedAt, { written, staged });
     }
     catch (err) {
         await removeWritten(blobStore, written, blobTimeoutMs, log);
@@ -129,8 +124,8 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
     }
 
     const removal: BlobRemoval = { recordStore, blobStore, timeoutMs: blobTimeoutMs, log };
-    // One pending webhook delivery per (copy, URL), committed with the copy (EXTENSIONS §6).
-    const routing = options.webhooks;
+    // One pending webhook delivery per (copy, URL), committed with the copy (docs/api.md, "Webhooks").
+    const routing = context.webhooks;
     const webhookUrls = routing ? drafts.map((d) => routing.urlsFor(d.inbox)) : [];
     const hasWebhooks = webhookUrls.some((urls) => urls.length > 0);
     let result: SaveResult;
@@ -162,7 +157,7 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
             routing.wake();
         }
         catch (err) {
-            log('waking the webhook dispatcher failed; its poll sends the deliveries', err);
+            log('waking the webhook sender failed; its poll sends the deliveries', err);
         }
     }
 
@@ -187,40 +182,42 @@ async function ingestReserved(raw: Buffer | string | Readable, options: IngestOp
  */
 async function writeCopies(
     bytes: Buffer,
-    options: IngestOptions & IngestContext,
+    context: IngestContext,
+    options: IngestOptions,
     receivedAt: number,
-    blobs: IngestBlobs,
-    log: (message: string, error?: unknown) => void
+    blobs: IngestBlobs
 ): Promise<EmailDraft[]> {
-    const parsed = await (options.parse ?? parseMessage)(bytes);
+    const { log } = context;
+    const parsed = await context.parse(bytes);
     if (parsed.error) {
         log('the parser stopped early; the message is stored with the fields it read', parsed.error);
     }
 
-    const targets = inboxesOf(parsed, options, log);
+    const targets = inboxesOf(parsed, context, options.recipients);
     if (targets.size === 0) {
         throw new InboxCaptureError('NO_RECIPIENT', 'no recipient maps to an inbox');
     }
 
     const sourceId = parsed.messageId ?? generateMessageId();
     const sender = parsed.from ?? bareAddress(options.mailFrom ?? '');
-    const body = bodyText(parsed);
+    const { subject, body, htmlBody } = emailText(parsed);
     const names = parsed.attachments.map((a, index) => attachmentFilename(index, a.filename, a.contentType));
-    // Once per message, shared by its copies: they have the same subject and bodies. The
+    // The one place links and codes are worked out (docs/design.md, "The email object"):
+    // once per message, shared by its copies, which have the same subject and bodies. The
     // parse worker finds them off the event loop; a message parsed here is searched in slices.
-    const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject: parsed.subject, body, htmlBody: parsed.html });
-    // Folded once too, for every copy: what `body:` searches (docs/api.md, "Search").
+    const { links, codes } = parsed.linksAndCodes ?? await linksAndCodesInSlices({ subject, body, htmlBody });
+    // Folded once too, for every copy: what `body:` searches (docs/api.md, "Search: `q`").
     const searchText = parsed.searchText ?? searchTextOf(body, parsed.textFromHtml);
 
     // One raw blob and one blob per attachment, whatever the number of copies: every
     // copy references the same keys (a delete removes only what no copy still uses).
     const prefix = newBlobPrefix();
     const rawKey = `${prefix}/raw.eml`;
-    await storeBlob(options, blobs, rawKey, bytes, RAW_CONTENT_TYPE, log);
+    await storeBlob(context, blobs, rawKey, bytes, RAW_CONTENT_TYPE, log);
     const attachments: StoredAttachment[] = [];
     for (const [index, attachment] of parsed.attachments.entries()) {
         const blobKey = `${prefix}/att/${index}`;
-        await storeBlob(options, blobs, blobKey, attachment.content, attachment.contentType, log);
+        await storeBlob(context, blobs, blobKey, attachment.content, attachment.contentType, log);
         const stored: StoredAttachment = { filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey };
         if (attachment.contentId !== undefined) {
             stored.contentId = attachment.contentId;
@@ -237,9 +234,9 @@ async function writeCopies(
             sender,
             senderName: parsed.fromName,
             recipient,
-            subject: parsed.subject,
+            subject,
             body,
-            htmlBody: parsed.html,
+            htmlBody,
             receivedAt,
             rawKey,
             rawSize: bytes.length,
@@ -262,11 +259,10 @@ async function writeCopies(
  */
 function inboxesOf(
     parsed: ParsedMessage,
-    options: IngestOptions & IngestContext,
-    log: (message: string, error?: unknown) => void
+    { inboxFromAddress: mapping, log }: IngestContext,
+    recipients: string[] | undefined
 ): Map<string, string> {
-    const mapping = options.inboxFromAddress ?? defaultInboxFromAddress;
-    const envelope = (options.recipients ?? []).filter((a) => typeof a === 'string' && a.trim().length > 0);
+    const envelope = (recipients ?? []).filter((a) => typeof a === 'string' && a.trim().length > 0);
     const addresses = envelope.length > 0 ? envelope.map(bareAddress) : [...parsed.to, ...parsed.cc];
 
     const targets = new Map<string, string>();

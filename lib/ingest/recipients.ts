@@ -3,7 +3,7 @@ export const MAX_INBOX_LENGTH = 64;
 
 /**
  * Most inboxes one message is stored in (one copy each), on every ingest path. The
- * SMTP listener caps RCPT TO at the same number (RFC 5321 §4.5.3.1.8: at least 100);
+ * SMTP listener caps RCPT TO at the same number (RFC 5321 section 4.5.3.1.8: at least 100);
  * without an envelope the To and Cc headers could otherwise multiply one message
  * thousands of times. Past it the message is refused, never stored in part.
  */

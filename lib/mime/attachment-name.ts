@@ -25,7 +25,7 @@ const TRAILING_SPACE = /\s+$/;
 const EXTENSION = /\.[A-Za-z0-9]{1,15}$/;
 
 /** Extensions for parts without a usable file name, by media type; anything else is `.bin`. */
-const EXTENSIONS: Record<string, string> = {
+const EXTENSION_BY_TYPE: Record<string, string> = {
     'application/pdf': 'pdf',
     'image/png': 'png',
     'image/jpeg': 'jpg',
@@ -77,7 +77,7 @@ export function safeAttachmentName(filename: string | undefined, contentType: st
 export function extensionFor(contentType: string): string {
     const type = String(contentType ?? '').split(';')[0].trim().toLowerCase();
     // Own properties only: a media type named `constructor` must not find Object.prototype's.
-    return Object.hasOwn(EXTENSIONS, type) ? EXTENSIONS[type] : 'bin';
+    return Object.hasOwn(EXTENSION_BY_TYPE, type) ? EXTENSION_BY_TYPE[type] : 'bin';
 }
 
 function clean(name: string): string {

@@ -1,5 +1,5 @@
 /**
- * The header fields of a message as a client shows them (EXTENSIONS §2): every field
+ * The header fields of a message as a client shows them (docs/api.md, "Header fields"): every field
  * of the top-level header section, in order, duplicates kept, values unfolded and
  * RFC 2047-decoded. Works on the header section alone (readHeaderSection()), so the
  * body and the MIME parts' own headers are never looked at.

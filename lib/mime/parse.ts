@@ -30,7 +30,7 @@
  */
 import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type Headers, type MessageText } from 'mailparser';
 import { htmlTextOrNothing } from '../extract/html-text';
-import type { LinksAndCodes } from '../extract/links-and-codes';
+import type { EmailText, LinksAndCodes } from '../extract/links-and-codes';
 import { tagsFromHeaders } from '../search/tags';
 
 /** One attachment part, decoded, in message order. */
@@ -50,6 +50,11 @@ export interface ParsedAttachment {
 /** The text body an email shows: its text/plain part, else the text of its HTML. */
 export function bodyText(parsed: Pick<ParsedMessage, 'text' | 'textFromHtml'>): string {
     return parsed.text.length > 0 ? parsed.text : parsed.textFromHtml;
+}
+
+/** The subject and bodies the email records of this message hold, which its links and codes are found in. */
+export function emailText(parsed: Pick<ParsedMessage, 'subject' | 'text' | 'textFromHtml' | 'html'>): EmailText {
+    return { subject: parsed.subject, body: bodyText(parsed), htmlBody: parsed.html };
 }
 
 /** What ingest needs from a message. Every field has a value, even for garbage input. */
@@ -79,9 +84,8 @@ export interface ParsedMessage {
     textFromHtml: string;
     attachments: ParsedAttachment[];
     /**
-     * Links and codes of the message (EXTENSIONS §1), when the parser found them too (the
-     * parse pool's worker does, so a long body is not searched on the event loop); absent:
-     * the caller finds them.
+     * Links and codes of emailText(), when the parser found them too (the parse pool's
+     * worker does, so a long body is not searched on the event loop); absent: ingest finds them.
      */
     linksAndCodes?: LinksAndCodes;
     /** The folded text `body:` searches (searchTextOf()), when the parser worked it out too (the worker does); absent: the caller does. */

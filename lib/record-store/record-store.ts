@@ -28,7 +28,7 @@ export interface SaveOptions {
      */
     blobs?: StagedBlob[];
     /**
-     * Webhook URLs to tell of each stored draft, in the order of the drafts (EXTENSIONS §6):
+     * Webhook URLs to tell of each stored draft, in the order of the drafts (docs/api.md, "Webhooks"):
      * one pending delivery per (stored email, URL) is written in the same transaction.
      */
     webhookUrls?: string[][];

@@ -1,7 +1,7 @@
 /** The sweeps a service runs on its own while it is started: retention and orphan blobs. */
 
 import { startPeriodicTask, type PeriodicTask } from '../util/periodic-task';
-import { DEFAULT_RETENTION_INTERVAL_MS, type RetentionOptions, type RetentionPolicy } from './retention';
+import type { RetentionOptions, RetentionPolicy } from './retention';
 
 /** The two passes the sweeps run (the service, InboxCapture in inbox-capture.ts, has both). */
 export interface SweptService {
@@ -23,6 +23,12 @@ export interface BackgroundSweepOptions {
     orphanSweep?: OrphanSweepOptions;
 }
 
+/** The sweeps as the service settled them (service-options.ts): the retention interval is set. */
+export interface SweepSettings {
+    retention?: RetentionOptions & { intervalMs: number };
+    orphanSweep?: OrphanSweepOptions;
+}
+
 /**
  * Starts each configured sweep: a first pass at once, then one per interval, failures
  * logged. Returns the stopper, which ends passes under way after their current batch
@@ -30,7 +36,7 @@ export interface BackgroundSweepOptions {
  */
 export function startBackgroundSweeps(
     capture: SweptService,
-    options: BackgroundSweepOptions,
+    options: SweepSettings,
     log: (message: string, error?: unknown) => void
 ): () => Promise<void> {
     const tasks: PeriodicTask[] = [];
@@ -39,7 +45,7 @@ export function startBackgroundSweeps(
         const { maxAgeMs, maxPerInbox } = retention;
         tasks.push(startPeriodicTask({
             run: (signal) => capture.pruneEmails({ maxAgeMs, maxPerInbox }, { signal }),
-            intervalMs: retention.intervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+            intervalMs: retention.intervalMs,
             onError: (err) => log('retention pass failed; the next one tries again', err)
         }));
     }

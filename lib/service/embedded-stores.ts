@@ -10,17 +10,8 @@ import { createKnexRecordStore } from '../record-store/knex/knex-record-store';
 import type { RecordStore } from '../record-store/record-store';
 import { openSqliteKnex } from '../sqlite/knex';
 import { openSqliteReader } from '../sqlite/reader';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from './defaults';
 
-/** File name of the SQLite database inside the data dir. */
-export const SQLITE_FILENAME = 'inbox-capture.sqlite';
-/** Directory of the filesystem blobs (the large ones) inside the data dir. */
-export const BLOBS_DIRNAME = 'blobs';
-/**
- * SQLite file of the small blobs that are put() rather than committed with records
- * (records in Postgres, a direct put): its own writer, its own commits. Ingests with
- * the embedded record store commit small blobs in the records' file instead.
- */
-export const BLOBS_SQLITE_FILENAME = 'blobs.sqlite';
 
 /** Where the embedded defaults keep their data. */
 export interface EmbeddedStoresOptions {

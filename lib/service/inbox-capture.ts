@@ -1,14 +1,15 @@
 import type { Readable } from 'node:stream';
 import { retryWithBackoff } from '../util/backoff';
-import { startBackgroundSweeps, type BackgroundSweepOptions } from './background-sweeps';
+import { startBackgroundSweeps } from './background-sweeps';
+import { ORPHAN_GRACE_MS } from './defaults';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { BlobStore, DownloadLink } from '../blob-store/blob-store';
 import { InboxCaptureError } from '../errors';
 import { parseHeaderFields, type HeaderField } from '../mime/header-fields';
 import { readHeaderSection } from '../mime/header-section';
-import { ingestRawEmail, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from '../ingest/ingest';
+import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions, type WebhookRouting } from '../ingest/ingest';
 import { generateApiKey, hashApiKey } from './keys';
-import { sharedMessageBudget, type MessageBudget } from './message-budget';
+import { createMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from '../long-poll/poller';
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
@@ -17,26 +18,15 @@ import type { SearchTerm } from '../search/search-query';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, ListQuery, RecordPage } from '../types';
 import { removeUnreferencedBlobs } from './unreferenced-blobs';
-import { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from '../webhooks/webhook-dispatcher';
-import { webhookUrlsFor } from '../webhooks/webhook-target';
+import { resolveServiceOptions, type InboxCaptureOptions } from './service-options';
 
 /** docs/design.md: bulk delete works in batches of 25. */
 export const DELETE_BATCH_SIZE = 25;
-/** Download links live 15 minutes (docs/design.md). */
-export const DEFAULT_DOWNLOAD_TTL_SECONDS = 900;
 /** Retries of one failed delete batch before giving up, waiting 50 ms, 100 ms, 200 ms ... */
 const DELETE_RETRIES = 5;
 const DELETE_BACKOFF_MS = 50;
-/** Blobs younger than this may belong to an ingest still in flight: the sweep leaves them. */
-export const ORPHAN_GRACE_MS = 10 * 60_000;
-/** The standalone service sweeps orphan blobs hourly: a crash leaves few, and listing every blob costs. */
-export const DEFAULT_ORPHAN_SWEEP_INTERVAL_MS = 60 * 60_000;
 
-/** What the service is built from: the stores and ingest settings of every ingest, and the link lifetime. */
-export interface InboxCaptureOptions extends IngestContext, BackgroundSweepOptions {
-    /** Lifetime of download links, seconds (default 900). */
-    downloadTtlSeconds?: number;
-}
+export type { InboxCaptureOptions } from './service-options';
 
 /** The whole service, protocol-free: adapters (HTTP, SMTP, CLI) call only this. */
 export interface InboxCapture {
@@ -46,6 +36,8 @@ export interface InboxCapture {
     readonly longPoller: LongPoller;
     /** The budget of message bytes in flight its ingests share (the SMTP listener reserves DATA from it too). */
     readonly messageBudget: MessageBudget;
+    /** Largest message its ingests accept, bytes (the SMTP listener advertises and enforces it too). */
+    readonly maxMessageBytes: number;
 
     /** Runs migrations, subscribes to cross-process notifications, starts the configured sweeps. */
     start(): Promise<void>;
@@ -59,7 +51,7 @@ export interface InboxCapture {
     /** One page, waiting for matching mail when there is none yet. */
     waitForEmails(query: ListQuery, options: WaitOptions): Promise<RecordPage>;
     getEmail(messageId: string): Promise<EmailRecord | null>;
-    /** The header fields of the email's top-level message, read from its raw blob (EXTENSIONS §2), or null when the email does not exist. */
+    /** The header fields of the email's top-level message, read from its raw blob (docs/api.md, "Header fields"), or null when the email does not exist. */
     getHeaders(messageId: string): Promise<HeaderField[] | null>;
     /** One page of the inboxes that hold mail, most recently received first, then by name. */
     listInboxes(query: InboxQuery): Promise<InboxPage>;
@@ -74,7 +66,7 @@ export interface InboxCapture {
      */
     setTags(messageId: string, tags: string[]): Promise<EmailRecord | null>;
     /**
-     * One retention pass (EXTENSIONS §5): deletes the emails older than `maxAgeMs` (measured
+     * One retention pass (docs/operations.md, "Retention"): deletes the emails older than `maxAgeMs` (measured
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
      * as deleteInbox() does; returns how many. `signal` ends it early, between two batches.
      */
@@ -102,38 +94,51 @@ export interface InboxCapture {
      */
     sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal }): Promise<number>;
     /**
-     * Tells `targets` of every email stored from now on (EXTENSIONS §6): each ingest saves
-     * one pending delivery per (copy, target URL) in its commit, and the dispatcher started
-     * here sends them (and those other processes left). Once per service; close() stops it.
-     * `recordOnly`: deliveries are only saved, for a running service to send (a CLI ingest).
+     * From now on each ingest saves, in its commit, one pending webhook delivery per copy
+     * and URL that `sender.urlsFor(inbox)` names, then calls `sender.wake()`. The sending
+     * is the adapter's (adapters/webhooks, over the record store's outbox); close() calls
+     * `sender.close()` before the stores close. Once per service; answers the stop, which
+     * ends the routing and closes the sender.
      */
-    startWebhooks(options: Omit<WebhookDispatcherOptions, 'recordStore' | 'log'> & { recordOnly?: boolean }): WebhookDispatcher;
-    /** Stops the sweeps (waiting for a pass under way), the webhook dispatcher and watching; closes both stores. */
+    routeWebhooks(sender: WebhookSender): () => Promise<void>;
+    /** Stops the sweeps (waiting for a pass under way), the webhook sender and watching; closes both stores. */
     close(): Promise<void>;
 }
 
-/** Builds the service from its stores. */
+/**
+ * Who delivers the webhook outbox (adapters/webhooks starts one): which URLs want an inbox's
+ * mail, a wake-up after a commit that saved deliveries, and a stop.
+ */
+export interface WebhookSender extends WebhookRouting {
+    /** Stops sending and waits for what is in flight; its last writes need the stores open. */
+    close(): Promise<void>;
+}
+
+/** Builds the service from its stores; its options are checked here, once (a mistake throws a TypeError). */
 export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
-    const { recordStore, blobStore } = options;
-    const notifier = options.notifier ?? createNotifier();
+    const settings = resolveServiceOptions(options);
+    const { recordStore, blobStore, log, maxMessageBytes } = settings;
+    const notifier = settings.notifier ?? createNotifier();
     const longPoller = createLongPoller({ recordStore, notifier });
-    const ttl = options.downloadTtlSeconds ?? DEFAULT_DOWNLOAD_TTL_SECONDS;
-    const log = options.log ?? (() => undefined);
+    const ttl = settings.downloadTtlSeconds;
     let unwatch: (() => Promise<void>) | undefined;
     let stopSweeps: (() => Promise<void>) | undefined;
-    let webhooks: WebhookDispatcher | undefined;
     const revocationListeners = new Set<(name: string) => void>();
-    const messageBudget = options.messageBudget ?? sharedMessageBudget();
+    // The service's own: every ingest and the SMTP sessions of a listener built on it share it.
+    const messageBudget = createMessageBudget(settings.maxMessageBytesInFlight);
     const parsePool = createParsePool();
+    // Webhooks come and go after the ingest is built: it asks whichever sender is current.
+    let routing: WebhookSender | undefined;
     const ingestContext: IngestContext = {
         recordStore,
         blobStore,
         notifier,
-        maxMessageBytes: options.maxMessageBytes,
+        maxMessageBytes,
         messageBudget,
-        blobStoreTimeoutMs: options.blobStoreTimeoutMs,
-        inboxFromAddress: options.inboxFromAddress,
+        blobStoreTimeoutMs: settings.blobStoreTimeoutMs,
+        inboxFromAddress: settings.inboxFromAddress,
         log,
+        webhooks: { urlsFor: (inbox) => routing?.urlsFor(inbox) ?? [], wake: () => routing?.wake() },
         parse: (raw) => parsePool.parse(raw)
     };
 
@@ -169,6 +174,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         notifier,
         longPoller,
         messageBudget,
+        maxMessageBytes,
 
         async start() {
             await recordStore.migrate();
@@ -176,13 +182,10 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 unwatch = await recordStore.watchInboxes((inbox) => notifier.publish(inbox));
             }
 
-            stopSweeps ??= startBackgroundSweeps(capture, options, log);
+            stopSweeps ??= startBackgroundSweeps(capture, settings, log);
         },
 
-        ingestRawEmail(raw, ingestOptions = {}) {
-            // The service's stores and settings win over anything a caller slips into the options.
-            return ingestRawEmail(raw, { ...ingestOptions, ...ingestContext });
-        },
+        ingestRawEmail: createIngest(ingestContext),
 
         listEmails(query) {
             return recordStore.listEmails(query);
@@ -341,24 +344,18 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return removed;
         },
 
-        startWebhooks(webhookOptions) {
-            if (webhooks) {
-                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already started for this service');
+        routeWebhooks(sender) {
+            if (routing) {
+                throw new InboxCaptureError('INVALID_INPUT', 'webhooks are already routed for this service');
             }
 
-            const { targets, recordOnly, ...timing } = webhookOptions;
-            const dispatcher: WebhookDispatcher = recordOnly ?
-                { wake: () => undefined, close: () => Promise.resolve() } :
-                startWebhookDispatcher({ ...timing, targets, recordStore, log });
-            ingestContext.webhooks = { urlsFor: (inbox) => webhookUrlsFor(targets, inbox), wake: () => dispatcher.wake() };
-            webhooks = {
-                wake: () => dispatcher.wake(),
-                async close() {
-                    ingestContext.webhooks = undefined;
-                    await dispatcher.close();
+            routing = sender;
+            return async () => {
+                if (routing === sender) {
+                    routing = undefined;
+                    await sender.close();
                 }
             };
-            return webhooks;
         },
 
         async close() {
@@ -367,7 +364,9 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 stopSweeps = undefined;
             }
 
-            await webhooks?.close();
+            const sender = routing;
+            routing = undefined;
+            await sender?.close();
             if (unwatch) {
                 await unwatch();
                 unwatch = undefined;

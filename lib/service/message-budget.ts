@@ -3,16 +3,10 @@
  * ingest holds a reservation for the raw bytes it has read, and a message that does not
  * fit is refused with the retryable `BUSY` instead of growing the process until it dies.
  * Parsing a message costs a few times its raw size (bench/README.md), so the budget
- * counts raw bytes and its default leaves room for that expansion.
+ * counts raw bytes and its default (defaults.ts) leaves room for that expansion. Each
+ * service owns one; its SMTP listener and its plugin use that one.
  */
 import { InboxCaptureError } from '../errors';
-
-/**
- * Raw message bytes in flight, by default: 128 MiB, five messages at the 25 MiB cap.
- * With the expansion measured in bench/README.md this keeps a process near 600 MiB
- * above its idle size, well inside a small container, while five senders still go at once.
- */
-export const DEFAULT_MESSAGE_BUDGET_BYTES = 128 * 1024 * 1024;
 
 /** Bytes one message holds of a budget; grows while the message is read. */
 export interface MessageReservation {
@@ -90,14 +84,6 @@ export function createMessageBudget(limitBytes: number): MessageBudget {
             };
         }
     };
-}
-
-let shared: MessageBudget | undefined;
-
-/** The process's budget, used by every service and ingest not given their own (created on first use, with the default). */
-export function sharedMessageBudget(): MessageBudget {
-    shared ??= createMessageBudget(DEFAULT_MESSAGE_BUDGET_BYTES);
-    return shared;
 }
 
 /** The error of a message refused because the budget is spent: retry later. */

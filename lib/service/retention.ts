@@ -1,4 +1,4 @@
-/** Retention (EXTENSIONS §5): which emails a pass deletes, and in what order. */
+/** Retention (docs/operations.md, "Retention"): which emails a pass deletes, and in what order. */
 
 import type { RecordStore } from '../record-store/record-store';
 import type { EmailRecord } from '../types';
@@ -17,9 +17,7 @@ export interface RetentionOptions extends RetentionPolicy {
     intervalMs?: number;
 }
 
-/** Default pause between two retention passes, ms (EXTENSIONS §5: `60s`). */
-export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
-/** Shortest maximum age and interval the adapters accept, ms: `1s` (EXTENSIONS §5); shorter would sweep in a loop. */
+/** Shortest maximum age and interval the adapters accept, ms: `1s` (docs/operations.md, "Retention"); shorter would sweep in a loop. */
 export const MIN_RETENTION_DURATION_MS = 1000;
 /** Longest maximum age and interval, ms: 100 years, so the cutoff arithmetic stays well inside safe integers. */
 export const MAX_RETENTION_DURATION_MS = 36_500 * 86_400_000;

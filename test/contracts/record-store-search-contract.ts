@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as Code from '@hapi/code';
 import { isInboxCaptureError } from '../../lib/errors';
+import { linksAndCodesOf } from '../../lib/extract/links-and-codes';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { SEARCH_WINDOW } from '../../lib/record-store/knex/search-page';
 import { parseSearchQuery } from '../../lib/search/parse-query';
@@ -21,7 +22,10 @@ function newInbox(prefix: string): string {
 function tableDraft(inbox: string, mail: SearchMail, t0: number): EmailDraft {
     const named = /^(.*) <(.*)>$/.exec(mail.from);
     const attachments = (mail.attachments ?? []).map((a, i) => ({ filename: `${i}-${a.filename}`, contentType: a.contentType, size: a.bytes, blobKey: `att-${mail.key}-${inbox}` }));
+    // Links and codes as ingest works them out (a store keeps what it is given).
+    const text = { subject: mail.subject, body: mail.text, htmlBody: mail.html ?? '' };
     return draft(inbox, 0, {
+        ...linksAndCodesOf(text),
         sourceId: `${mail.key}-${inbox}@search.test`,
         sender: named ? named[2]! : mail.from,
         senderName: named ? named[1]! : '',

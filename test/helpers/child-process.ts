@@ -72,8 +72,17 @@ export async function runNode(args: string[], options: RunOptions): Promise<RunR
 export function spawnNode(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; prefix?: string[] }): Spawned {
     const [command, ...commandArgs] = [...options.prefix ?? [], process.execPath, ...args];
     // Under a prefix, a process group of its own: killing strace alone leaves its tracee running.
-    const group = options.prefix !== undefined;
-    const child = spawn(command!, commandArgs, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
+    return spawnCommand(command!, commandArgs, { cwd: options.cwd, env: options.env, group: options.prefix !== undefined });
+}
+
+/**
+ * Starts `command args` with stdin closed, collecting stdout and stderr as text. With
+ * `group`, in a process group of its own, which kill() signals whole (a launcher such as
+ * npx and the processes it started); `child.kill()` still signals the command alone.
+ */
+export function spawnCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): Spawned {
+    const group = options.group ?? false;
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {

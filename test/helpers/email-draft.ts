@@ -11,7 +11,7 @@ export function searchTextFor(fields: { body: string; htmlBody: string }): strin
     return searchTextOf(fields.body, htmlTextOrNothing(fields.htmlBody));
 }
 
-/** Draft number `n` for `inbox`, with a unique source id and raw key; `overrides` win (searchText follows the bodies unless given). */
+/** Draft number `n` for `inbox`, with a unique source id and raw key, no links or codes; `overrides` win (searchText follows the bodies unless given). */
 export function draft(inbox: string, n: number, overrides: Partial<EmailDraft> = {}): EmailDraft {
     const fields = {
         sourceId: `m${n}-${randomBytes(4).toString('hex')}@example.test`,
@@ -26,6 +26,8 @@ export function draft(inbox: string, n: number, overrides: Partial<EmailDraft> =
         rawKey: `raw-${randomBytes(6).toString('hex')}`,
         rawSize: 100,
         attachments: [],
+        links: [],
+        codes: [],
         tags: [],
         ...overrides
     };

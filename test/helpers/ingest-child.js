@@ -22,9 +22,9 @@ const Path = require('node:path');
 const DIST = Path.join(__dirname, '..', '..', 'dist');
 const { createInboxCapture } = require(Path.join(DIST, 'lib', 'service', 'inbox-capture'));
 const { createSmtpListener } = require(Path.join(DIST, 'adapters', 'smtp'));
-const { openStoresFromConfig, readEnvConfig } = require(Path.join(DIST, 'adapters', 'env-config'));
+const { openStoresFromConfig, readEnvConfig } = require(Path.join(DIST, 'adapters', 'standalone', 'env-config'));
 const { createFsBlobStore } = require(Path.join(DIST, 'lib', 'blob-store', 'fs-blob-store'));
-const { BLOBS_DIRNAME } = require(Path.join(DIST, 'lib', 'service', 'embedded-stores'));
+const { BLOBS_DIRNAME } = require(Path.join(DIST, 'lib', 'service', 'defaults'));
 
 async function openStores() {
     const config = readEnvConfig();

@@ -38,9 +38,12 @@ export class RawSmtpSession {
         return new RawSmtpSession(socket);
     }
 
-    /** Connects and reads the greeting. */
-    static async open(port: number): Promise<{ session: RawSmtpSession; greeting: SmtpReply }> {
-        const socket = Net.connect(port, '127.0.0.1');
+    /**
+     * Connects to 127.0.0.1 and reads the greeting; `localAddress` binds our end (e.g.
+     * 127.0.0.2: Linux routes all of 127/8 to the loopback interface).
+     */
+    static async open(port: number, localAddress?: string): Promise<{ session: RawSmtpSession; greeting: SmtpReply }> {
+        const socket = Net.connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
         await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
         const session = new RawSmtpSession(socket);
         return { session, greeting: await session.reply() };

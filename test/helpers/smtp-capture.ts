@@ -2,7 +2,9 @@ import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { createSmtpListener, type SmtpListener, type SmtpListenerOptions, type SmtpTlsInfo } from '../../adapters/smtp';
 import { openEmbeddedStores } from '../../lib/service/embedded-stores';
-import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../lib/service/defaults';
+import { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from '../../lib/service/inbox-capture';
+import { createMessageBudget } from '../../lib/service/message-budget';
 import { removeDir, tempDir } from './temp-dir';
 
 /** A real capture on SQLite + files and an SMTP listener on a free loopback port. */
@@ -20,10 +22,16 @@ export interface SmtpCapture {
     stop(): Promise<void>;
 }
 
-/** Starts a capture and a listener with these options (host 127.0.0.1, port 0 unless given). */
-export async function startSmtpCapture(options: Partial<SmtpListenerOptions> = {}): Promise<SmtpCapture> {
+/** The service settings of a capture: the message cap and budget the listener takes from it. */
+export type CaptureSettings = Pick<InboxCaptureOptions, 'maxMessageBytes' | 'maxMessageBytesInFlight'>;
+
+/**
+ * Starts a capture (with `service`'s settings) and a listener with these options (host
+ * 127.0.0.1, port 0 unless given).
+ */
+export async function startSmtpCapture(options: Partial<SmtpListenerOptions> = {}, service: CaptureSettings = {}): Promise<SmtpCapture> {
     const dataDir = await tempDir('smtp-capture');
-    const capture = createInboxCapture(await openEmbeddedStores({ dataDir }));
+    const capture = createInboxCapture({ ...await openEmbeddedStores({ dataDir }), ...service });
     await capture.start();
     const listener = createSmtpListener({ capture, host: '127.0.0.1', port: 0, ...options });
     const transports: Nodemailer.Transporter[] = [];
@@ -84,4 +92,12 @@ export function mailTo(inbox: string, subject: string): { envelope: { from: stri
         envelope: { from: 'app@example.test', to: [`${inbox}@example.test`] },
         raw: `From: app@example.test\r\nTo: ${inbox}@example.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}-${Math.random().toString(36).slice(2)}@example.test>\r\n\r\nHello.\r\n`
     };
+}
+
+/**
+ * What a listener needs of a service, around `ingestRawEmail` (default: stores nothing):
+ * the service's default cap and a budget of the default size, for tests of the listener alone.
+ */
+export function stubCapture(ingestRawEmail: SmtpListenerOptions['capture']['ingestRawEmail'] = () => Promise.resolve([])): SmtpListenerOptions['capture'] {
+    return { ingestRawEmail, maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES, messageBudget: createMessageBudget(DEFAULT_MESSAGE_BUDGET_BYTES) };
 }

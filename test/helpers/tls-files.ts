@@ -32,3 +32,23 @@ export async function makeCertificateFiles(commonName = 'localhost'): Promise<Ce
         remove: () => removeDir(dir)
     };
 }
+
+/** Two certificate pairs of one test script: `files` (for localhost) and `other` (a stranger's). */
+export interface CertificatePairs {
+    files: CertificateFiles;
+    other: CertificateFiles;
+}
+
+/** Makes two certificate pairs before the script's tests and removes them after (its own before/after hooks). */
+export function certificatePairsForScript(hooks: { before: (fn: () => Promise<void>) => void; after: (fn: () => Promise<void>) => void }): CertificatePairs {
+    const pairs = {} as CertificatePairs;
+    hooks.before(async () => {
+        pairs.files = await makeCertificateFiles();
+        pairs.other = await makeCertificateFiles('other');
+    });
+    hooks.after(async () => {
+        await pairs.files.remove();
+        await pairs.other.remove();
+    });
+    return pairs;
+}

@@ -30,12 +30,10 @@ describe('index', () => {
             'generateApiKey',
             'generateMessageId',
             'hashApiKey',
-            'ingestRawEmail',
             'isInboxCaptureError',
             'isValidInbox',
             'isValidTag',
-            'parseSearchQuery',
-            'sharedMessageBudget'
+            'parseSearchQuery'
         ]);
     });
 

@@ -88,7 +88,7 @@ async function startRig(factory: StoreFactory): Promise<Rig> {
         throw err;
     }
 
-    await provisioned.api.ingestRawEmail(buildMail({ subject: 'for the good client' }), { recipients: ['good@example.test'] });
+    await provisioned.api.ingestForApi(buildMail({ subject: 'for the good client' }), { recipients: ['good@example.test'] });
     return {
         provisioned,
         stores,
@@ -410,7 +410,7 @@ describe('abuse', () => {
             rig = await startRig(sqliteFsStores());
             rig.counter.poisoned.add(hashApiKey(poison));
             provisioned = rig.provisioned;
-            const [view] = await provisioned.api.ingestRawEmail(buildMail({
+            const [view] = await provisioned.api.ingestForApi(buildMail({
                 subject: 'headers',
                 attachments: [{ filename: 'page.html', contentType: 'text/html', content: '<script>alert(1)</script>' }]
             }), { recipients: ['headers@example.test'] });

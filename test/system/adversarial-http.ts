@@ -165,7 +165,7 @@ describe('adversarial input over HTTP', () => {
                 const message = messages.get(name);
                 expect(message, `generated case ${name}`).to.exist();
                 const inbox = `adv-${name}`.slice(0, 64);
-                await provisioned.api.ingestRawEmail(message!.raw, { recipients: [`${inbox}@example.test`] });
+                await provisioned.api.ingestForApi(message!.raw, { recipients: [`${inbox}@example.test`] });
                 const res = await get(`/v1/emails?inbox=${inbox}`);
                 expect(res.statusCode).to.equal(200);
                 const page = json(res.body) as { emails: EmailView[] };
@@ -204,7 +204,7 @@ describe('adversarial input over HTTP', () => {
                 }
 
                 it('an empty attachment downloads as 200 with no bytes (a browser saves nothing from a 204)', { timeout: CASE_TIMEOUT_MS }, async () => {
-                    await provisioned.api.ingestRawEmail(buildMail({
+                    await provisioned.api.ingestForApi(buildMail({
                         subject: 'empty part',
                         attachments: [{ filename: 'empty.txt', contentType: 'text/plain', content: '' }]
                     }), { recipients: ['adv-empty-part@example.test'] });

@@ -119,7 +119,7 @@ describe('client in a real browser', () => {
         const result = page.evaluate(`(${ROUND_TRIP})(${JSON.stringify({ inbox })})`) as Promise<Record<string, unknown>>;
         await waiting;
         const raw = buildMail({ to: address, subject: 'hello from node', attachments: [{ filename: 'a.bin', contentType: 'application/octet-stream', content: ATTACHMENT }] });
-        await backend.p.api.ingestRawEmail(raw);
+        await backend.p.api.ingestForApi(raw);
         const out = await result;
         expect(out).to.equal({
             subject: 'hello from node',

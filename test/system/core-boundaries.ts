@@ -39,6 +39,28 @@ describe('core boundaries', () => {
         expect((await sources(LIB)).length).to.be.above(20);
     });
 
+    it('lib/ makes no network call: no http, https, net, tls, dgram, http2 or undici import, no fetch()', async () => {
+        // Sending webhooks is the adapters' (adapters/webhooks); store drivers take ready clients.
+        const network = /^(?:node:)?(?:http|https|http2|net|tls|dgram)(?:\/.*)?$|^undici(?:\/.*)?$/;
+        const offenders: string[] = [];
+        for (const file of await sources(LIB)) {
+            const code = (await Fs.readFile(file, 'utf8'))
+                .replace(/\/\*[\s\S]*?\*\//g, '')
+                .replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+            for (const match of code.matchAll(/(?:from\s+|require\(\s*|import\(\s*)['"]([^'"]+)['"]/g)) {
+                if (network.test(match[1])) {
+                    offenders.push(`${Path.relative(LIB, file)} → ${match[1]}`);
+                }
+            }
+
+            if (/\bfetch\s*\(/.test(code)) {
+                offenders.push(`${Path.relative(LIB, file)} calls fetch()`);
+            }
+        }
+
+        expect(offenders).to.equal([]);
+    });
+
     it('lib/mime/ holds the only importers of mailparser and libmime (of mailparser, parse.ts alone)', async () => {
         const importers: Record<string, string[]> = { mailparser: [], libmime: [] };
         for (const file of await sources(LIB)) {

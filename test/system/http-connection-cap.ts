@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { defaultMaxHttpConnections } from '../../adapters/http-connection-cap';
+import { defaultMaxHttpConnections } from '../../adapters/standalone/http-connection-cap';
 import { DEFAULT_MAX_CONNECTIONS as SMTP_MAX_CONNECTIONS } from '../../adapters/smtp/smtp-listener';
 import { openConnection, type OpenConnection } from '../helpers/net';
 import { RawSmtpSession, sendRawMessage } from '../helpers/raw-smtp';

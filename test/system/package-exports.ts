@@ -29,7 +29,6 @@ async function main() {
     const out = {};
     out.resolved = require.resolve('inbox-capture');
     out.exports = {
-        ingestRawEmail: typeof core.ingestRawEmail,
         createInboxCapture: typeof core.createInboxCapture,
         createKnexRecordStore: typeof createKnexRecordStore,
         openSqliteKnex: typeof openSqliteKnex,
@@ -39,21 +38,18 @@ async function main() {
     };
 
     // Plain core use, as from an MTA hook: migrations must run from node_modules.
-    const stores = await openEmbeddedStores({ dataDir: 'core-data' });
-    await stores.recordStore.migrate();
-    const views = await core.ingestRawEmail('From: a@x.test\\r\\nTo: hook@x.test\\r\\nSubject: via hook\\r\\nMessage-ID: <hook-1@x.test>\\r\\n\\r\\nhello\\r\\n', {
-        recordStore: stores.recordStore,
-        blobStore: stores.blobStore
-    });
-    out.ingested = views.map((v) => v.messageId);
-    await stores.recordStore.close();
+    const service = core.createInboxCapture(await openEmbeddedStores({ dataDir: 'core-data' }));
+    await service.start();
+    const records = await service.ingestRawEmail('From: a@x.test\\r\\nTo: hook@x.test\\r\\nSubject: via hook\\r\\nMessage-ID: <hook-1@x.test>\\r\\n\\r\\nhello\\r\\n');
+    out.ingested = records.map((r) => r.messageId);
+    await service.close();
 
     // The plugin with no options: embedded defaults in ./data of the consumer.
     const server = Hapi.server();
     await server.register(inboxCapturePlugin);
     const capture = server.plugins['inbox-capture'].capture;
     const key = await capture.createKey('consumer');
-    await server.plugins['inbox-capture'].ingestRawEmail('From: a@x.test\\r\\nTo: app@x.test\\r\\nSubject: via plugin\\r\\n\\r\\nhi\\r\\n');
+    await server.plugins['inbox-capture'].ingestForApi('From: a@x.test\\r\\nTo: app@x.test\\r\\nSubject: via plugin\\r\\n\\r\\nhi\\r\\n');
     const res = await server.inject({ url: '/v1/emails?inbox=app', headers: { authorization: 'Bearer ' + key } });
     out.list = { status: res.statusCode, subjects: res.result.emails.map((e) => e.subject) };
     const version = await server.inject('/version');

@@ -66,7 +66,7 @@ describe('scripts/run-lab.js', () => {
         const result = await runLab('-M', '1000', fixture('never-settles-busy.js'));
         expect(result.code).to.equal(1);
         expect(result.stdout).to.contain('Timed out (1000ms) - Before a server that never comes up');
-        expect(result.stderr).to.contain('run-lab: FAILED (exit code 1)');
+        expect(result.stderr).to.contain('run-lab: FAILED (exit code 1): 1 tests reported, 1 failed, 1 errors outside tests');
         // Seconds, not the minutes a hung hook would take.
         expect(Date.now() - started).to.be.below(60_000);
     });

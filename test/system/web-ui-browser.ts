@@ -54,7 +54,7 @@ describe('web interface in a browser', () => {
         apiRequests = [];
     });
 
-    const deliver = (inbox: string, mail: Parameters<typeof buildMail>[0] = {}) => p.api.ingestRawEmail(buildMail({ to: `${inbox}@test.example`, ...mail }), { recipients: [`${inbox}@test.example`] });
+    const deliver = (inbox: string, mail: Parameters<typeof buildMail>[0] = {}) => p.api.ingestForApi(buildMail({ to: `${inbox}@test.example`, ...mail }), { recipients: [`${inbox}@test.example`] });
 
     const open = async (hash: string, options: Parameters<Browser['newContext']>[0] = {}): Promise<Page> => {
         context = await contextWithKey(browser, p.apiKey, options);
@@ -339,7 +339,7 @@ describe('web interface in a browser', () => {
 
         it('downloads attachments and the raw message, byte for byte', async () => {
             const raw = buildMail({ to: 'dl-inbox@test.example', subject: 'with file', attachments: [{ filename: 'data.bin', contentType: 'application/octet-stream', content: ATTACHMENT }] });
-            const [email] = await p.api.ingestRawEmail(raw, { recipients: ['dl-inbox@test.example'] });
+            const [email] = await p.api.ingestForApi(raw, { recipients: ['dl-inbox@test.example'] });
             const page = await open(`#/inbox/dl-inbox/email/${encodeURIComponent(email.messageId)}/attachments`);
             const button = page.getByRole('button', { name: `Download ${email.attachments[0].filename}` });
             const [attachment] = await Promise.all([page.waitForEvent('download'), button.click()]);

@@ -55,7 +55,7 @@ describe('web interface: hostile HTML mail', () => {
         p = await provisionServer({ listen: true });
         baseUrl = p.server.info.uri;
         evil = await startRequestRecorder();
-        const [email] = await p.api.ingestRawEmail(buildMail({ subject: 'hostile', html: hostileHtml(evil.origin), text: 'plain' }), { recipients: ['hostile@test.example'] });
+        const [email] = await p.api.ingestForApi(buildMail({ subject: 'hostile', html: hostileHtml(evil.origin), text: 'plain' }), { recipients: ['hostile@test.example'] });
         messageId = email.messageId;
     });
 
@@ -120,7 +120,7 @@ describe('web interface: hostile HTML mail', () => {
         await openHostile();
         await page.getByRole('button', { name: 'Load remote content' }).click();
         await mailFrame().locator('#remote').evaluate((img: Img) => img.complete && img.naturalWidth > 0 ? true : new Promise((resolve) => img.addEventListener('load', () => resolve(true))));
-        const [other] = await p.api.ingestRawEmail(buildMail({ subject: 'second', html: `<p id="hello">Second</p><img src="${evil.origin}/second.png">` }), { recipients: ['hostile@test.example'] });
+        const [other] = await p.api.ingestForApi(buildMail({ subject: 'second', html: `<p id="hello">Second</p><img src="${evil.origin}/second.png">` }), { recipients: ['hostile@test.example'] });
         await page.evaluate(`location.hash = ${JSON.stringify(`#/inbox/hostile/email/${encodeURIComponent(other.messageId)}/html`)}`);
         await mailFrame().locator('#hello').filter({ hasText: 'Second' }).waitFor();
         await page.waitForTimeout(SETTLE_MS);

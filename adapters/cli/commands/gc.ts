@@ -1,4 +1,4 @@
-import { ORPHAN_GRACE_MS } from '../../../lib/service/inbox-capture';
+import { ORPHAN_GRACE_MS } from '../../../lib/service/defaults';
 import { CliError, EXIT_OK, write, type Command } from '../command';
 
 /**

@@ -1,7 +1,7 @@
 import { MAX_PER_INBOX_LIMIT } from '../../../lib/service/retention';
 import type { RetentionPolicy } from '../../../lib/service/retention';
-import { ConfigError } from '../../env-config';
-import { DURATION_SYNTAX, parseDuration, parseMaxPerInbox, readRetentionEnv, RETENTION_ENV } from '../../retention-config';
+import { ConfigError } from '../../standalone/env-config';
+import { DURATION_SYNTAX, parseDuration, parseMaxPerInbox, readRetentionEnv, RETENTION_ENV } from '../../standalone/retention-config';
 import { CliError, EXIT_OK, write, type Command, type CommandContext } from '../command';
 
 /** The rules of this run: the flags when any is given, else the environment's; neither is a usage error. */
@@ -34,7 +34,7 @@ function policyOf({ values, io }: CommandContext): RetentionPolicy {
     return { maxAgeMs: fromEnv.maxAgeMs, maxPerInbox: fromEnv.maxPerInbox };
 }
 
-/** `prune`: one retention pass (EXTENSIONS §5), for cron. */
+/** `prune`: one retention pass (docs/operations.md, "Retention"), for cron. */
 export const prune: Command = {
     name: 'prune',
     summary: 'delete emails past the retention rules once (for cron)',

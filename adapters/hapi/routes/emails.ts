@@ -4,6 +4,7 @@ import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
 import type { SearchTerm } from '../../../lib/search/search-query';
 import type { RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS, tagsBodySchema } from '../api-schemas';
+import type { DeletedEmailView, DeletedInboxView, HeadersView, TagsBodyView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { toEmailView } from '../email-view';
 import { apiError } from '../error-mapping';
@@ -86,7 +87,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         return serialisedJson(request, view, await toJsonChunks(view));
     };
 
-    const headers = async (request: Request) => {
+    const headers = async (request: Request): Promise<HeadersView> => {
         const fields = await capture.getHeaders(request.params.messageId as string);
         if (!fields) {
             throw apiError(404, 'NOT_FOUND');
@@ -95,7 +96,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         return { headers: fields };
     };
 
-    const remove = async (request: Request) => {
+    const remove = async (request: Request): Promise<DeletedEmailView> => {
         const messageId = request.params.messageId as string;
         if (!(await capture.deleteEmail(messageId))) {
             throw apiError(404, 'NOT_FOUND');
@@ -104,14 +105,14 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         return { deleted: true, messageId };
     };
 
-    const removeAll = async (request: Request) => {
+    const removeAll = async (request: Request): Promise<DeletedInboxView> => {
         const query = request.query as unknown as { inbox: string; q?: SearchTerm[] };
         const deleted = await capture.deleteInbox(query.inbox, query.q);
         return { deleted };
     };
 
     const setTags = async (request: Request) => {
-        const { tags } = request.payload as { tags: string[] };
+        const { tags } = request.payload as TagsBodyView;
         const record = await capture.setTags(request.params.messageId as string, tags);
         if (!record) {
             throw apiError(404, 'NOT_FOUND');

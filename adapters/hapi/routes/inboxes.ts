@@ -6,7 +6,7 @@ import { toInboxPageView } from '../inbox-view';
 import { queryFailAction } from '../list-query-schema';
 import { API_TAG, BEARER_SECURITY, GROUP_INBOXES, type RouteContext } from '../route-context';
 
-/** GET /v1/inboxes: the inboxes that hold mail, most recently received first (EXTENSIONS §3). */
+/** GET /v1/inboxes: the inboxes that hold mail, most recently received first (docs/api.md, "GET /v1/inboxes"). */
 export function inboxRoutes(context: RouteContext): ServerRoute[] {
     const { capture } = context;
 

@@ -1,5 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi';
 import { healthSchema, versionSchema } from '../api-schemas';
+import type { HealthView, VersionView } from '../api-types';
 import { API_TAG, GROUP_SERVICE } from '../route-context';
 
 /** API versions this plugin serves (docs/design.md). */
@@ -16,7 +17,7 @@ export function healthRoute(): ServerRoute {
             description: 'Health check',
             plugins: { 'hapi-swagger': { responses: { 200: { description: 'The service is up', schema: healthSchema } } } }
         },
-        handler: () => ({ status: 'ok', timestamp: Date.now() })
+        handler: (): HealthView => ({ status: 'ok', timestamp: Date.now() })
     };
 }
 
@@ -31,6 +32,6 @@ export function versionRoute(version: string): ServerRoute {
             description: 'Service and API versions',
             plugins: { 'hapi-swagger': { responses: { 200: { description: 'Versions', schema: versionSchema } } } }
         },
-        handler: () => ({ version, apiVersions: API_VERSIONS })
+        handler: (): VersionView => ({ version, apiVersions: API_VERSIONS })
     };
 }

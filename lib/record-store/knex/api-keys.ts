@@ -6,7 +6,8 @@ import type { ApiKeyInfo } from '../../types';
 import type { RecordStore } from '../record-store';
 import { cleanText } from './clean-text';
 import { isUniqueViolation } from './db-errors';
-import { KEY_COLUMNS, toKeyInfo, type KeyRow } from './rows';
+import { toKeyInfo, type KeyRow } from './rows';
+import { API_KEYS_TABLE, KEY_COLUMNS } from './schema';
 
 /** The store's key methods; `serialize` runs a write in the line of the store's other SQLite writers. */
 export function apiKeyStore({ knex, serialize }: { knex: Knex; serialize: <T>(fn: () => Promise<T>) => Promise<T> }): Pick<RecordStore, 'createKey' | 'findActiveKeyByHash' | 'revokeKey' | 'listKeys'> {
@@ -14,14 +15,14 @@ export function apiKeyStore({ knex, serialize }: { knex: Knex; serialize: <T>(fn
         async createKey(name, hashHex) {
             const info: ApiKeyInfo = { name: cleanText(name), createdAt: Date.now(), revokedAt: null };
             try {
-                await serialize(() => knex('api_keys').insert({
+                await serialize(() => knex(API_KEYS_TABLE).insert({
                     name: info.name,
                     key_hash: cleanText(hashHex),
                     created_at: info.createdAt
                 }));
             }
             catch (err) {
-                if (isUniqueViolation(err) && await knex('api_keys').select('name').where('name', info.name).first()) {
+                if (isUniqueViolation(err) && await knex(API_KEYS_TABLE).select('name').where('name', info.name).first()) {
                     throw new InboxCaptureError('DUPLICATE_KEY', `An API key named ${JSON.stringify(info.name)} already exists`, { cause: err });
                 }
 
@@ -32,7 +33,7 @@ export function apiKeyStore({ knex, serialize }: { knex: Knex; serialize: <T>(fn
         },
 
         async findActiveKeyByHash(hashHex) {
-            const row = await knex('api_keys')
+            const row = await knex(API_KEYS_TABLE)
                 .select(KEY_COLUMNS)
                 .where('key_hash', cleanText(hashHex))
                 .whereNull('revoked_at')
@@ -41,7 +42,7 @@ export function apiKeyStore({ knex, serialize }: { knex: Knex; serialize: <T>(fn
         },
 
         async revokeKey(name) {
-            const updated = await serialize(async () => knex('api_keys')
+            const updated = await serialize(async () => knex(API_KEYS_TABLE)
                 .where('name', cleanText(name))
                 .whereNull('revoked_at')
                 .update({ revoked_at: Date.now() }));
@@ -49,7 +50,7 @@ export function apiKeyStore({ knex, serialize }: { knex: Knex; serialize: <T>(fn
         },
 
         async listKeys() {
-            const rows = await knex('api_keys').select(KEY_COLUMNS).orderBy([
+            const rows = await knex(API_KEYS_TABLE).select(KEY_COLUMNS).orderBy([
                 { column: 'created_at', order: 'asc' },
                 { column: 'id', order: 'asc' }
             ]) as KeyRow[];

@@ -11,6 +11,7 @@ import { htmlTextOrNothing } from '../../extract/html-text';
 import { searchTextOf } from '../../extract/search-text';
 import { BACKFILL_BATCH_ROWS } from './backfill-links-codes';
 import { parseAttachments, searchColumns } from './rows';
+import { EMAILS_TABLE } from './schema';
 import { indexSearchDocumentsBySeq } from './search-index';
 
 /** How the back-fill runs. */
@@ -40,17 +41,17 @@ export async function backfillSearch(knex: Knex, options: SearchBackfillOptions 
     let filled = 0;
     for (;;) {
         const count = await transaction(async (trx) => {
-            const seqs = (await trx('emails').select('seq').whereNull('body_folded').orderBy('seq').limit(batchRows) as { seq: number | string }[])
+            const seqs = (await trx(EMAILS_TABLE).select('seq').whereNull('body_folded').orderBy('seq').limit(batchRows) as { seq: number | string }[])
                 .map((r) => r.seq);
             // One row's texts in memory at a time, as the links back-fill.
             for (const seq of seqs) {
-                const row = await trx('emails').select('seq', 'recipient', 'attachments', 'body', 'html_body').where('seq', seq).first() as PendingRow | undefined;
+                const row = await trx(EMAILS_TABLE).select('seq', 'recipient', 'attachments', 'body', 'html_body').where('seq', seq).first() as PendingRow | undefined;
                 if (!row) {
                     continue;
                 }
 
                 const columns = searchColumns({ recipient: row.recipient, attachments: parseAttachments(row.attachments) }, searchTextOf(row.body, htmlTextOrNothing(row.html_body)));
-                const updated = await trx('emails').where('seq', seq).whereNull('body_folded').update(columns);
+                const updated = await trx(EMAILS_TABLE).where('seq', seq).whereNull('body_folded').update(columns);
                 if (updated > 0 && options.sqliteSearchIndex) {
                     await indexSearchDocumentsBySeq(trx, [seq]);
                 }

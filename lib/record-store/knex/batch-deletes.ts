@@ -6,10 +6,9 @@
 import type { Knex } from 'knex';
 import type { EmailRecord } from '../../types';
 import { emailPageQuery } from './email-page';
-import { INBOXES_TABLE } from './migrations/20261124200000_inbox_summary';
-import { EXPIRY_KEY_SQL } from './migrations/20261130000000_expiry_index';
-import { EMAIL_COLUMNS, toNumber, toRecord, type EmailRow } from './rows';
+import { toNumber, toRecord, type EmailRow } from './rows';
 import { removeRows } from './save-statements';
+import { EMAIL_COLUMNS, EMAILS_TABLE, EXPIRY_KEY_SQL, INBOXES_TABLE } from './schema';
 
 /**
  * Deletes the rows `select` picks and returns them. On Postgres the rows are locked first
@@ -30,7 +29,7 @@ export async function deleteSelected(trx: Knex.Transaction, select: Knex.QueryBu
  * emails_received_at on SQLite, emails_expiry (`received_at + 0`) on Postgres.
  */
 export function receivedBeforeQuery(knex: Knex, receivedBefore: number, limit: number, pg: boolean): Knex.QueryBuilder {
-    const q = knex('emails').select(EMAIL_COLUMNS);
+    const q = knex(EMAILS_TABLE).select(EMAIL_COLUMNS);
     if (pg) {
         return q.whereRaw(`${EXPIRY_KEY_SQL} < ?`, [receivedBefore]).orderByRaw(`${EXPIRY_KEY_SQL} ASC`).limit(limit);
     }

@@ -5,7 +5,7 @@
  */
 
 import type { Knex } from 'knex';
-import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
+import { BLOBS_TABLE, EMAIL_BLOBS_TABLE } from './schema';
 
 /** Keys per statement: under SQLite's bound-parameter limit (999 before 3.32), and short Postgres statements. */
 const KEYS_PER_STATEMENT = 500;
@@ -17,7 +17,7 @@ const KEYS_PER_STATEMENT = 500;
 export function referencedKeysSql(count: number): string {
     const values = Array.from({ length: count }, () => '(CAST(? AS TEXT))').join(', ');
     return `SELECT k.column1 AS blob_key FROM (VALUES ${values}) AS k
-        WHERE EXISTS (SELECT 1 FROM email_blobs WHERE email_blobs.blob_key = k.column1)`;
+        WHERE EXISTS (SELECT 1 FROM ${EMAIL_BLOBS_TABLE} WHERE ${EMAIL_BLOBS_TABLE}.blob_key = k.column1)`;
 }
 
 /** Of `keys`, those some record references: one index probe per key, whatever the number of copies. */
@@ -44,5 +44,5 @@ export async function referencedBlobKeys(knex: Knex, keys: string[]): Promise<Se
  */
 export function removeUnreferencedStagedBlobsSql(keysIn: string): string {
     return `DELETE FROM ${BLOBS_TABLE} WHERE key IN ${keysIn}
-        AND NOT EXISTS (SELECT 1 FROM email_blobs WHERE email_blobs.blob_key = ${BLOBS_TABLE}.key) RETURNING key`;
+        AND NOT EXISTS (SELECT 1 FROM ${EMAIL_BLOBS_TABLE} WHERE ${EMAIL_BLOBS_TABLE}.blob_key = ${BLOBS_TABLE}.key) RETURNING key`;
 }

@@ -1,6 +1,5 @@
 /** Text as both backends can store it and read back unchanged. */
 
-import { completeDraft } from '../../extract/links-and-codes';
 import { isValidTag, MAX_TAGS } from '../../search/tags';
 import type { EmailDraft, StoredAttachment } from '../../types';
 
@@ -18,13 +17,12 @@ export function cleanText(value: string): string {
 }
 
 /**
- * A draft with every text field cleaned, links and codes included (worked out when
- * absent); blob keys are ours (hex from newBlobPrefix), never from mail, so kept as given.
+ * A draft with every text field cleaned, links included; blob keys are ours (hex from
+ * newBlobPrefix), never from mail, and codes are ingest's digit runs: both kept as given.
  * `cleaned` (one per save) lets the copies of a delivery, which share one attachment
  * list, share its cleaned list too: 100 copies of 990 attachments are cleaned once.
  */
-export function cleanDraft(given: EmailDraft, cleaned?: Map<StoredAttachment[], StoredAttachment[]>): EmailDraft {
-    const draft = completeDraft(given);
+export function cleanDraft(draft: EmailDraft, cleaned?: Map<StoredAttachment[], StoredAttachment[]>): EmailDraft {
     let attachments = cleaned?.get(draft.attachments);
     if (!attachments) {
         attachments = draft.attachments.map((a) => {
@@ -55,7 +53,7 @@ export function cleanDraft(given: EmailDraft, cleaned?: Map<StoredAttachment[], 
         codes: draft.codes,
         // Tags are the store's to keep valid: a search names them exactly (lib/search/tags.ts).
         tags: [...new Set(draft.tags)].filter(isValidTag).slice(0, MAX_TAGS),
-        searchText: cleanText(given.searchText)
+        searchText: cleanText(draft.searchText)
     };
 }
 

@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { CursorPosition, ListQuery } from '../../types';
 import { cleanText, containsPattern } from './clean-text';
-import { ORDER_PREFIX_CHARS } from './migrations/20261121000000_initial';
+import { EMAILS_TABLE, ORDER_PREFIX_CHARS } from './schema';
 import { whereTerms } from './search-sql';
 
 /**
@@ -34,7 +34,7 @@ export interface PageBounds {
  * list's order: receivedAt desc, then messageId desc. The caller picks the columns.
  */
 export function emailPageQuery(knex: Knex, query: ListQuery, pg: boolean, bounds: PageBounds = {}): Knex.QueryBuilder {
-    const q = knex('emails').where('inbox', cleanText(query.inbox));
+    const q = knex(EMAILS_TABLE).where('inbox', cleanText(query.inbox));
     if (query.after) {
         wherePosition(q, '<', query.after, pg);
     }

@@ -2,7 +2,7 @@
 
 import type { Knex } from 'knex';
 import type { InboxPage, InboxQuery } from '../../types';
-import { INBOXES_TABLE } from './migrations/20261124200000_inbox_summary';
+import { INBOXES_TABLE } from './schema';
 import { toNumber } from './rows';
 
 /** A row of `inboxes`. */

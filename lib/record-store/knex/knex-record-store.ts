@@ -14,16 +14,15 @@ import { countWithinBudget, STORED_TEXT_BYTES_SQL, type SizedRow } from './email
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
 import { classifyFailures, isTransient } from './db-errors';
-import { backfillLinksAndCodes } from './backfill-links-codes';
-import { backfillSearch } from './backfill-search';
-import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE } from './search-index';
+import { hasSqliteSearchIndex } from './search-index';
 import { pageRows } from './search-page';
 import { indexPlan, whereTerms } from './search-sql';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
-import { migrate } from './migration-source';
+import { migrate } from './migrate';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from '../record-store';
-import { EMAIL_COLUMNS, toNumber, toRecord, type EmailRow } from './rows';
+import { toNumber, toRecord, type EmailRow } from './rows';
+import { EMAIL_COLUMNS, EMAILS_TABLE, SEARCH_INDEX_TABLE } from './schema';
 import { createSaveBatch, type Delivery } from './save-batch';
 import { openSqliteBatchWriter, type BatchWriterObserver } from './sqlite-batch-writer';
 import { removeRows } from './save-statements';
@@ -168,12 +167,11 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         stagedBlobTarget: sqliteFile,
 
         async migrate() {
-            await migrate(knex);
-            sqliteIndexed = undefined;
             // Emails stored by an earlier version get their links and codes, and their searched
-            // texts (and index documents), before the store serves.
-            await backfillLinksAndCodes(knex, { transaction: write });
-            await backfillSearch(knex, { transaction: write, sqliteSearchIndex: !pg && await sqliteSearchIndex(knex) });
+            // texts (and index documents), before the store serves; the back-fills' transactions
+            // take turns with this store's writers.
+            await migrate(knex, { transaction: write });
+            sqliteIndexed = undefined;
         },
 
         async saveEmails(drafts, saveOptions) {
@@ -195,7 +193,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async getEmail(messageId) {
             const hash = sha256Hex(cleanText(messageId));
-            const byHash = (h: string) => knex('emails').select(emailColumns).where('message_id_hash', h).limit(1);
+            const byHash = (h: string) => knex(EMAILS_TABLE).select(emailColumns).where('message_id_hash', h).limit(1);
             if (!reader) {
                 const [record] = await toRecords(await byHash(hash) as PiecedRow[]);
                 return record ?? null;
@@ -222,7 +220,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             const sized = await pageRows<SizedRow>(knex, query, pg, indexed, (q) => q.select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)), read);
             const count = countWithinBudget(sized.map((r) => toNumber(r.size)), query.limit, query.maxBytes);
             const seqs = sized.slice(0, count).map((r) => r.seq);
-            const rows = seqs.length === 0 ? [] : await read<PiecedRow>(knex('emails').select(emailColumns).whereIn('seq', seqs));
+            const rows = seqs.length === 0 ? [] : await read<PiecedRow>(knex(EMAILS_TABLE).select(emailColumns).whereIn('seq', seqs));
             // By seq, in the order of the sizing query (a row deleted meanwhile is just absent).
             const bySeq = new Map(rows.map((row) => [String(row.seq), row]));
             const records = await toRecords(seqs.flatMap((seq) => bySeq.get(String(seq)) ?? []));
@@ -239,14 +237,14 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         async inboxVersion(inbox) {
-            const [row] = await read<{ version: number | string | null }>(knex('emails').max({ version: 'seq' }).where('inbox', cleanText(inbox)));
+            const [row] = await read<{ version: number | string | null }>(knex(EMAILS_TABLE).max({ version: 'seq' }).where('inbox', cleanText(inbox)));
             return row?.version === null || row?.version === undefined ? 0 : toNumber(row.version);
         },
 
         async deleteEmail(messageId) {
             const hash = sha256Hex(cleanText(messageId));
             return write(async (trx) => {
-                const row = await trx('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
+                const row = await trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
                 if (!row) {
                     return null;
                 }
@@ -263,7 +261,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             const plan = q && await searchIndexed() ? indexPlan(cleanInbox, q, pg) : null;
             // Oldest stored first; two bulk deletes on Postgres share the work (deleteSelected()).
             return write((trx) => {
-                const select = trx('emails').select(EMAIL_COLUMNS).where('inbox', cleanInbox);
+                const select = trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('inbox', cleanInbox);
                 if (plan?.candidates) {
                     select.whereRaw(plan.candidates.sql, plan.candidates.bindings);
                 }

@@ -2,7 +2,8 @@
 
 import { StringDecoder } from 'node:string_decoder';
 import type { Knex } from 'knex';
-import { EMAIL_COLUMNS, type EmailRow } from './rows';
+import type { EmailRow } from './rows';
+import { EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
 
 /**
  * UTF-8 bytes of `body` or `html_body` read in one go; a longer text is read in pieces
@@ -38,7 +39,7 @@ export type PieceReader = (column: LongText, seq: number | string, from: number,
 
 /** The SELECT of one piece, as bytes (a cast to BLOB: substr() then counts bytes, not characters). */
 export function pieceQuery(knex: Knex, column: LongText, seq: number | string, from: number, length: number): Knex.QueryBuilder {
-    return knex('emails').select(knex.raw(`substr(CAST(${column} AS BLOB), ?, ?) AS piece`, [from, length])).where('seq', seq);
+    return knex(EMAILS_TABLE).select(knex.raw(`substr(CAST(${column} AS BLOB), ?, ?) AS piece`, [from, length])).where('seq', seq);
 }
 
 /**

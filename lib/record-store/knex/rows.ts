@@ -1,10 +1,9 @@
 /** The rows of `emails` and `api_keys` as the drivers return them, and the records they map to. */
 
-import { linksAndCodesOf } from '../../extract/links-and-codes';
 import { foldForSearch, SEARCH_PART_SEPARATOR } from '../../extract/search-text';
 import type { ApiKeyInfo, EmailRecord, Link, StoredAttachment } from '../../types';
 
-/** A row of `emails` with the columns EMAIL_COLUMNS selects. */
+/** A row of `emails` with the columns EMAIL_COLUMNS (schema.ts) selects. */
 export interface EmailRow {
     seq: number | string;
     message_id: string;
@@ -19,7 +18,7 @@ export interface EmailRow {
     raw_key: string;
     raw_size: number | string;
     attachments: string;
-    /** JSON text of Link[]; NULL in rows stored before the column existed and not yet back-filled. */
+    /** JSON text of Link[]; NULL in rows stored before the column existed, until migrate() fills them. */
     links: string | null;
     /** JSON text of string[]; NULL like `links`. */
     codes: string | null;
@@ -28,27 +27,19 @@ export interface EmailRow {
     sender_name: string;
 }
 
-/** A row of `api_keys` with the columns KEY_COLUMNS selects. */
+/** A row of `api_keys` with the columns KEY_COLUMNS (schema.ts) selects. */
 export interface KeyRow {
     name: string;
     created_at: number | string;
     revoked_at: number | string | null;
 }
 
-/** The columns of `emails` a record is read from. */
-export const EMAIL_COLUMNS = [
-    'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
-    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'attachments', 'links', 'codes', 'tags', 'sender_name'
-];
-
-/** The columns of `api_keys` a key's info is read from. */
-export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at'];
-
-/** The record an `emails` row holds; links and codes the back-fill has not reached yet are worked out here. */
+/**
+ * The record an `emails` row holds, links and codes as stored. A row without them (written
+ * by a version before them after migrate() filled the others) reads as none until the next
+ * migrate(): reads never work them out (docs/design.md, "The email object").
+ */
 export function toRecord(row: EmailRow): EmailRecord {
-    const derived = row.links === null || row.codes === null
-        ? linksAndCodesOf({ subject: row.subject, body: row.body, htmlBody: row.html_body })
-        : { links: parseLinks(row.links), codes: parseCodes(row.codes) };
     return {
         messageId: row.message_id,
         sourceId: row.source_id,
@@ -63,8 +54,8 @@ export function toRecord(row: EmailRow): EmailRecord {
         rawKey: row.raw_key,
         rawSize: toNumber(row.raw_size),
         attachments: parseAttachments(row.attachments),
-        links: derived.links,
-        codes: derived.codes,
+        links: row.links === null ? [] : parseLinks(row.links),
+        codes: row.codes === null ? [] : parseCodes(row.codes),
         tags: parseTags(row.tags)
     };
 }

@@ -5,7 +5,6 @@
  */
 
 import { deriveMessageId, firstChoiceId as firstChoice, sha256Hex } from '../../ingest/ids';
-import { completeDraft } from '../../extract/links-and-codes';
 import type { EmailDraft, EmailRecord } from '../../types';
 import type { SaveResult } from '../record-store';
 
@@ -119,7 +118,7 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
             }
 
             const { searchText, ...fields } = draft;
-            const record: EmailRecord = { messageId, ...completeDraft(fields) };
+            const record: EmailRecord = { messageId, ...fields };
             const insert: PendingInsert = { record, searchText, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
             inserts.push(insert);
             copies.set(key, { record, insert });

@@ -8,12 +8,12 @@ import { sha256Hex } from '../../ingest/ids';
 import { blobKeysOf } from '../../blob-store/blob-key';
 import type { StagedBlob } from '../../blob-store/blob-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from '../../types';
-import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import type { SaveResult } from '../record-store';
-import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
+import { toInsertRow, toRecord, type EmailRow } from './rows';
 import { indexSearchDocuments } from './search-index';
 import { planSave, prepareDeliveries, type PlannedDraft, type PlannedInsert, type StoredRow } from './save-plan';
+import { BLOBS_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
 
 /**
  * Values per `IN (...)` list, so a sweep batch of any size stays under SQLite's
@@ -65,7 +65,7 @@ export async function storeDeliveries(trx: Knex.Transaction, deliveries: EmailDr
     for (;;) {
         const outcome = planSave(planned, rows, checked);
         if ('lookUp' in outcome) {
-            const holder = await trx('emails').select('seq').where('message_id_hash', outcome.lookUp).first() as unknown;
+            const holder = await trx(EMAILS_TABLE).select('seq').where('message_id_hash', outcome.lookUp).first() as unknown;
             checked.set(outcome.lookUp, holder !== undefined);
             continue;
         }
@@ -90,8 +90,8 @@ export async function storeDeliveries(trx: Knex.Transaction, deliveries: EmailDr
  * may not have foreign_keys on, and a stale email_blobs row would keep a blob forever.
  */
 export async function removeRows(trx: Knex.Transaction, seqs: (number | string)[]): Promise<number> {
-    await trx('email_blobs').whereIn('email_seq', seqs).delete();
-    return trx('emails').whereIn('seq', seqs).delete();
+    await trx(EMAIL_BLOBS_TABLE).whereIn('email_seq', seqs).delete();
+    return trx(EMAILS_TABLE).whereIn('seq', seqs).delete();
 }
 
 /** Each result with the keys of its replaced copies' blobs that `removed` holds (when it has any). */
@@ -175,12 +175,12 @@ export async function notifyInboxes(trx: Knex.Transaction, channel: string, inbo
 
 // The rows a batch's drafts can meet: the stored copy of each (inbox, source)
 // and the holder of each draft's first-choice id. One statement per
-// LOOKUP_CHUNK drafts, where one delivery alone used to take two per draft.
+// LOOKUP_CHUNK drafts, not two per draft.
 async function lookupRows(trx: Knex.Transaction, wanted: PlannedDraft[]): Promise<LookupRow[]> {
     const rows: LookupRow[] = [];
     for (let i = 0; i < wanted.length; i += LOOKUP_CHUNK) {
         const chunk = wanted.slice(i, i + LOOKUP_CHUNK);
-        const found = await trx('emails')
+        const found = await trx(EMAILS_TABLE)
             .select([...EMAIL_COLUMNS, 'message_id_hash', 'source_id_hash'])
             .where((q) => {
                 void q.whereIn('message_id_hash', chunk.map((w) => w.candidateHash));
@@ -199,7 +199,7 @@ async function insertRecords(trx: Knex.Transaction, records: PlannedInsert[]): P
     for (let i = 0; i < records.length; i += INSERT_CHUNK) {
         const chunk = records.slice(i, i + INSERT_CHUNK);
         // The id hash tells the rows apart: RETURNING promises no order.
-        const inserted = await trx('emails')
+        const inserted = await trx(EMAILS_TABLE)
             .insert(chunk.map((insert) => toInsertRow(insert, json)))
             .returning(['seq', 'message_id_hash']) as { seq: number | string; message_id_hash: string }[];
 
@@ -214,7 +214,7 @@ async function insertRecords(trx: Knex.Transaction, records: PlannedInsert[]): P
             return [...keys].map((blobKey) => ({ email_seq: seq, blob_key: blobKey }));
         });
         for (let j = 0; j < blobRows.length; j += BLOB_ROWS_CHUNK) {
-            await trx('email_blobs').insert(blobRows.slice(j, j + BLOB_ROWS_CHUNK));
+            await trx(EMAIL_BLOBS_TABLE).insert(blobRows.slice(j, j + BLOB_ROWS_CHUNK));
         }
     }
 }

@@ -7,17 +7,9 @@
  */
 
 import type { Knex } from 'knex';
+import { EMAILS_TABLE, SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from './schema';
 
-/** SQLite: the FTS5 table (trigram, contentless, detail=none), one document per email, rowid = seq. */
-export const SEARCH_INDEX_TABLE = 'email_search';
-
-/**
- * SQLite: an email's document. The inbox between U+0001 and U+0002 comes first, so a query
- * names its inbox with trigrams no text holds (foldForSearch() turns those characters into
- * U+FFFD): the index then answers with the inbox's candidates, not the whole store's. The
- * texts follow, each apart (U+0003).
- */
-export const SQLITE_DOCUMENT_SQL = "char(1) || inbox || char(2) || sender_folded || char(3) || subject_folded || char(3) || coalesce(recipient_folded, '') || char(3) || coalesce(filenames_folded, '') || char(3) || coalesce(body_folded, '')";
+export { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL };
 
 /**
  * Trigrams of one needle (or of the inbox) a candidate query asks for at most: past a
@@ -62,7 +54,7 @@ export function likeContains(text: string): string {
  */
 export async function indexSearchDocuments(trx: Knex.Transaction | Knex, hashes: string[]): Promise<void> {
     if (hashes.length > 0) {
-        await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM emails
+        await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
     WHERE message_id_hash IN (SELECT value FROM json_each(?))`, [JSON.stringify(hashes)]);
     }
 }
@@ -70,7 +62,7 @@ export async function indexSearchDocuments(trx: Knex.Transaction | Knex, hashes:
 /** SQLite: adds the documents of the emails with these seqs (the back-fill's rows). */
 export async function indexSearchDocumentsBySeq(trx: Knex.Transaction | Knex, seqs: Array<number | string>): Promise<void> {
     if (seqs.length > 0) {
-        await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM emails
+        await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
     WHERE seq IN (SELECT value FROM json_each(?))`, [JSON.stringify(seqs.map(Number))]);
     }
 }

@@ -11,14 +11,13 @@ import type { StagedBlob } from '../../blob-store/blob-store';
 import { closeDatabase, execSql, openDatabase, prepareStatement } from '../../sqlite/connection';
 import { SQLITE_CONNECTION_PRAGMAS } from '../../sqlite/knex';
 import type { EmailDraft, StoredAttachment } from '../../types';
-import { BLOBS_TABLE } from './migrations/20261124000000_small_blobs';
 import type { SaveResult } from '../record-store';
-import { EMAIL_COLUMNS, toInsertRow, toRecord, type EmailRow } from './rows';
+import { toInsertRow, toRecord, type EmailRow } from './rows';
 import { planSave, prepareDeliveries, type StoredRow } from './save-plan';
 import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import { withRemovedBlobKeys } from './save-statements';
 import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
-import { WEBHOOK_DELIVERIES_TABLE } from './migrations/20261129000000_webhook_deliveries';
+import { BLOBS_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE, WEBHOOK_DELIVERIES_TABLE } from './schema';
 import { webhookDeliveryRows } from './webhook-outbox';
 import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from './search-index';
 
@@ -36,27 +35,27 @@ const LONG_COLUMNS = ['body', 'html_body', 'body_folded'] as const;
 // whatever the batch's size, and stays under every bound-parameter limit.
 const SQL = {
     // Two index lookups: the holders of the drafts' first-choice ids, and the stored copy of each (inbox, source).
-    lookup: `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM emails
+    lookup: `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
         WHERE message_id_hash IN (SELECT value FROM json_each(?1))
-        UNION SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM emails
+        UNION SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
         WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?2))`,
-    holder: 'SELECT seq FROM emails WHERE message_id_hash = ?',
-    removeLinks: 'DELETE FROM email_blobs WHERE email_seq IN (SELECT value FROM json_each(?))',
-    removeEmails: 'DELETE FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
+    holder: `SELECT seq FROM ${EMAILS_TABLE} WHERE message_id_hash = ?`,
+    removeLinks: `DELETE FROM ${EMAIL_BLOBS_TABLE} WHERE email_seq IN (SELECT value FROM json_each(?))`,
+    removeEmails: `DELETE FROM ${EMAILS_TABLE} WHERE seq IN (SELECT value FROM json_each(?))`,
     removeBlobs: removeUnreferencedStagedBlobsSql('(SELECT value FROM json_each(?))'),
     // A long text is inserted empty and appended in pieces (text-pieces.ts), in the same transaction.
-    appendBody: 'UPDATE emails SET body = body || ?1 WHERE message_id_hash = ?2',
-    appendHtmlBody: 'UPDATE emails SET html_body = html_body || ?1 WHERE message_id_hash = ?2',
-    appendBodyFolded: 'UPDATE emails SET body_folded = body_folded || ?1 WHERE message_id_hash = ?2',
-    insertEmails: `INSERT INTO emails (${INSERT_COLUMNS.join(', ')})
+    appendBody: `UPDATE ${EMAILS_TABLE} SET body = body || ?1 WHERE message_id_hash = ?2`,
+    appendHtmlBody: `UPDATE ${EMAILS_TABLE} SET html_body = html_body || ?1 WHERE message_id_hash = ?2`,
+    appendBodyFolded: `UPDATE ${EMAILS_TABLE} SET body_folded = body_folded || ?1 WHERE message_id_hash = ?2`,
+    insertEmails: `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')})
         SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
     // By the id digests, so the insert needs no RETURNING read back into JS; the keys are
     // read from the rows just written, so 100 copies of a message with 990 attachments
     // do not build 99,100 pairs on the event loop. UNION: a key counts once per email.
-    insertLinks: `INSERT INTO email_blobs (email_seq, blob_key)
-        SELECT emails.seq, emails.raw_key FROM emails WHERE emails.message_id_hash IN (SELECT value FROM json_each(?1))
-        UNION SELECT emails.seq, attachment.value ->> 'blobKey' FROM emails, json_each(emails.attachments) AS attachment
-        WHERE emails.message_id_hash IN (SELECT value FROM json_each(?1))`,
+    insertLinks: `INSERT INTO ${EMAIL_BLOBS_TABLE} (email_seq, blob_key)
+        SELECT e.seq, e.raw_key FROM ${EMAILS_TABLE} AS e WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))
+        UNION SELECT e.seq, attachment.value ->> 'blobKey' FROM ${EMAILS_TABLE} AS e, json_each(e.attachments) AS attachment
+        WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))`,
     // The webhook outbox rows of the stored emails (webhook-outbox.ts), due at once.
     insertWebhooks: `INSERT INTO ${WEBHOOK_DELIVERIES_TABLE} (id, message_id, url, attempts, created_at, next_attempt_at)
         SELECT value ->> 0, value ->> 1, value ->> 2, 0, value ->> 3, value ->> 3 FROM json_each(?)`
@@ -65,7 +64,7 @@ const SQL = {
 type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
 
 /** The search index's documents of the rows just written (search-index.ts), once their texts are whole. */
-const INDEX_DOCUMENTS_SQL = `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM emails
+const INDEX_DOCUMENTS_SQL = `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
     WHERE message_id_hash IN (SELECT value FROM json_each(?))`;
 
 /**

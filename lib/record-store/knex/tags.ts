@@ -6,7 +6,8 @@ import { sha256Hex } from '../../ingest/ids';
 import { isValidTag, MAX_TAG_CHARS, MAX_TAGS } from '../../search/tags';
 import type { RecordStore } from '../record-store';
 import { cleanText } from './clean-text';
-import { EMAIL_COLUMNS, toRecord, type EmailRow } from './rows';
+import { toRecord, type EmailRow } from './rows';
+import { EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
 
 /** The store's setTags(); `write` runs one write transaction as the store's other writes do. */
 export function tagWriter({ write }: { write: <T>(work: (trx: Knex.Transaction) => Promise<T>) => Promise<T> }): Pick<RecordStore, 'setTags'> {
@@ -20,12 +21,12 @@ export function tagWriter({ write }: { write: <T>(work: (trx: Knex.Transaction) 
 
             // An update of the tags alone: the email keeps its seq, so its place and inboxVersion() stay.
             return write(async (trx) => {
-                const updated = await trx('emails').where('message_id_hash', hash).update({ tags: JSON.stringify(kept) });
+                const updated = await trx(EMAILS_TABLE).where('message_id_hash', hash).update({ tags: JSON.stringify(kept) });
                 if (updated === 0) {
                     return null;
                 }
 
-                const row = await trx('emails').select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
+                const row = await trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('message_id_hash', hash).first() as EmailRow | undefined;
                 return row ? toRecord(row) : null;
             });
         }

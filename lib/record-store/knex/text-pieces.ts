@@ -5,7 +5,7 @@
  * inserted empty and appended piece by piece. node-sqlite3 copies a bound string to
  * UTF-8 on the main thread in one step (and the batch's rows travel as one JSON
  * string): for a 23 MiB body that held the event loop for over 100 ms.
- * Measured: bench/README.md, "Issue 17: the seven attacks".
+ * Measured: bench/README.md, "the seven attacks".
  */
 export const TEXT_PIECE_CHARS = 4 * 1024 * 1024;
 

@@ -1,11 +1,11 @@
 /**
- * The webhook outbox of a Knex record store (EXTENSIONS §6): the rows a save writes with
+ * The webhook outbox of a Knex record store (docs/api.md, "Webhooks"): the rows a save writes with
  * its emails, and the claims and outcomes of the dispatcher.
  */
 
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { WEBHOOK_DELIVERIES_TABLE } from './migrations/20261129000000_webhook_deliveries';
+import { WEBHOOK_DELIVERIES_TABLE } from './schema';
 import type { RecordStore, SaveResult, WebhookDelivery } from '../record-store';
 import { toNumber } from './rows';
 import { IN_LIST_CHUNK } from './save-statements';

@@ -3,7 +3,8 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Sqlite3 from 'sqlite3';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedStores, SQLITE_FILENAME } from '../../../lib/service/embedded-stores';
+import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../../lib/service/defaults';
 import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
 import { hashApiKey } from '../../../lib/service/keys';
 import { MAX_RECIPIENTS } from '../../../lib/ingest/recipients';
@@ -313,6 +314,31 @@ describe('cli', () => {
         });
     });
 
+    describe('serve', () => {
+
+        it('says what it reads and how it stops in its help, without starting', async () => {
+            const help = await cli(['help', 'serve']);
+            expect(help.code).to.equal(0);
+            expect(help.stdout).to.startWith('Usage: inbox-capture serve');
+            expect(help.stdout).to.contain('SMTP_PORT');
+            expect(help.stdout).to.contain('SIGINT or SIGTERM');
+            await expect(Fs.access(Path.join(dataDir, SQLITE_FILENAME))).to.reject();
+        });
+
+        it('refuses a bad variable with exit 1 and one line naming it, before opening anything', async () => {
+            const result = await cli(['serve'], { env: { PORT: 'abc' } });
+            expect(result).to.equal({ code: 1, stdout: '', stderr: 'inbox-capture: configuration: PORT must be a port number 0..65535, got "abc"\n' });
+            await expect(Fs.access(Path.join(dataDir, SQLITE_FILENAME))).to.reject();
+        });
+
+        it('takes no argument', async () => {
+            const result = await cli(['serve', 'now']);
+            expect(result.code).to.equal(1);
+            expectOneLine(result.stderr);
+            expect(result.stderr).to.contain('usage: inbox-capture serve');
+        });
+    });
+
     describe('help', () => {
 
         it('lists every command with --help, exit 0', async () => {
@@ -321,7 +347,7 @@ describe('cli', () => {
                 expect(result.code).to.equal(0);
                 expect(result.stderr).to.equal('');
                 expect(result.stdout).to.startWith('Usage: inbox-capture <command>');
-                for (const command of ['keys create', 'keys list', 'keys revoke', 'migrate', 'ingest', 'gc']) {
+                for (const command of ['serve', 'keys create', 'keys list', 'keys revoke', 'migrate', 'ingest', 'gc']) {
                     expect(result.stdout).to.contain(`  ${command}`);
                 }
             }

@@ -38,7 +38,7 @@ function suite(kind: ClientBackendKind): void {
                     'body',
                     ''
                 ].join('\r\n');
-                await backend.p.api.ingestRawEmail(raw);
+                await backend.p.api.ingestForApi(raw);
                 expect(await client.getHeaders('headers-1@test.example')).to.equal([
                     { name: 'From', value: 'App <app@sender.test>' },
                     { name: 'To', value: 'headers@test.example' },
@@ -64,7 +64,7 @@ function suite(kind: ClientBackendKind): void {
             it('pages the inboxes that hold mail, most recent first, filtered by prefix (EXTENSIONS §3)', async () => {
                 for (const [inbox, count] of [['inb-a', 1], ['inb-b', 2], ['inb-c', 1], ['other', 1]] as const) {
                     for (let i = 0; i < count; i++) {
-                        await backend.p.api.ingestRawEmail(buildMail({ to: `${inbox}@test.example` }));
+                        await backend.p.api.ingestForApi(buildMail({ to: `${inbox}@test.example` }));
                         await new Promise((resolve) => setTimeout(resolve, 2));
                     }
                 }
@@ -90,7 +90,7 @@ function suite(kind: ClientBackendKind): void {
 
         describe('links and codes', () => {
             it('come with the email that waitForEmail answers (EXTENSIONS §1)', async () => {
-                await backend.p.api.ingestRawEmail(buildMail({
+                await backend.p.api.ingestForApi(buildMail({
                     to: 'codes@test.example',
                     subject: 'Your code is 482913',
                     text: 'Use 482913 or open https://app.example.test/verify?t=abc.',

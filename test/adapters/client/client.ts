@@ -26,7 +26,7 @@ function suite(kind: ClientBackendKind): void {
         let rawMessage: string;
 
         const ingest = async (raw: string): Promise<Email> => {
-            const [view] = await backend.p.api.ingestRawEmail(raw);
+            const [view] = await backend.p.api.ingestForApi(raw);
             return client.getEmail(view.messageId);
         };
 

@@ -42,7 +42,7 @@ function suite(kind: ClientBackendKind): void {
     describe(`waitForEmail() on ${kind.name}`, () => {
         let backend: ClientBackend;
 
-        const send = (to: string, subject: string, extra: Parameters<typeof buildMail>[0] = {}) => backend.p.api.ingestRawEmail(buildMail({ to: `${to}@test.example`, subject, ...extra }));
+        const send = (to: string, subject: string, extra: Parameters<typeof buildMail>[0] = {}) => backend.p.api.ingestForApi(buildMail({ to: `${to}@test.example`, subject, ...extra }));
         const clientWith = (options: { fetch?: ReturnType<typeof recordingFetch>['fetch']; longPollSeconds?: number } = {}) => new InboxCaptureClient({ baseUrl: backend.baseUrl, apiKey: backend.p.apiKey, ...options });
 
         before(async () => {

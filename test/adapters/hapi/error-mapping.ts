@@ -55,7 +55,7 @@ describe('Hapi plugin errors', () => {
         p.server.events.on({ name: 'request', channels: 'app' }, (_request, event) => {
             logged.push(event);
         });
-        await p.api.ingestRawEmail(buildMail({ messageId: 'err@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] }), { recipients: ['err@x'] });
+        await p.api.ingestForApi(buildMail({ messageId: 'err@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] }), { recipients: ['err@x'] });
     });
 
     after(async () => {

@@ -109,7 +109,7 @@ describe('Hapi plugin in a host app', () => {
                     await host.initialize();
                     const api = host.plugins['inbox-capture'];
                     const key = await api.capture.createKey('host-test');
-                    await api.ingestRawEmail(buildMail({ messageId: 'guest@x' }), { recipients: ['guest@x'] });
+                    await api.ingestForApi(buildMail({ messageId: 'guest@x' }), { recipients: ['guest@x'] });
 
                     // The host's credential opens nothing of ours, and ours nothing of the host's.
                     const hostOnly = await host.inject({ url: '/v1/emails?inbox=guest', headers: { 'x-host-user': 'ann' } });
@@ -171,7 +171,7 @@ describe('Hapi plugin in a host app', () => {
                 await host.initialize();
                 const api = host.plugins['inbox-capture'];
                 const auth = { authorization: `Bearer ${await api.capture.createKey('prefixed')}` };
-                const [ingested] = await api.ingestRawEmail(buildMail({ messageId: 'pre/fixed@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'att' }] }), { recipients: ['prefixed@x'] });
+                const [ingested] = await api.ingestForApi(buildMail({ messageId: 'pre/fixed@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'att' }] }), { recipients: ['prefixed@x'] });
 
                 const list = await host.inject({ url: '/mail/v1/emails?inbox=prefixed', headers: auth });
                 const [email] = (list.result as EmailPage).emails;

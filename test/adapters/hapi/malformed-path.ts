@@ -42,7 +42,7 @@ describe('hapi plugin', () => {
                 before(async () => {
                     host = await startHost(prefix);
                     auth = { authorization: `Bearer ${await host.api.capture.createKey('malformed')}` };
-                    await host.api.ingestRawEmail(buildMail({ messageId: 'fine%25id@x' }), { recipients: ['malformed@x'] });
+                    await host.api.ingestForApi(buildMail({ messageId: 'fine%25id@x' }), { recipients: ['malformed@x'] });
                 });
 
                 after(async () => {

@@ -28,9 +28,9 @@ describe('options-schema', () => {
 
     describe('validateOptions() of retention', () => {
 
-        it('leaves retention off by default and fills in the 60 s interval', () => {
+        it('leaves retention off by default, and its interval to the service (which owns the default)', () => {
             expect(validateOptions({}).retention).to.be.undefined();
-            expect(validateOptions({ retention: { maxAgeMs: 3_600_000 } }).retention).to.equal({ maxAgeMs: 3_600_000, intervalMs: 60_000 });
+            expect(validateOptions({ retention: { maxAgeMs: 3_600_000 } }).retention).to.equal({ maxAgeMs: 3_600_000 });
             expect(validateOptions({ retention: { maxPerInbox: 1, intervalMs: 1000 } }).retention).to.equal({ maxPerInbox: 1, intervalMs: 1000 });
         });
 

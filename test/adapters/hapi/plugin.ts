@@ -10,7 +10,7 @@ import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { sharedMessageBudget } from '../../../lib/service/message-budget';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../../lib/service/defaults';
 import { buildMail } from '../../helpers/mail';
 import { followDownload } from '../../helpers/downloads';
 import { provisionServer } from '../../helpers/provision-server';
@@ -40,7 +40,7 @@ describe('Hapi plugin', () => {
                 await server.initialize();
                 const api = server.plugins['inbox-capture'];
                 const key = await api.capture.createKey('default');
-                await api.ingestRawEmail(buildMail({ messageId: 'embedded@x' }), { recipients: ['embedded@x'] });
+                await api.ingestForApi(buildMail({ messageId: 'embedded@x' }), { recipients: ['embedded@x'] });
                 const res = await server.inject({ url: '/v1/emails?inbox=embedded', headers: { authorization: `Bearer ${key}` } });
                 expect((res.result as EmailPage).emails.map((e) => e.messageId)).to.equal(['embedded@x']);
                 expect(await exists(Path.join(dir, 'data', 'inbox-capture.sqlite'))).to.be.true();
@@ -116,13 +116,13 @@ describe('Hapi plugin', () => {
                     }
                 });
                 await server.initialize();
-                const { ingestRawEmail, capture } = server.plugins['inbox-capture'];
-                const [view] = await ingestRawEmail(buildMail({ messageId: 'opt@x' }), { recipients: ['Who@x'] });
+                const { ingestForApi, capture } = server.plugins['inbox-capture'];
+                const [view] = await ingestForApi(buildMail({ messageId: 'opt@x' }), { recipients: ['Who@x'] });
                 expect(view.inbox).to.equal('mapped-who');
                 const link = (await capture.rawDownloadLink('opt@x')) as SignedLinkTarget;
                 const expires = Number(link.query.expires);
                 expect(expires - Math.floor(Date.now() / 1000)).to.be.within(58, 60);
-                const error = await expect(ingestRawEmail(buildMail({ text: 'x'.repeat(3000) }), { recipients: ['a@x'] })).to.reject();
+                const error = await expect(ingestForApi(buildMail({ text: 'x'.repeat(3000) }), { recipients: ['a@x'] })).to.reject();
                 expect(isInboxCaptureError(error, 'TOO_LARGE')).to.be.true();
             }
             finally {
@@ -131,7 +131,7 @@ describe('Hapi plugin', () => {
             }
         });
 
-        it('gives its service a budget of maxMessageBytesInFlight, the shared one without it', async () => {
+        it('gives its service a budget of maxMessageBytesInFlight, one of the default size without it, never shared', async () => {
             const dir = await tempDir('budget');
             const otherDir = await tempDir('budget-shared');
             const server = newServer();
@@ -139,11 +139,15 @@ describe('Hapi plugin', () => {
             try {
                 await server.register({ plugin, options: { dataDir: dir, maxMessageBytesInFlight: 4096 } });
                 await other.register({ plugin, options: { dataDir: otherDir } });
-                const { capture, ingestRawEmail } = server.plugins['inbox-capture'];
+                const { capture, ingestForApi } = server.plugins['inbox-capture'];
                 expect(capture.messageBudget.limitBytes).to.equal(4096);
-                expect(other.plugins['inbox-capture'].capture.messageBudget).to.shallow.equal(sharedMessageBudget());
+                // No process-wide budget: each service has its own, of the one default size.
+                const otherBudget = other.plugins['inbox-capture'].capture.messageBudget;
+                expect(otherBudget.limitBytes).to.equal(DEFAULT_MESSAGE_BUDGET_BYTES);
+                expect(otherBudget).to.not.shallow.equal(capture.messageBudget);
+                expect(other.plugins['inbox-capture'].capture.maxMessageBytes).to.equal(DEFAULT_MAX_MESSAGE_BYTES);
                 const held = capture.messageBudget.reserve(4000)!;
-                const error = await expect(ingestRawEmail(buildMail({ text: 'x'.repeat(500) }), { recipients: ['a@x'] })).to.reject();
+                const error = await expect(ingestForApi(buildMail({ text: 'x'.repeat(500) }), { recipients: ['a@x'] })).to.reject();
                 expect(isInboxCaptureError(error, 'BUSY')).to.be.true();
                 held.release();
             }
@@ -187,7 +191,7 @@ describe('Hapi plugin', () => {
             try {
                 await server.register({ plugin, options: { recordStore, dataDir: Path.join(dir, 'plugin') } });
                 await server.initialize();
-                await server.plugins['inbox-capture'].ingestRawEmail(buildMail(), { recipients: ['given@x'] });
+                await server.plugins['inbox-capture'].ingestForApi(buildMail(), { recipients: ['given@x'] });
                 expect(await exists(Path.join(dir, 'plugin', 'blobs.sqlite'))).to.be.true();
                 expect(await exists(Path.join(dir, 'plugin', 'inbox-capture.sqlite'))).to.be.false();
                 await server.stop();
@@ -200,12 +204,14 @@ describe('Hapi plugin', () => {
             }
         });
 
-        it('exposes ingestRawEmail, whose mail the routes serve', async () => {
+        it('exposes ingestForApi, which answers the email objects the routes serve', async () => {
             const p = await provisionServer();
             try {
-                const [view] = await p.server.plugins['inbox-capture'].ingestRawEmail(buildMail({ messageId: 'exposed@x' }), { recipients: ['exposed@x'] });
+                const [view] = await p.server.plugins['inbox-capture'].ingestForApi(buildMail({ messageId: 'exposed@x' }), { recipients: ['exposed@x'] });
                 const res = await p.server.inject({ url: '/v1/emails?inbox=exposed', headers: p.auth });
                 expect((res.result as EmailPage).emails).to.equal([view]);
+                // One name, one meaning: the service's ingestRawEmail answers records; the plugin exposes no function of that name.
+                expect(Object.keys(p.server.plugins['inbox-capture']).sort()).to.equal(['capture', 'ingestForApi']);
             }
             finally {
                 await p.cleanup();

@@ -22,7 +22,7 @@ describe('response-ext', () => {
             p.server.events.on({ name: 'request', channels: 'app' }, (_request, event) => {
                 logged.push(event);
             });
-            await p.api.ingestRawEmail(buildMail({ messageId: 'bad@x' }), { recipients: ['bad@x'] });
+            await p.api.ingestForApi(buildMail({ messageId: 'bad@x' }), { recipients: ['bad@x'] });
         });
 
         after(() => p.cleanup());

@@ -40,14 +40,14 @@ describe('plugin webhooks option', () => {
         const all = await receiver();
         const { api } = await provision({ plugin: { webhooks: [{ url: filtered.url(), inboxes: ['alpha'] }, { url: all.url() }] } });
 
-        await api.ingestRawEmail(buildMail({ to: 'beta@test.example', subject: 'to beta' }));
-        await api.ingestRawEmail(buildMail({ to: 'alpha@test.example', subject: 'to alpha' }));
+        await api.ingestForApi(buildMail({ to: 'beta@test.example', subject: 'to beta' }));
+        await api.ingestForApi(buildMail({ to: 'alpha@test.example', subject: 'to alpha' }));
         const both = await all.waitFor(2);
         const [only] = await filtered.waitFor(1);
         expect(both.map((r) => payloadOf(r.body).email.inbox).sort()).to.equal(['alpha', 'beta']);
         expect(payloadOf(only!.body).email.inbox).to.equal('alpha');
         // One copy per inbox: a message to both inboxes is two emails, two deliveries to `all`.
-        await api.ingestRawEmail(buildMail({ to: ['alpha@test.example', 'beta@test.example'], subject: 'to both' }));
+        await api.ingestForApi(buildMail({ to: ['alpha@test.example', 'beta@test.example'], subject: 'to both' }));
         await all.waitFor(4);
         await filtered.waitFor(2);
         expect(filtered.received.every((r) => payloadOf(r.body).email.inbox === 'alpha')).to.be.true();
@@ -57,7 +57,7 @@ describe('plugin webhooks option', () => {
         const hook = await receiver();
         const { api } = await provision({ prefix: '/mail', plugin: { webhooks: [{ url: hook.url() }] } });
 
-        const [view] = await api.ingestRawEmail(buildMail({ to: 'prefixed@test.example' }));
+        const [view] = await api.ingestForApi(buildMail({ to: 'prefixed@test.example' }));
         const [request] = await hook.waitFor(1);
         expect(payloadOf(request!.body).email).to.equal(JSON.parse(JSON.stringify(view)) as Payload['email']);
         expect(payloadOf(request!.body).email.rawUrl).to.startWith('/mail/v1/emails/');
@@ -69,7 +69,7 @@ describe('plugin webhooks option', () => {
         cleanups.push(() => hook.close());
         const { api } = await provision({ plugin: { webhooks: [{ url: hook.url() }], webhookDelivery: { firstRetryMs: 300 } } });
 
-        const [view] = await api.ingestRawEmail(buildMail({ to: 'deleted@test.example' }));
+        const [view] = await api.ingestForApi(buildMail({ to: 'deleted@test.example' }));
         await hook.waitFor(1);
         expect(await api.capture.deleteEmail(view!.messageId)).to.be.true();
         // The retry finds no email: the row goes, nothing is sent.

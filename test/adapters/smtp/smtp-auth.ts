@@ -1,14 +1,49 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createSmtpListener } from '../../../adapters/smtp';
+import { DEFAULT_AUTH_FAILURE_WINDOW_MS, DEFAULT_AUTH_FAILURES_PER_ADDRESS, DEFAULT_AUTH_LOCKOUT_MS } from '../../../adapters/smtp/auth-lockout';
 import { MAX_AUTH_FAILURES_PER_CONNECTION, SMTP_AUTH_METHODS } from '../../../adapters/smtp/smtp-auth';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
-import { mailTo, sendError, startSmtpCapture } from '../../helpers/smtp-capture';
+import { mailTo, sendError, startSmtpCapture, stubCapture } from '../../helpers/smtp-capture';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
 const USERS = { users: { app: 'app-secret', 'ci:bot': 'p:a:s:s' } };
+
+/** How long a session waits for the server to close the connection, ms: it closes at once; far above that. */
+const CLOSE_WAIT_MS = 5000;
+
+/** An AUTH PLAIN command line for user app. */
+const authPlain = (password: string) => `AUTH PLAIN ${Buffer.from(`\0app\0${password}`).toString('base64')}`;
+
+/** A session from `localAddress` that sends EHLO, then each AUTH password in turn; the reply codes, and whether the server closed the connection. */
+async function tryPasswords(port: number, passwords: string[], localAddress = '127.0.0.1'): Promise<{ codes: number[]; closed: boolean }> {
+    const { session } = await RawSmtpSession.open(port, localAddress);
+    const codes: number[] = [];
+    await session.command('EHLO client.test');
+    for (const password of passwords) {
+        codes.push((await session.command(authPlain(password))).code);
+        if (codes.at(-1) !== 535) {
+            break;
+        }
+    }
+
+    const last = codes.at(-1);
+    if (last === 235) {
+        // Logged in: the session may send (MAIL FROM is refused 530 otherwise).
+        codes.push((await session.command('MAIL FROM:<app@example.test>')).code);
+    }
+
+    if (last === 235 || last === 535) {
+        await session.command('QUIT');
+    }
+
+    // The server hangs up after QUIT, 421 and 454: nothing of ours closes the connection first.
+    const closed = await Promise.race([session.closed.then(() => true), new Promise<false>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS, false))]);
+    await session.destroy();
+    return { codes, closed };
+}
 
 /** The EHLO reply of a fresh plain-text session. */
 async function ehlo(port: number): Promise<string> {
@@ -178,16 +213,95 @@ describe('smtp-auth', () => {
         });
     });
 
+    describe('auth { users }: failures counted per client address', () => {
+
+        it('answers the sixth attempt within a minute from one address 454 and closes, the right password included', async () => {
+            const t = await startSmtpCapture({ auth: USERS });
+            try {
+                expect([DEFAULT_AUTH_FAILURES_PER_ADDRESS, DEFAULT_AUTH_FAILURE_WINDOW_MS, DEFAULT_AUTH_LOCKOUT_MS]).to.equal([5, 60_000, 60_000]);
+                // Five wrong passwords over two connections (the first closed at its third, 421).
+                expect(await tryPasswords(t.port, ['g1', 'g2', 'g3'])).to.equal({ codes: [535, 535, 421], closed: true });
+                expect(await tryPasswords(t.port, ['g4', 'g5', 'g6'])).to.equal({ codes: [535, 535, 454], closed: true });
+                // Locked out: even the right password is refused, unchecked, on a new connection.
+                expect(await tryPasswords(t.port, ['app-secret'])).to.equal({ codes: [454], closed: true });
+            }
+            finally {
+                await t.stop();
+            }
+        });
+
+        it('lets the right password in from another address while one is locked out, and delivers', async () => {
+            const t = await startSmtpCapture({ auth: USERS });
+            try {
+                expect((await tryPasswords(t.port, ['g1', 'g2', 'g3'])).codes).to.equal([535, 535, 421]);
+                expect((await tryPasswords(t.port, ['g4', 'g5', 'g6'])).codes).to.equal([535, 535, 454]);
+
+                // 127.0.0.2 reaches the same listener on 127.0.0.1 (Linux routes 127/8 to lo).
+                expect(await tryPasswords(t.port, ['app-secret'], '127.0.0.2')).to.equal({ codes: [235, 250], closed: true });
+                // Its own wrong passwords count apart: not locked by 127.0.0.1's failures.
+                expect((await tryPasswords(t.port, ['h1', 'h2', 'app-secret'], '127.0.0.2')).codes).to.equal([535, 535, 235, 250]);
+                const err = await sendError(t.transport({ auth: { user: 'app', pass: 'app-secret' } }).sendMail(mailTo('users', 'from the locked address')));
+                expect(err.responseCode).to.equal(454);
+                await t.transport({ auth: { user: 'app', pass: 'app-secret' }, localAddress: '127.0.0.3' }).sendMail(mailTo('users', 'from another address'));
+                expect(await t.subjects('users')).to.equal(['from another address']);
+            }
+            finally {
+                await t.stop();
+            }
+        });
+
+        it('lets the address try again once the lockout is over', async () => {
+            const t = await startSmtpCapture({ auth: USERS, authLockout: { lockoutMs: 300 } });
+            try {
+                expect((await tryPasswords(t.port, ['g1', 'g2', 'g3'])).codes).to.equal([535, 535, 421]);
+                expect((await tryPasswords(t.port, ['g4', 'g5', 'g6'])).codes).to.equal([535, 535, 454]);
+                await new Promise((resolve) => setTimeout(resolve, 400));
+                expect((await tryPasswords(t.port, ['g7', 'app-secret'])).codes).to.equal([535, 235, 250]);
+            }
+            finally {
+                await t.stop();
+            }
+        });
+
+        it('counts only the failures within the window', async () => {
+            const t = await startSmtpCapture({ auth: USERS, authLockout: { windowMs: 300 } });
+            try {
+                expect((await tryPasswords(t.port, ['g1', 'g2'])).codes).to.equal([535, 535]);
+                expect((await tryPasswords(t.port, ['g3', 'g4'])).codes).to.equal([535, 535]);
+                await new Promise((resolve) => setTimeout(resolve, 400));
+                // Four failures, then the window passed: four more are allowed, the fifth locks.
+                expect((await tryPasswords(t.port, ['g5', 'g6'])).codes).to.equal([535, 535]);
+                expect((await tryPasswords(t.port, ['g7', 'g8', 'g9', 'g10'])).codes).to.equal([535, 535, 421]);
+                expect((await tryPasswords(t.port, ['app-secret'])).codes).to.equal([454]);
+            }
+            finally {
+                await t.stop();
+            }
+        });
+
+        it("takes the numbers as options: { failures: 2 } locks at the second failure", async () => {
+            const t = await startSmtpCapture({ auth: USERS, authLockout: { failures: 2 } });
+            try {
+                expect(await tryPasswords(t.port, ['g1', 'g2', 'g3'])).to.equal({ codes: [535, 535, 454], closed: true });
+            }
+            finally {
+                await t.stop();
+            }
+        });
+    });
+
     describe('options', () => {
 
         it('rejects malformed auth settings at creation', () => {
-            const capture = { ingestRawEmail: () => Promise.resolve([]) };
+            const capture = stubCapture();
             expect(() => createSmtpListener({ capture, auth: 'any' as never })).to.throw(TypeError, /auth must be 'none', 'accept-any' or \{ users/);
             expect(() => createSmtpListener({ capture, auth: { users: {} } })).to.throw(TypeError, /at least one user/);
             expect(() => createSmtpListener({ capture, auth: { users: { app: '' } } })).to.throw(TypeError, /non-empty/);
             expect(() => createSmtpListener({ capture, auth: { users: { app: 42 as never } } })).to.throw(TypeError, /string password/);
             // AUTH only over TLS, with TLS off, would let nobody in.
             expect(() => createSmtpListener({ capture, auth: USERS, allowInsecureAuth: false })).to.throw(TypeError, /allowInsecureAuth: false needs tls/);
+            expect(() => createSmtpListener({ capture, auth: USERS, authLockout: { failures: 0 } })).to.throw(TypeError, /authLockout.failures must be a positive integer/);
+            expect(() => createSmtpListener({ capture, auth: USERS, authLockout: { windowMs: 1.5 } })).to.throw(TypeError, /authLockout.windowMs/);
         });
     });
 });

@@ -4,7 +4,6 @@ import * as Lab from '@hapi/lab';
 import { createSmtpListener, type SmtpListener } from '../../../adapters/smtp';
 import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
-import { createMessageBudget } from '../../../lib/service/message-budget';
 import { RawSmtpSession, sendRawMessage } from '../../helpers/raw-smtp';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -37,12 +36,13 @@ interface Rig {
     cleanup(): Promise<void>;
 }
 
-async function startRig(maxMessageBytesInFlight: number | undefined, budgetOfCapture?: number): Promise<Rig> {
+/** A service whose budget is `maxMessageBytesInFlight`, and a listener on it. */
+async function startRig(maxMessageBytesInFlight: number): Promise<Rig> {
     const dataDir = await tempDir('smtp-budget');
     const stores = await openEmbeddedStores({ dataDir });
-    const capture = createInboxCapture({ ...stores, messageBudget: budgetOfCapture ? createMessageBudget(budgetOfCapture) : undefined });
+    const capture = createInboxCapture({ ...stores, maxMessageBytesInFlight });
     await capture.start();
-    const smtp: SmtpListener = createSmtpListener({ capture, port: 0, ...(maxMessageBytesInFlight ? { maxMessageBytesInFlight } : {}) });
+    const smtp: SmtpListener = createSmtpListener({ capture, port: 0 });
     const { port } = await smtp.listen();
     return {
         capture,
@@ -102,7 +102,7 @@ describe('smtp listener memory budget', () => {
     });
 
     it('stops reading a message past the budget: the 421 comes while the client is still sending it', { timeout: 30_000 }, async () => {
-        const rig = await startRig(undefined, 256 * KIB);
+        const rig = await startRig(256 * KIB);
         try {
             // Another ingest holds 200 KiB of the 256 KiB budget (alone, a message always fits).
             const held = rig.capture.messageBudget.reserve(200 * KIB)!;
@@ -143,8 +143,8 @@ describe('smtp listener memory budget', () => {
         }
     });
 
-    it("uses the capture's budget when given no option of its own, so SMTP and other ingests share it", { timeout: 30_000 }, async () => {
-        const rig = await startRig(undefined, 256 * KIB);
+    it("uses the service's budget, so SMTP and the service's other ingests share it", { timeout: 30_000 }, async () => {
+        const rig = await startRig(256 * KIB);
         try {
             const held = rig.capture.messageBudget.reserve(200 * KIB)!;
             const refused = await transaction(rig.port);
@@ -161,10 +161,5 @@ describe('smtp listener memory budget', () => {
         finally {
             await rig.cleanup();
         }
-    });
-
-    it('rejects a budget option that is not a positive integer', () => {
-        const capture = { ingestRawEmail: () => Promise.resolve([]) };
-        expect(() => createSmtpListener({ capture, maxMessageBytesInFlight: 0 })).to.throw(TypeError, /maxMessageBytesInFlight/);
     });
 });

@@ -11,6 +11,7 @@ import * as MessageReceiver from '../../../adapters/smtp/message-receiver';
 import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
+import { stubCapture, type CaptureSettings } from '../../helpers/smtp-capture';
 import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
@@ -41,10 +42,10 @@ interface Rig {
     cleanup(): Promise<void>;
 }
 
-async function startRig(listener: Partial<SmtpListenerOptions> = {}): Promise<Rig> {
+async function startRig(listener: Partial<SmtpListenerOptions> = {}, service: CaptureSettings = {}): Promise<Rig> {
     const dataDir = await tempDir('smtp-limits');
     const stores = await openEmbeddedStores({ dataDir });
-    const capture = createInboxCapture(stores);
+    const capture = createInboxCapture({ ...stores, ...service });
     await capture.start();
     const received: MessageReceiver.ReceivedMessage[] = [];
     const handed: number[] = [];
@@ -59,6 +60,7 @@ async function startRig(listener: Partial<SmtpListenerOptions> = {}): Promise<Ri
     };
     const smtp = createSmtpListener({
         capture: {
+            ...capture,
             ingestRawEmail: (raw, options) => {
                 handed.push(Buffer.byteLength(raw as Buffer));
                 return capture.ingestRawEmail(raw, options);
@@ -130,7 +132,7 @@ describe('smtp listener limits', () => {
     describe('message size', () => {
 
         it('answers 552 to 50 MB of DATA over a 1 MB cap, keeping no more than the cap, while a well-behaved client gets 250', { timeout: 120_000 }, async () => {
-            const rig = await startRig({ maxMessageBytes: CAP_BYTES });
+            const rig = await startRig({}, { maxMessageBytes: CAP_BYTES });
             try {
                 const session = await openTransaction(rig.port, 'flood');
                 expect((await session.command('DATA')).code).to.equal(354);
@@ -398,7 +400,7 @@ describe('smtp listener limits', () => {
     describe('options', () => {
 
         it('rejects a line deadline that is not a positive integer', () => {
-            const capture = { ingestRawEmail: () => Promise.resolve([]) };
+            const capture = stubCapture();
             expect(() => createSmtpListener({ capture, lineTimeoutMs: 0 })).to.throw(TypeError, /lineTimeoutMs/);
             expect(() => createSmtpListener({ capture, lineTimeoutMs: 1.5 })).to.throw(TypeError, /lineTimeoutMs/);
         });

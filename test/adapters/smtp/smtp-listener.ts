@@ -11,6 +11,7 @@ import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbo
 import { MAX_RECIPIENTS } from '../../../lib/ingest/recipients';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
+import { stubCapture, type CaptureSettings } from '../../helpers/smtp-capture';
 import { readAll } from '../../helpers/streams';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -29,6 +30,8 @@ interface Provisioned {
 
 interface ProvisionOptions {
     listener?: Partial<SmtpListenerOptions>;
+    /** Settings of the service, which the listener takes its cap and budget from. */
+    service?: CaptureSettings;
     wrapBlobStore?: (store: BlobStore) => BlobStore;
     wrapRecordStore?: (store: RecordStore) => RecordStore;
     wrapIngest?: (ingest: InboxCapture['ingestRawEmail']) => InboxCapture['ingestRawEmail'];
@@ -40,14 +43,15 @@ async function provisionListener(options: ProvisionOptions = {}): Promise<Provis
     const stores = await openEmbeddedStores({ dataDir });
     const capture = createInboxCapture({
         recordStore: options.wrapRecordStore ? options.wrapRecordStore(stores.recordStore) : stores.recordStore,
-        blobStore: options.wrapBlobStore ? options.wrapBlobStore(stores.blobStore) : stores.blobStore
+        blobStore: options.wrapBlobStore ? options.wrapBlobStore(stores.blobStore) : stores.blobStore,
+        ...options.service
     });
     await capture.start();
 
     const logged: Provisioned['logged'] = [];
     const ingest = capture.ingestRawEmail.bind(capture);
     const listener = createSmtpListener({
-        capture: { ingestRawEmail: options.wrapIngest ? options.wrapIngest(ingest) : ingest },
+        capture: { ...capture, ingestRawEmail: options.wrapIngest ? options.wrapIngest(ingest) : ingest },
         host: '127.0.0.1',
         port: 0,
         log: (message, error) => logged.push({ message, error }),
@@ -217,7 +221,7 @@ describe('smtp listener', () => {
             const cap = 8 * 1024;
             const handed: number[] = [];
             const t = await provisionListener({
-                listener: { maxMessageBytes: cap },
+                service: { maxMessageBytes: cap },
                 wrapIngest: (ingest) => (raw, options) => {
                     // What the listener lets through to the core.
                     handed.push(Buffer.byteLength(raw as Buffer));
@@ -250,7 +254,7 @@ describe('smtp listener', () => {
         });
 
         it('keeps the session usable after a 552 (the rest of DATA is drained, not read as commands)', async () => {
-            const t = await provisionListener({ listener: { maxMessageBytes: 1024 } });
+            const t = await provisionListener({ service: { maxMessageBytes: 1024 } });
             try {
                 const { session } = await RawSmtpSession.open(t.port);
                 await session.command('EHLO client.test');
@@ -275,7 +279,7 @@ describe('smtp listener', () => {
         });
 
         it('refuses at MAIL FROM a message announced larger than the cap (SIZE=)', async () => {
-            const t = await provisionListener({ listener: { maxMessageBytes: 1000 } });
+            const t = await provisionListener({ service: { maxMessageBytes: 1000 } });
             try {
                 const { session } = await RawSmtpSession.open(t.port);
                 const ehlo = await session.command('EHLO client.test');
@@ -579,13 +583,60 @@ describe('smtp listener', () => {
     describe('options', () => {
 
         it('rejects nonsensical limits at creation', () => {
-            const capture = { ingestRawEmail: () => Promise.resolve([]) };
-            expect(() => createSmtpListener({ capture, maxMessageBytes: 0 })).to.throw(/maxMessageBytes/);
+            const capture = stubCapture();
             expect(() => createSmtpListener({ capture, maxRecipients: 1.5 })).to.throw(/maxRecipients/);
             // The core stores a message in at most MAX_RECIPIENTS inboxes: SMTP may not promise more.
             expect(() => createSmtpListener({ capture, maxRecipients: MAX_RECIPIENTS + 1 })).to.throw(/maxRecipients must be at most 100/);
             expect(DEFAULT_MAX_RECIPIENTS).to.equal(MAX_RECIPIENTS);
             expect(() => createSmtpListener({ capture, port: 70000 })).to.throw(/port/);
+        });
+
+        it("refuses a capture without the service's cap and budget (one owner for both)", () => {
+            const ingestRawEmail = () => Promise.resolve([]);
+            expect(() => createSmtpListener({ capture: { ingestRawEmail } as never })).to.throw(TypeError, /maxMessageBytes and messageBudget/);
+            expect(() => createSmtpListener({ capture: { ...stubCapture(), maxMessageBytes: 0 } })).to.throw(TypeError, /maxMessageBytes/);
+        });
+    });
+
+    describe('settings taken from the service', () => {
+
+        it('refuses a 2 KiB message to a service of 1 KiB with 552 and that cap, advertised with SIZE', async () => {
+            const t = await provisionListener({ service: { maxMessageBytes: 1024 } });
+            try {
+                expect(t.capture.maxMessageBytes).to.equal(1024);
+                const { session } = await RawSmtpSession.open(t.port);
+                expect((await session.command('EHLO client.test')).text).to.contain('SIZE 1024');
+                await session.command('MAIL FROM:<sender@example.test>');
+                await session.command('RCPT TO:<capped@example.test>');
+                expect((await session.command('DATA')).code).to.equal(354);
+                await session.write(message('two KiB', 'capped@example.test', 'x'.repeat(2048)));
+                const reply = await session.command('.');
+                expect(reply.code).to.equal(552);
+                expect(reply.text).to.contain('1024');
+                await session.command('QUIT');
+                expect(await t.inbox('capped')).to.equal([]);
+            }
+            finally {
+                await t.cleanup();
+            }
+        });
+
+        it("reserves DATA from the service's own budget: what the service holds, SMTP cannot take", async () => {
+            const t = await provisionListener({ service: { maxMessageBytesInFlight: 4096 } });
+            try {
+                expect(t.capture.messageBudget.limitBytes).to.equal(4096);
+                // Held by some other ingest of the same service: a message announced at 4 KiB no longer fits.
+                const held = t.capture.messageBudget.reserve(1)!;
+                const { session } = await RawSmtpSession.open(t.port);
+                await session.command('EHLO client.test');
+                expect((await session.command('MAIL FROM:<sender@example.test> SIZE=4096')).code).to.equal(452);
+                held.release();
+                expect((await session.command('MAIL FROM:<sender@example.test> SIZE=4096')).code).to.equal(250);
+                await session.command('QUIT');
+            }
+            finally {
+                await t.cleanup();
+            }
         });
     });
 });

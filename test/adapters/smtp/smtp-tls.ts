@@ -4,8 +4,8 @@ import { X509Certificate } from 'node:crypto';
 import { createSmtpListener } from '../../../adapters/smtp';
 import { openConnection } from '../../helpers/net';
 import { RawSmtpSession, sendRawMessage } from '../../helpers/raw-smtp';
-import { mailTo, sendError, startSmtpCapture } from '../../helpers/smtp-capture';
-import { makeCertificateFiles, type CertificateFiles } from '../../helpers/tls-files';
+import { mailTo, sendError, startSmtpCapture, stubCapture } from '../../helpers/smtp-capture';
+import { certificatePairsForScript } from '../../helpers/tls-files';
 import { openImplicitTls, openStartTls } from '../../helpers/tls-smtp';
 
 const { expect } = Code;
@@ -15,18 +15,7 @@ const USERS = { users: { app: 'app-secret' } };
 /** Nodemailer's setting for a self-signed certificate, as an application's mail settings put it. */
 const TRUST_ANY = { rejectUnauthorized: false } as const;
 
-let files: CertificateFiles;
-let otherFiles: CertificateFiles;
-
-before(async () => {
-    files = await makeCertificateFiles();
-    otherFiles = await makeCertificateFiles('other');
-});
-
-after(async () => {
-    await files.remove();
-    await otherFiles.remove();
-});
+const pairs = certificatePairsForScript({ before, after });
 
 /** Sends one byte of `text` every `everyMs` until the server closes the session. */
 async function trickle(session: RawSmtpSession, text: string, everyMs: number): Promise<void> {
@@ -178,20 +167,20 @@ describe('smtp-tls', () => {
 
         for (const mode of ['starttls', 'implicit'] as const) {
             it(`presents it (${mode}), and a client that trusts only it delivers`, async () => {
-                const t = await startSmtpCapture({ tls: { mode, key: files.key, cert: files.cert } });
+                const t = await startSmtpCapture({ tls: { mode, key: pairs.files.key, cert: pairs.files.cert } });
                 try {
-                    const expected = new X509Certificate(files.cert).fingerprint256;
+                    const expected = new X509Certificate(pairs.files.cert).fingerprint256;
                     expect(t.tls).to.equal({ mode, fingerprint256: expected, selfSigned: false });
                     const open = mode === 'implicit' ? openImplicitTls : openStartTls;
-                    const { session, certificate } = await open(t.port, { ca: files.cert });
+                    const { session, certificate } = await open(t.port, { ca: pairs.files.cert });
                     expect(certificate.fingerprint256).to.equal(expected);
                     await session.command('QUIT');
 
                     const settings = mode === 'implicit' ? { secure: true } : { ignoreTLS: false, requireTLS: true };
-                    await t.transport({ ...settings, tls: { ca: [files.cert], servername: 'localhost' } }).sendMail(mailTo('pinned', mode));
+                    await t.transport({ ...settings, tls: { ca: [pairs.files.cert], servername: 'localhost' } }).sendMail(mailTo('pinned', mode));
                     expect(await t.subjects('pinned')).to.equal([mode]);
                     // A client that trusts another certificate refuses this one.
-                    const distrust = await sendError(t.transport({ ...settings, tls: { ca: [otherFiles.cert], servername: 'localhost' } }).sendMail(mailTo('pinned', 'distrust')));
+                    const distrust = await sendError(t.transport({ ...settings, tls: { ca: [pairs.other.cert], servername: 'localhost' } }).sendMail(mailTo('pinned', 'distrust')));
                     expect(distrust.code).to.match(/ETLS|ESOCKET|ECONNECTION/);
                 }
                 finally {
@@ -201,10 +190,10 @@ describe('smtp-tls', () => {
         }
 
         it('defaults its mode to starttls ({ key, cert })', async () => {
-            const t = await startSmtpCapture({ tls: { key: files.key, cert: files.cert } });
+            const t = await startSmtpCapture({ tls: { key: pairs.files.key, cert: pairs.files.cert } });
             try {
                 expect(t.tls!.mode).to.equal('starttls');
-                const { certificate, session } = await openStartTls(t.port, { ca: files.cert });
+                const { certificate, session } = await openStartTls(t.port, { ca: pairs.files.cert });
                 expect(certificate.fingerprint256).to.equal(t.tls!.fingerprint256);
                 await session.command('QUIT');
             }
@@ -218,7 +207,7 @@ describe('smtp-tls', () => {
 
         for (const mode of ['starttls', 'implicit'] as const) {
             it(`applies the recipient cap, the size cap, the message budget and the line deadline (${mode})`, { timeout: 30_000 }, async () => {
-                const t = await startSmtpCapture({ tls: mode, maxRecipients: 2, maxMessageBytes: 64 * 1024, maxMessageBytesInFlight: 48 * 1024, lineTimeoutMs: 1000, idleTimeoutMs: 60_000 });
+                const t = await startSmtpCapture({ tls: mode, maxRecipients: 2, lineTimeoutMs: 1000, idleTimeoutMs: 60_000 }, { maxMessageBytes: 64 * 1024, maxMessageBytesInFlight: 48 * 1024 });
                 const open = () => mode === 'implicit' ? openImplicitTls(t.port, TRUST_ANY) : openStartTls(t.port, TRUST_ANY);
                 try {
                     const { session } = await open();
@@ -269,13 +258,13 @@ describe('smtp-tls', () => {
     describe('options', () => {
 
         it('rejects a tls option that is malformed, incomplete or not a matching PEM pair at creation', () => {
-            const capture = { ingestRawEmail: () => Promise.resolve([]) };
+            const capture = stubCapture();
             expect(() => createSmtpListener({ capture, tls: 'tls' as never })).to.throw(TypeError, /tls must be 'off', 'starttls', 'implicit'/);
-            expect(() => createSmtpListener({ capture, tls: { mode: 'off' as never, key: files.key, cert: files.cert } })).to.throw(TypeError, /tls must be/);
-            expect(() => createSmtpListener({ capture, tls: { key: files.key } as never })).to.throw(TypeError, /both key and cert/);
-            expect(() => createSmtpListener({ capture, tls: { key: files.key, cert: 'not a certificate' } })).to.throw(TypeError, /not a PEM X.509 certificate/);
-            expect(() => createSmtpListener({ capture, tls: { key: files.cert, cert: files.cert } })).to.throw(TypeError, /not an unencrypted PEM private key/);
-            expect(() => createSmtpListener({ capture, tls: { key: otherFiles.key, cert: files.cert } })).to.throw(TypeError, /does not belong to the certificate/);
+            expect(() => createSmtpListener({ capture, tls: { mode: 'off' as never, key: pairs.files.key, cert: pairs.files.cert } })).to.throw(TypeError, /tls must be/);
+            expect(() => createSmtpListener({ capture, tls: { key: pairs.files.key } as never })).to.throw(TypeError, /both key and cert/);
+            expect(() => createSmtpListener({ capture, tls: { key: pairs.files.key, cert: 'not a certificate' } })).to.throw(TypeError, /not a PEM X.509 certificate/);
+            expect(() => createSmtpListener({ capture, tls: { key: pairs.files.cert, cert: pairs.files.cert } })).to.throw(TypeError, /not an unencrypted PEM private key/);
+            expect(() => createSmtpListener({ capture, tls: { key: pairs.other.key, cert: pairs.files.cert } })).to.throw(TypeError, /does not belong to the certificate/);
         });
     });
 });

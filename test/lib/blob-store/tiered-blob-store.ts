@@ -7,7 +7,8 @@ import { relativePathOf } from '../../../lib/blob-store/fs-blob-layout';
 import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { createSqliteBlobStore, type SqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store';
 import { createTieredBlobStore, DEFAULT_TIER_THRESHOLD_BYTES } from '../../../lib/blob-store/tiered-blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
+import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME } from '../../../lib/service/defaults';
 import { blobStoreContract } from '../../contracts/blob-store-contract';
 import { readBlob } from '../../helpers/blob-contents';
 import { chunked } from '../../helpers/streams';
@@ -183,7 +184,7 @@ describe('TieredBlobStore', () => {
             const oldBlobs = createFsBlobStore({ root: Path.join(dataDir, BLOBS_DIRNAME), signingSecret: TEST_SIGNING_SECRET });
             const raw = buildMail({ messageId: 'old@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'old attachment' }] });
             const old = await provisionServer({ recordStore: oldRecords, blobStore: oldBlobs });
-            const [view] = await old.api.ingestRawEmail(raw, { recipients: ['old@x'] });
+            const [view] = await old.api.ingestForApi(raw, { recipients: ['old@x'] });
             await old.cleanup();
             await oldRecords.close();
             const files = await Fs.readdir(Path.join(dataDir, BLOBS_DIRNAME), { recursive: true });

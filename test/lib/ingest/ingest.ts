@@ -8,7 +8,7 @@ import type { BlobStore } from '../../../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { isInboxCaptureError, type InboxCaptureError, type InboxCaptureErrorCode } from '../../../lib/errors';
 import { GENERATED_ID_DOMAIN } from '../../../lib/ingest/ids';
-import { ingestRawEmail, type IngestContext, type IngestOptions } from '../../../lib/ingest/ingest';
+import type { IngestContext, IngestOptions } from '../../../lib/ingest/ingest';
 import { createMessageBudget } from '../../../lib/service/message-budget';
 import { createNotifier, type Notifier } from '../../../lib/long-poll/notifier';
 import { createParsePool } from '../../../lib/mime/parse-pool';
@@ -18,6 +18,7 @@ import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import type { EmailRecord } from '../../../lib/types';
 import { blobKeys, readBlob } from '../../helpers/blob-contents';
+import { ingestOnce, testIngestContext } from '../../helpers/ingest-context';
 import { manyRecipientsMessage } from '../../helpers/many-recipients';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -38,9 +39,10 @@ interface Provisioned {
     blobStore: BlobStore;
     notifier: Notifier;
     logged: Array<{ message: string; error?: unknown }>;
-    /** The context ingestRawEmail() gets, with the stores above (override any part). */
+    /** The context the ingest is built from, with the stores above (override any part). */
     context(overrides?: Partial<IngestContext>): IngestContext;
-    ingest(raw: Buffer | string | Readable, options?: IngestOptions & Partial<IngestContext>): ReturnType<typeof ingestRawEmail>;
+    /** One ingest through an ingest built from context(): envelope options go to the call, the rest to the context. */
+    ingest(raw: Buffer | string | Readable, options?: IngestOptions & Partial<IngestContext>): Promise<EmailRecord[]>;
     allBlobKeys(): Promise<string[]>;
     readBlob(key: string): Promise<Buffer | null>;
     records(inbox: string): Promise<EmailRecord[]>;
@@ -59,7 +61,7 @@ async function provision(flags: Flags): Promise<Provisioned> {
     await recordStore.migrate();
     const notifier = createNotifier();
     const logged: Provisioned['logged'] = [];
-    const context = (overrides: Partial<IngestContext> = {}): IngestContext => ({
+    const context = (overrides: Partial<IngestContext> = {}): IngestContext => testIngestContext({
         recordStore,
         blobStore,
         notifier,
@@ -73,7 +75,7 @@ async function provision(flags: Flags): Promise<Provisioned> {
         notifier,
         logged,
         context,
-        ingest: (raw, options = {}) => ingestRawEmail(raw, { ...context(), ...options }),
+        ingest: (raw, options = {}) => ingestOnce(raw, { ...context(), ...options }),
         allBlobKeys: () => blobKeys(blobStore),
         readBlob: (key) => readBlob(blobStore, key),
         async records(inbox) {
@@ -107,7 +109,7 @@ function endlessMessage(): { stream: Readable; pulled: () => number } {
 
 describe('ingest', () => {
 
-    describe('ingestRawEmail()', () => {
+    describe('createIngest()', () => {
 
         it('stores a plain message with every field of the email object and returns the stored copy', async (flags: Flags) => {
             const p = await provision(flags);

@@ -6,8 +6,9 @@ import * as Sqlite3 from 'sqlite3';
 import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { createSqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store';
 import { createTieredBlobStore, DEFAULT_TIER_THRESHOLD_BYTES } from '../../../lib/blob-store/tiered-blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedRecordStore, openEmbeddedStores, SQLITE_FILENAME } from '../../../lib/service/embedded-stores';
-import { ingestRawEmail } from '../../../lib/ingest/ingest';
+import { openEmbeddedRecordStore, openEmbeddedStores } from '../../../lib/service/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../../lib/service/defaults';
+import { ingestOnce } from '../../helpers/ingest-context';
 import type { EmailRecord } from '../../../lib/types';
 import { blobKeys } from '../../helpers/blob-contents';
 import { buildMail } from '../../helpers/mail';
@@ -58,7 +59,7 @@ describe('embedded-stores', () => {
                 await stores.recordStore.migrate();
                 const large = Buffer.alloc(DEFAULT_TIER_THRESHOLD_BYTES + 1, 7);
                 const raw = buildMail({ messageId: 'one@x', attachments: [{ filename: 'small.txt', contentType: 'text/plain', content: 'small' }, { filename: 'large.bin', contentType: 'application/octet-stream', content: large }] });
-                const [record] = await ingestRawEmail(Buffer.from(raw), { ...stores, recipients: ['one@x'] });
+                const [record] = await ingestOnce(Buffer.from(raw), { ...stores, recipients: ['one@x'] });
 
                 // The raw message is over the threshold too (it holds the large attachment).
                 expect(await rowKeys(Path.join(dataDir, SQLITE_FILENAME))).to.equal([record!.attachments[0]!.blobKey]);
@@ -87,8 +88,8 @@ describe('embedded-stores', () => {
                 const context = { recordStore: stores.recordStore, blobStore, recipients: ['again@x'] };
                 const large = Buffer.alloc(DEFAULT_TIER_THRESHOLD_BYTES + 1, 7);
                 const raw = Buffer.from(buildMail({ messageId: 'again@x', attachments: [{ filename: 'small.txt', contentType: 'text/plain', content: 'small' }, { filename: 'large.bin', contentType: 'application/octet-stream', content: large }] }));
-                const [first] = await ingestRawEmail(raw, context);
-                const [second] = await ingestRawEmail(raw, context);
+                const [first] = await ingestOnce(raw, context);
+                const [second] = await ingestOnce(raw, context);
 
                 // The small attachment's row went with the replaced record; the raw message and the large attachment are files.
                 expect(deleted).to.equal([[first!.rawKey, first!.attachments[1]!.blobKey]]);
@@ -97,8 +98,8 @@ describe('embedded-stores', () => {
                 // All small: nothing is left to delete after the commit.
                 const small = Buffer.from(buildMail({ messageId: 'small@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] }));
                 deleted.length = 0;
-                await ingestRawEmail(small, context);
-                const [latest] = await ingestRawEmail(small, context);
+                await ingestOnce(small, context);
+                const [latest] = await ingestOnce(small, context);
                 expect(deleted).to.equal([]);
                 expect(await rowKeys(Path.join(dataDir, SQLITE_FILENAME))).to.equal([...keysOf(latest!), second!.attachments[0]!.blobKey].sort());
             }
@@ -121,7 +122,7 @@ describe('embedded-stores', () => {
                 await new Promise<void>((resolve) => db.close(() => resolve()));
 
                 const raw = buildMail({ messageId: 'lost@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] });
-                await expect(ingestRawEmail(Buffer.from(raw), { ...stores, recipients: ['lost@x'] })).to.reject();
+                await expect(ingestOnce(Buffer.from(raw), { ...stores, recipients: ['lost@x'] })).to.reject();
                 expect(await rowKeys(Path.join(dataDir, SQLITE_FILENAME))).to.equal([]);
                 // Nothing was put beforehand either (and then removed again).
                 await expect(Fs.stat(Path.join(dataDir, BLOBS_SQLITE_FILENAME))).to.reject();
@@ -149,7 +150,7 @@ describe('embedded-stores', () => {
             ];
             const oldRecordsStored: EmailRecord[] = [];
             for (const [n, mail] of mails.entries()) {
-                await old.api.ingestRawEmail(mail, { recipients: [`old${n}@x`] });
+                await old.api.ingestForApi(mail, { recipients: [`old${n}@x`] });
                 oldRecordsStored.push((await oldRecords.getEmail(n === 0 ? 'small@x' : 'large@x'))!);
             }
 
@@ -176,7 +177,7 @@ describe('embedded-stores', () => {
                 }
 
                 // New mail commits its small blobs with its record: blobs.sqlite is left as it was.
-                await p.api.ingestRawEmail(buildMail({ messageId: 'new@x' }), { recipients: ['new@x'] });
+                await p.api.ingestForApi(buildMail({ messageId: 'new@x' }), { recipients: ['new@x'] });
                 const fresh = (await stores.recordStore.getEmail('new@x'))!;
                 expect(await rowKeys(Path.join(dataDir, SQLITE_FILENAME))).to.equal([fresh.rawKey]);
                 expect(await rowKeys(Path.join(dataDir, BLOBS_SQLITE_FILENAME))).to.have.length(2);

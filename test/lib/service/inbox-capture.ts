@@ -4,6 +4,8 @@ import type { BlobStore } from '../../../lib/blob-store/blob-store';
 import { createInboxCapture, DELETE_BATCH_SIZE } from '../../../lib/service/inbox-capture';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import type { EmailRecord } from '../../../lib/types';
+import { buildMail } from '../../helpers/mail';
+import { sqliteFsStores } from '../../helpers/test-stores';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -104,6 +106,58 @@ describe('inbox-capture', () => {
             expect(p.calls).to.have.length(7);
             expect(p.logged).to.have.length(5);
             expect(p.deletedKeys).to.have.length(2 * DELETE_BATCH_SIZE);
+        });
+    });
+
+    describe('routeWebhooks()', () => {
+
+        it('saves a delivery per copy and wanted URL in the commit, wakes the sender, and closes it before the stores', async () => {
+            const stores = await sqliteFsStores().create();
+            const capture = createInboxCapture({ recordStore: { ...stores.recordStore, close: () => Promise.resolve() }, blobStore: stores.blobStore });
+            const events: string[] = [];
+            try {
+                await capture.start();
+                capture.routeWebhooks({
+                    urlsFor: (inbox) => (inbox === 'hooked' ? ['http://receiver.test/a', 'http://receiver.test/b'] : []),
+                    wake: () => events.push('wake'),
+                    async close() {
+                        // Still open: a sender's last writes (sent deliveries) need the store.
+                        const left = await stores.recordStore.claimWebhookDeliveries!(['http://receiver.test/a'], 10, 60_000);
+                        events.push(`close with ${left.length} left`);
+                    }
+                });
+                const [copy] = await capture.ingestRawEmail(buildMail({ to: ['hooked@test.example', 'quiet@test.example'] }));
+                expect(events).to.equal(['wake']);
+                await capture.ingestRawEmail(buildMail({ to: 'quiet@test.example' }));
+                expect(events).to.equal(['wake']);
+                const [delivery] = await stores.recordStore.claimWebhookDeliveries!(['http://receiver.test/b'], 10, 60_000);
+                expect(delivery!.messageId).to.equal(copy!.messageId);
+                expect(() => capture.routeWebhooks({ urlsFor: () => [], wake: () => undefined, close: () => Promise.resolve() })).to.throw(/already routed/);
+                await capture.close();
+                expect(events).to.equal(['wake', 'close with 1 left']);
+            }
+            finally {
+                await stores.cleanup();
+            }
+        });
+
+        it('answers a stop that ends the routing and closes the sender once', async () => {
+            const stores = await sqliteFsStores().create();
+            const capture = createInboxCapture({ recordStore: { ...stores.recordStore, close: () => Promise.resolve() }, blobStore: stores.blobStore });
+            let closes = 0;
+            try {
+                await capture.start();
+                const stop = capture.routeWebhooks({ urlsFor: () => ['http://receiver.test/a'], wake: () => undefined, close: async () => void closes++ });
+                await stop();
+                await stop();
+                await capture.ingestRawEmail(buildMail({ to: 'after@test.example' }));
+                expect(await stores.recordStore.claimWebhookDeliveries!(['http://receiver.test/a'], 10, 60_000)).to.equal([]);
+                await capture.close();
+                expect(closes).to.equal(1);
+            }
+            finally {
+                await stores.cleanup();
+            }
         });
     });
 });

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { budgetSpent, createMessageBudget, DEFAULT_MESSAGE_BUDGET_BYTES, sharedMessageBudget } from '../../../lib/service/message-budget';
+import { budgetSpent, createMessageBudget } from '../../../lib/service/message-budget';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -53,14 +53,6 @@ describe('message-budget', () => {
             expect(budget.reserve(0)).to.be.null();
             alone.release();
             expect(budget.reserve(25)!.bytes).to.equal(25);
-        });
-    });
-
-    describe('sharedMessageBudget()', () => {
-
-        it('is one budget of the default size for the whole process', () => {
-            expect(sharedMessageBudget()).to.shallow.equal(sharedMessageBudget());
-            expect(sharedMessageBudget().limitBytes).to.equal(DEFAULT_MESSAGE_BUDGET_BYTES);
         });
     });
 

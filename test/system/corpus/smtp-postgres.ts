@@ -162,9 +162,9 @@ describe('corpus over SMTP and HTTP', () => {
         expect(messages.length).to.be.at.least(300);
     });
 
-    const backends: Array<{ stores: StoreFactory; paths: Array<'smtp' | 'ingestRawEmail'> }> = [
+    const backends: Array<{ stores: StoreFactory; paths: Array<'smtp' | 'ingestForApi'> }> = [
         { stores: sqliteFsStores(), paths: ['smtp'] },
-        { stores: postgresS3Stores(), paths: ['ingestRawEmail', 'smtp'] }
+        { stores: postgresS3Stores(), paths: ['ingestForApi', 'smtp'] }
     ];
 
     for (const { stores, paths } of backends) {
@@ -207,7 +207,7 @@ describe('corpus over SMTP and HTTP', () => {
                             }
 
                             try {
-                                await rig!.provisioned.api.ingestRawEmail(raw, { recipients: [recipient] });
+                                await rig!.provisioned.api.ingestForApi(raw, { recipients: [recipient] });
                             }
                             catch (err) {
                                 if (!isInboxCaptureError(err) || !INGEST_REFUSALS.includes(err.code)) {

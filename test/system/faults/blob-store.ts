@@ -10,12 +10,15 @@ import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { createS3BlobStore } from '../../../lib/blob-store/s3-blob-store';
 import { isInboxCaptureError } from '../../../lib/errors';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
-import { DEFAULT_BLOB_STORE_TIMEOUT_MS, ingestRawEmail, type IngestOptions } from '../../../lib/ingest/ingest';
+import type { IngestOptions } from '../../../lib/ingest/ingest';
+import { DEFAULT_BLOB_STORE_TIMEOUT_MS } from '../../../lib/service/defaults';
 import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { blobKeys, readBlob } from '../../helpers/blob-contents';
+import { ingestOnce } from '../../helpers/ingest-context';
 import { startS3, type S3Fixture } from '../../helpers/s3';
+import { stubCapture } from '../../helpers/smtp-capture';
 import { tempDir } from '../../helpers/temp-dir';
 
 const { expect } = Code;
@@ -178,13 +181,19 @@ describe('blob store faults', () => {
         expect(DEFAULT_BLOB_STORE_TIMEOUT_MS).to.equal(30_000);
     });
 
-    it('refuses a write timeout that is not a positive integer of ms', async () => {
-        const err = await expect(ingestRawEmail('To: a@b.test\r\n\r\nx', {
-            recordStore: {} as RecordStore,
-            blobStore: {} as BlobStore,
-            blobStoreTimeoutMs: 0
-        })).to.reject();
-        expect(isInboxCaptureError(err, 'INVALID_INPUT')).to.be.true();
+    it('refuses a write timeout that is not a positive integer of ms when the service is built', async () => {
+        const dir = await tempDir('blob-faults-options');
+        const recordStore = createKnexRecordStore({ knex: openSqliteKnex(Path.join(dir, 'options.sqlite')), destroyKnexOnClose: true });
+        try {
+            const blobStore = createFsBlobStore({ root: Path.join(dir, 'blobs'), signingSecret: 'blob faults test signing secret' });
+            for (const bad of [0, -1, 1.5]) {
+                expect(() => createInboxCapture({ recordStore, blobStore, blobStoreTimeoutMs: bad })).to.throw(TypeError, /blobStoreTimeoutMs must be a positive integer/);
+            }
+        }
+        finally {
+            await recordStore.close();
+            await Fs.rm(dir, { recursive: true, force: true });
+        }
     });
 
     for (const backend of [fsBackend, s3Backend]) {
@@ -210,7 +219,7 @@ describe('blob store faults', () => {
                     await blobs.cleanup();
                 };
 
-                const ingest = (raw: Buffer | Readable, blobStore: BlobStore, options: IngestOptions = {}) => ingestRawEmail(raw, {
+                const ingest = (raw: Buffer | Readable, blobStore: BlobStore, options: IngestOptions = {}) => ingestOnce(raw, {
                     ...options,
                     recordStore,
                     blobStore,
@@ -245,7 +254,7 @@ describe('blob store faults', () => {
             for (const { fault, title } of FAULTS) {
                 describe(title, () => {
 
-                    it('makes ingestRawEmail() throw BLOB_STORE_FAILED and leaves no record and no blob, whichever write it hits', async (flags: Flags) => {
+                    it('makes an ingest throw BLOB_STORE_FAILED and leaves no record and no blob, whichever write it hits', async (flags: Flags) => {
                         const p = await provision(flags);
                         for (let failAt = 0; failAt < PUTS_PER_MESSAGE; failAt++) {
                             const store = faulty(p.store, fault, failAt);
@@ -261,7 +270,7 @@ describe('blob store faults', () => {
                         // The second attachment: the raw message and the first attachment are already written.
                         const store = faulty(p.store, fault, 2);
                         const listener = createSmtpListener({
-                            capture: { ingestRawEmail: (raw, options) => p.ingest(raw as Readable, store, options) },
+                            capture: stubCapture((raw, options) => p.ingest(raw as Readable, store, options)),
                             host: '127.0.0.1',
                             port: 0
                         });

@@ -1,5 +1,8 @@
 import type { Knex } from 'knex';
-import { isPostgres } from '../dialect';
+
+// Copied, not imported: a migration keeps doing what it did whatever runtime code becomes
+// (docs/design.md, "Migrations are history").
+const isPostgres = (knex: Knex) => ['pg', 'postgres', 'postgresql'].includes(knex.client.config.client as string);
 
 /**
  * Characters of `message_id` that the Postgres list index holds (up to 4 bytes

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { deriveMessageId, sha256Hex } from '../../../ingest/ids';
-import { reassignMessageId, type ReassignedRow } from './reassign-message-id';
+import { deriveMessageId, reassignMessageId, sha256Hex, type ReassignedRow } from './reassign-message-id';
 
 /** The ids no HTTP client can put in a path (docs/design.md, "Every stored messageId is addressable"). */
 const DOT_SEGMENTS = ['.', '..'];

@@ -4,10 +4,11 @@ import type { Knex } from 'knex';
 export const PENDING_INDEX = 'emails_links_pending';
 
 /**
- * The `links` and `codes` of each email (EXTENSIONS §1), as JSON text. Nullable:
- * rows stored before this migration hold NULL until the back-fill
- * (backfill-links-codes.ts) fills them in batches, and reads work them out meanwhile.
- * Filling them here would rewrite every row in one transaction.
+ * The `links` and `codes` of each email (docs/api.md, "Links and codes"), as JSON text.
+ * Nullable: rows stored before this migration hold NULL until migrate() fills them in
+ * batches, right after the migrations (backfill-links-codes.ts: it runs ingest's
+ * extractor, which a migration may not import). Filling them here would rewrite every
+ * row in one transaction.
  */
 export async function up(knex: Knex): Promise<void> {
     await knex.schema.alterTable('emails', (t) => {

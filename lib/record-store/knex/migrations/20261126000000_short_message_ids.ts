@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { MAX_MESSAGE_ID_BYTES, shortId } from '../../../ingest/ids';
-import { reassignMessageId, type ReassignedRow } from './reassign-message-id';
+import { MAX_MESSAGE_ID_BYTES, reassignMessageId, shortId, type ReassignedRow } from './reassign-message-id';
 
 /** Rows read per query: bounds memory on a large store (ids are at most a few KiB each). */
 const BATCH_ROWS = 500;

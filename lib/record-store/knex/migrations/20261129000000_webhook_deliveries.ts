@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** The outbox of webhook deliveries (EXTENSIONS §6). */
+/** The outbox of webhook deliveries (docs/api.md, "Webhooks"). */
 export const WEBHOOK_DELIVERIES_TABLE = 'webhook_deliveries';
 
 /**

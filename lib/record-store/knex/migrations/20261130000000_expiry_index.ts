@@ -1,6 +1,11 @@
 import type { Knex } from 'knex';
-import { isPostgres } from '../dialect';
-import { RECEIVED_AT_INDEX } from './20261128000000_retention_index';
+
+// Copied, not imported: a migration keeps doing what it did whatever runtime code becomes
+// (docs/design.md, "Migrations are history").
+const isPostgres = (knex: Knex) => ['pg', 'postgres', 'postgresql'].includes(knex.client.config.client as string);
+
+/** The index 20261128000000_retention_index created, which this one replaces on Postgres. */
+const RECEIVED_AT_INDEX = 'emails_received_at';
 
 /** Postgres' index for the retention sweep, on an expression no list query orders by. */
 export const EXPIRY_INDEX = 'emails_expiry';

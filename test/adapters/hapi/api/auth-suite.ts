@@ -31,7 +31,7 @@ export function authSuite(lab: SuiteLab, factory: StoreFactory): void {
             p = await provisionServer({ stores: factory });
             revoked = await p.api.capture.createKey('to-revoke');
             expect(await p.api.capture.revokeKey('to-revoke')).to.be.true();
-            [{ messageId }] = await p.api.ingestRawEmail(buildMail({ to: 'auth@test.example' }));
+            [{ messageId }] = await p.api.ingestForApi(buildMail({ to: 'auth@test.example' }));
         });
 
         after(() => p.cleanup());

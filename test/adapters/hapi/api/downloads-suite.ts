@@ -62,7 +62,7 @@ export function downloadsSuite(lab: SuiteLab, factory: StoreFactory): void {
                     { filename: 'page.html', contentType: 'text/html', content: html }
                 ]
             });
-            await p.api.ingestRawEmail(raw, { recipients: ['dl@x'] });
+            await p.api.ingestForApi(raw, { recipients: ['dl@x'] });
         });
 
         after(() => p.cleanup());
@@ -144,7 +144,7 @@ export function downloadsSuite(lab: SuiteLab, factory: StoreFactory): void {
             });
 
             it('answers 404 NOT_FOUND once the email is deleted', async () => {
-                await p.api.ingestRawEmail(buildMail({ messageId: 'gone@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] }), { recipients: ['dl@x'] });
+                await p.api.ingestForApi(buildMail({ messageId: 'gone@x', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'a' }] }), { recipients: ['dl@x'] });
                 await p.server.inject({ method: 'DELETE', url: '/v1/emails/gone%40x', headers: p.auth });
                 for (const url of ['/v1/emails/gone%40x/raw', '/v1/emails/gone%40x/attachments/0-a.txt']) {
                     expect((await p.server.inject({ url, headers: p.auth })).statusCode).to.equal(404);
@@ -153,7 +153,7 @@ export function downloadsSuite(lab: SuiteLab, factory: StoreFactory): void {
 
             it('finds attachments whose names need encoding', async () => {
                 const name = 'résumé & notes #1.txt';
-                const [view] = await p.api.ingestRawEmail(buildMail({ attachments: [{ filename: name, contentType: 'text/plain', content: 'cv' }] }), { recipients: ['dl@x'] });
+                const [view] = await p.api.ingestForApi(buildMail({ attachments: [{ filename: name, contentType: 'text/plain', content: 'cv' }] }), { recipients: ['dl@x'] });
                 const downloaded = await download(view.attachments[0].url, { contentType: 'text/plain', filename: view.attachments[0].filename });
                 expect(downloaded.body.toString()).to.equal('cv');
             });
@@ -163,7 +163,7 @@ export function downloadsSuite(lab: SuiteLab, factory: StoreFactory): void {
             for (const id of AWKWARD_IDS) {
                 it(`downloads the raw message and attachment of ${JSON.stringify(id)}`, async () => {
                     const message = buildMail({ messageId: id, attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: id }] });
-                    const [view] = await p.api.ingestRawEmail(message, { recipients: ['dl-awkward@x'] });
+                    const [view] = await p.api.ingestForApi(message, { recipients: ['dl-awkward@x'] });
                     expect((await download(view.rawUrl, RAW)).body.toString()).to.equal(message);
                     expect((await download(view.attachments[0].url, { contentType: 'text/plain', filename: '0-a.txt' })).body.toString()).to.equal(id);
                 });

@@ -30,7 +30,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         after(() => p.cleanup());
 
         it('answers the email object with every field', async () => {
-            const [stored] = await p.api.ingestRawEmail(buildMail({
+            const [stored] = await p.api.ingestForApi(buildMail({
                 from: 'Sender Name <sender@example.com>',
                 to: 'Get.Test@example.com',
                 subject: 'Hello there',
@@ -76,7 +76,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         it('answers a body of megabytes exactly (serialised in slices; SQLite reads it in pieces)', async () => {
             // 4.5 Mi UTF-16 units in lines: several slices of JSON and, on SQLite, several pieces of text, cut inside characters.
             const text = `${'\u00e9\u4e2d\u{1f600} \\ "q"'.repeat(100)}\n`.repeat(4_500);
-            await p.api.ingestRawEmail(Buffer.from(buildMail({ to: 'big.one@example.com', text, messageId: 'big-one@example.com' })));
+            await p.api.ingestForApi(Buffer.from(buildMail({ to: 'big.one@example.com', text, messageId: 'big-one@example.com' })));
             const stored = await p.api.capture.getEmail('big-one@example.com');
             expect(stored!.body.length).to.be.above(4 * 2 ** 20);
             const res = await p.server.inject({ url: '/v1/emails/big-one%40example.com', headers: p.auth });
@@ -94,7 +94,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         });
 
         it('answers 404 NOT_FOUND for the id without its encoding (a path of several segments)', async () => {
-            await p.api.ingestRawEmail(buildMail({ messageId: 'a/b@x' }), { recipients: ['slashes@x'] });
+            await p.api.ingestForApi(buildMail({ messageId: 'a/b@x' }), { recipients: ['slashes@x'] });
             const res = await p.server.inject({ url: '/v1/emails/a/b@x', headers: p.auth });
             expect(res.statusCode).to.equal(404);
             expect(res.result).to.equal({ error: 'NOT_FOUND' });
@@ -103,7 +103,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         describe('awkward Message-IDs', () => {
             for (const id of AWKWARD_IDS) {
                 it(`finds ${JSON.stringify(id)} at its encoded URL and in its rawUrl`, async () => {
-                    const [stored] = await p.api.ingestRawEmail(buildMail({ messageId: id }), { recipients: ['awkward@x'] });
+                    const [stored] = await p.api.ingestForApi(buildMail({ messageId: id }), { recipients: ['awkward@x'] });
                     expect(stored.messageId).to.equal(id);
                     const res = await p.server.inject({ url: `/v1/emails/${encodeURIComponent(id)}`, headers: p.auth });
                     expect(res.statusCode).to.equal(200);
@@ -114,7 +114,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
 
             it('finds ids whose encoding uses lowercase hex', async () => {
                 const id = 'lower/hex#id@x';
-                await p.api.ingestRawEmail(buildMail({ messageId: id }), { recipients: ['awkward@x'] });
+                await p.api.ingestForApi(buildMail({ messageId: id }), { recipients: ['awkward@x'] });
                 const url = `/v1/emails/${encodeURIComponent(id).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())}`;
                 const res = await p.server.inject({ url, headers: p.auth });
                 expect((res.result as EmailView).messageId).to.equal(id);
@@ -132,7 +132,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         after(() => p.cleanup());
 
         it('deletes the record, the raw message and every attachment', async () => {
-            const [view] = await p.api.ingestRawEmail(buildMail({
+            const [view] = await p.api.ingestForApi(buildMail({
                 messageId: 'del-one@x',
                 attachments: [
                     { filename: 'a.txt', contentType: 'text/plain', content: 'a' },
@@ -158,7 +158,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         });
 
         it('answers 404 NOT_FOUND for an unknown id, and for a second delete', async () => {
-            await p.api.ingestRawEmail(buildMail({ messageId: 'twice@x' }), { recipients: ['delete-one@x'] });
+            await p.api.ingestForApi(buildMail({ messageId: 'twice@x' }), { recipients: ['delete-one@x'] });
             expect((await p.server.inject({ method: 'DELETE', url: '/v1/emails/twice%40x', headers: p.auth })).statusCode).to.equal(200);
             const res = await p.server.inject({ method: 'DELETE', url: '/v1/emails/twice%40x', headers: p.auth });
             expect(res.statusCode).to.equal(404);
@@ -166,15 +166,15 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
         });
 
         it('deletes only the email named', async () => {
-            await p.api.ingestRawEmail(buildMail({ messageId: 'keep@x' }), { recipients: ['delete-one@x'] });
-            await p.api.ingestRawEmail(buildMail({ messageId: 'drop@x' }), { recipients: ['delete-one@x'] });
+            await p.api.ingestForApi(buildMail({ messageId: 'keep@x' }), { recipients: ['delete-one@x'] });
+            await p.api.ingestForApi(buildMail({ messageId: 'drop@x' }), { recipients: ['delete-one@x'] });
             await p.server.inject({ method: 'DELETE', url: '/v1/emails/drop%40x', headers: p.auth });
             expect(await p.api.capture.getEmail('keep@x')).to.not.be.null();
         });
 
         for (const id of AWKWARD_IDS) {
             it(`deletes ${JSON.stringify(id)} through its encoded URL`, async () => {
-                await p.api.ingestRawEmail(buildMail({ messageId: id }), { recipients: ['awkward-delete@x'] });
+                await p.api.ingestForApi(buildMail({ messageId: id }), { recipients: ['awkward-delete@x'] });
                 const res = await p.server.inject({ method: 'DELETE', url: `/v1/emails/${encodeURIComponent(id)}`, headers: p.auth });
                 expect(res.statusCode).to.equal(200);
                 expect(res.result).to.equal({ deleted: true, messageId: id });
@@ -194,7 +194,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
 
         it('deletes an inbox of 60 emails (three batches) with every blob', async () => {
             const perEmail = await concurrently(60, INGEST_CONCURRENCY, async (i) => {
-                const [view] = await p.api.ingestRawEmail(buildMail({
+                const [view] = await p.api.ingestForApi(buildMail({
                     attachments: i % 3 === 0 ? [{ filename: 'x.bin', contentType: 'application/octet-stream', content: Buffer.from([i]) }] : []
                 }), { recipients: ['bulk@x'] });
                 const record = (await p.api.capture.getEmail(view.messageId))!;
@@ -203,7 +203,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
             const keys = perEmail.flat();
             expect(keys).to.have.length(80);
 
-            await p.api.ingestRawEmail(buildMail({ messageId: 'survivor@x' }), { recipients: ['bulk-other@x'] });
+            await p.api.ingestForApi(buildMail({ messageId: 'survivor@x' }), { recipients: ['bulk-other@x'] });
             const res = await p.server.inject({ method: 'DELETE', url: '/v1/emails?inbox=bulk', headers: p.auth });
             expect(res.statusCode).to.equal(200);
             expect(res.result).to.equal({ deleted: 60 });
@@ -234,7 +234,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
 
         for (const [name, query, code] of TABLE) {
             it(`answers 400 ${code} for ${name}, deleting nothing`, async () => {
-                await p.api.ingestRawEmail(buildMail(), { recipients: ['bulk@x'] });
+                await p.api.ingestForApi(buildMail(), { recipients: ['bulk@x'] });
                 const res = await p.server.inject({ method: 'DELETE', url: `/v1/emails?${query}`, headers: p.auth });
                 expect(res.statusCode).to.equal(400);
                 expect(res.result).to.equal({ error: code });

@@ -22,7 +22,7 @@ export function inboxesSuite(lab: SuiteLab, factory: StoreFactory): void {
         };
 
         const deliver = (inbox: string, receivedAt: number, messageId?: string) =>
-            p.api.ingestRawEmail(buildMail(messageId ? { messageId } : {}), { recipients: [`${inbox}@example.com`], receivedAt });
+            p.api.ingestForApi(buildMail(messageId ? { messageId } : {}), { recipients: [`${inbox}@example.com`], receivedAt });
 
         // Every inbox, following nextCursor from the first page.
         const walk = async (query: string) => {

@@ -129,11 +129,11 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
             after(() => p.cleanup());
 
             it('lists newest first, ties by messageId descending, only the asked inbox', async () => {
-                await p.api.ingestRawEmail(buildMail({ messageId: 'b@x' }), { recipients: ['order@x'], receivedAt: T0 });
-                await p.api.ingestRawEmail(buildMail({ messageId: 'c@x' }), { recipients: ['order@x'], receivedAt: T0 });
-                await p.api.ingestRawEmail(buildMail({ messageId: 'a@x' }), { recipients: ['order@x'], receivedAt: T0 + 1 });
-                await p.api.ingestRawEmail(buildMail({ messageId: 'd@x' }), { recipients: ['order@x'], receivedAt: T0 - 1 });
-                await p.api.ingestRawEmail(buildMail({ messageId: 'other@x' }), { recipients: ['other-order@x'], receivedAt: T0 + 5 });
+                await p.api.ingestForApi(buildMail({ messageId: 'b@x' }), { recipients: ['order@x'], receivedAt: T0 });
+                await p.api.ingestForApi(buildMail({ messageId: 'c@x' }), { recipients: ['order@x'], receivedAt: T0 });
+                await p.api.ingestForApi(buildMail({ messageId: 'a@x' }), { recipients: ['order@x'], receivedAt: T0 + 1 });
+                await p.api.ingestForApi(buildMail({ messageId: 'd@x' }), { recipients: ['order@x'], receivedAt: T0 - 1 });
+                await p.api.ingestForApi(buildMail({ messageId: 'other@x' }), { recipients: ['other-order@x'], receivedAt: T0 + 5 });
                 const { res, page } = await list('inbox=order');
                 expect(res.statusCode).to.equal(200);
                 expect(ids(page)).to.equal(['a@x', 'c@x', 'b@x', 'd@x']);
@@ -144,7 +144,7 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
             it('pages through 120 emails with nextCursor, present exactly when hasMore', async () => {
                 // Pairs share a timestamp, so the cursor's tie-break is exercised on every page.
                 const views = await concurrently(120, INGEST_CONCURRENCY, async (i) => {
-                    const [view] = await p.api.ingestRawEmail(buildMail({ messageId: `m${String(i).padStart(3, '0')}@x` }), { recipients: ['pages@x'], receivedAt: T0 + Math.floor(i / 2) });
+                    const [view] = await p.api.ingestForApi(buildMail({ messageId: `m${String(i).padStart(3, '0')}@x` }), { recipients: ['pages@x'], receivedAt: T0 + Math.floor(i / 2) });
                     return view;
                 });
                 const expected = views.map((v) => v.messageId).sort((a, b) => (a < b ? 1 : -1));
@@ -188,7 +188,7 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
 
             it('keeps the filters across pages when passed again', async () => {
                 for (let i = 0; i < 7; ++i) {
-                    await p.api.ingestRawEmail(buildMail({ subject: i % 2 ? 'odd one' : 'even one' }), { recipients: ['filtered-pages@x'], receivedAt: T0 + i });
+                    await p.api.ingestForApi(buildMail({ subject: i % 2 ? 'odd one' : 'even one' }), { recipients: ['filtered-pages@x'], receivedAt: T0 + i });
                 }
 
                 const { page } = await list('inbox=filtered-pages&subject=even&limit=3');
@@ -220,7 +220,7 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
                     ['dan%y@example.org', 'a_b c\\d', T0 + 3000, true]
                 ];
                 for (const [from, subject, receivedAt, attach] of mails) {
-                    await p.api.ingestRawEmail(buildMail({
+                    await p.api.ingestForApi(buildMail({
                         from,
                         subject,
                         attachments: attach ? [{ filename: 'f.txt', contentType: 'text/plain', content: 'x' }] : []
@@ -320,7 +320,7 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
 
             const ingestSized = async (inbox: string, count: number, text: (i: number) => string) => {
                 for (let i = 0; i < count; i++) {
-                    await p.api.ingestRawEmail(buildMail({ messageId: `${inbox}-${i}@x`, text: text(i) }), { recipients: [`${inbox}@x`], receivedAt: T0 + i });
+                    await p.api.ingestForApi(buildMail({ messageId: `${inbox}-${i}@x`, text: text(i) }), { recipients: [`${inbox}@x`], receivedAt: T0 + i });
                 }
             };
 

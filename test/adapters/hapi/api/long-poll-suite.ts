@@ -38,7 +38,7 @@ export function longPollSuite(lab: SuiteLab, factory: StoreFactory): void {
         const waiters = () => p.api.capture.longPoller.waiterCount();
 
         it('answers at once when mail already matches', async () => {
-            await p.api.ingestRawEmail(buildMail({ messageId: 'ready@x' }), { recipients: ['lp-ready@x'] });
+            await p.api.ingestForApi(buildMail({ messageId: 'ready@x' }), { recipients: ['lp-ready@x'] });
             const res = await p.server.inject({ url: '/v1/emails?inbox=lp-ready&wait=true&timeout=28', headers: p.auth });
             expect(res.statusCode).to.equal(200);
             expect((res.result as EmailPage).emails.map((e) => e.messageId)).to.equal(['ready@x']);
@@ -49,7 +49,7 @@ export function longPollSuite(lab: SuiteLab, factory: StoreFactory): void {
             await until(() => waiters() === 1);
             const before = p.api.capture.notifier.subscriberCount();
             let ingested = 0;
-            const [view] = await p.api.ingestRawEmail(buildMail({ messageId: 'wake@x' }), { recipients: ['lp-wake@x'] });
+            const [view] = await p.api.ingestForApi(buildMail({ messageId: 'wake@x' }), { recipients: ['lp-wake@x'] });
             ingested = performance.now();
             const res = await pending;
             const latency = performance.now() - ingested;
@@ -64,11 +64,11 @@ export function longPollSuite(lab: SuiteLab, factory: StoreFactory): void {
         it('ignores mail for other inboxes and mail the filters exclude, then wakes for a match', async () => {
             const pending = p.server.inject({ url: '/v1/emails?inbox=lp-filter&wait=true&timeout=20&subject=wanted', headers: p.auth });
             await until(() => waiters() === 1);
-            await p.api.ingestRawEmail(buildMail({ subject: 'wanted' }), { recipients: ['lp-elsewhere@x'] });
-            await p.api.ingestRawEmail(buildMail({ subject: 'not this one' }), { recipients: ['lp-filter@x'] });
+            await p.api.ingestForApi(buildMail({ subject: 'wanted' }), { recipients: ['lp-elsewhere@x'] });
+            await p.api.ingestForApi(buildMail({ subject: 'not this one' }), { recipients: ['lp-filter@x'] });
             await sleep(50);
             expect(waiters()).to.equal(1);
-            await p.api.ingestRawEmail(buildMail({ subject: 'the wanted one', messageId: 'wanted@x' }), { recipients: ['lp-filter@x'] });
+            await p.api.ingestForApi(buildMail({ subject: 'the wanted one', messageId: 'wanted@x' }), { recipients: ['lp-filter@x'] });
             const res = await pending;
             expect((res.result as EmailPage).emails.map((e) => e.messageId)).to.equal(['wanted@x']);
         });
@@ -114,7 +114,7 @@ export function longPollSuite(lab: SuiteLab, factory: StoreFactory): void {
                 // Idle: over 1.2 s (two scheduled checks each), probes are shared per inbox.
                 await sleep(1200);
                 const idle = { ...counts };
-                await p.api.ingestRawEmail(buildMail({ messageId: 'many@x' }), { recipients: ['lp-many@x'] });
+                await p.api.ingestForApi(buildMail({ messageId: 'many@x' }), { recipients: ['lp-many@x'] });
                 const results = await Promise.all(pending);
                 for (const res of results) {
                     expect((res.result as EmailPage).emails.map((e) => e.messageId)).to.equal(['many@x']);

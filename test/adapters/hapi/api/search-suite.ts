@@ -52,7 +52,7 @@ export function searchSuite(lab: SuiteLab, factory: StoreFactory): void {
         };
 
         const ingest = (inbox: string, mail: Parameters<typeof buildMail>[0], receivedAt?: number) =>
-            p.api.ingestRawEmail(buildMail(mail), { recipients: [`${inbox}@search.test`], ...(receivedAt ? { receivedAt } : {}) });
+            p.api.ingestForApi(buildMail(mail), { recipients: [`${inbox}@search.test`], ...(receivedAt ? { receivedAt } : {}) });
 
         describe('the query table, ingested as messages', () => {
             const inbox = `table-${randomBytes(4).toString('hex')}`;

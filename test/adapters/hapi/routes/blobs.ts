@@ -38,7 +38,7 @@ describe('Hapi plugin GET /v1/blobs/{key} (filesystem download links)', () => {
         // A store whose clock the tests move, to expire links without waiting.
         const blobStore = createFsBlobStore({ root: Path.join(dir, 'blobs'), signingSecret: TEST_SIGNING_SECRET, now: () => clock });
         p = await provisionServer({ recordStore, blobStore });
-        const [view] = await p.api.ingestRawEmail(raw, { recipients: ['blob@x'] });
+        const [view] = await p.api.ingestForApi(raw, { recipients: ['blob@x'] });
         notesUrl = view.attachments[1].url;
         rawLink = (await p.server.inject({ url: '/v1/emails/blob%40x/raw', headers: p.auth })).headers.location as string;
         htmlLink = (await p.server.inject({ url: '/v1/emails/blob%40x/attachments/0-page.html', headers: p.auth })).headers.location as string;
@@ -141,7 +141,7 @@ describe('Hapi plugin GET /v1/blobs/{key} (filesystem download links)', () => {
     });
 
     it('answers 404 NOT_FOUND for a genuine link whose email was deleted', async () => {
-        await p.api.ingestRawEmail(buildMail({ messageId: 'soon-gone@x' }), { recipients: ['blob@x'] });
+        await p.api.ingestForApi(buildMail({ messageId: 'soon-gone@x' }), { recipients: ['blob@x'] });
         const link = (await p.server.inject({ url: '/v1/emails/soon-gone%40x/raw', headers: p.auth })).headers.location as string;
         await p.server.inject({ method: 'DELETE', url: '/v1/emails/soon-gone%40x', headers: p.auth });
         const res = await p.server.inject(link);
@@ -168,7 +168,7 @@ describe('Hapi plugin GET /v1/blobs/{key} (filesystem download links)', () => {
         const r = await provisionServer({ recordStore: rs, blobStore: objectStore });
         try {
             expect(r.server.table().some((route) => route.path.startsWith('/v1/blobs'))).to.be.false();
-            await r.api.ingestRawEmail(buildMail({ messageId: 'obj@x' }), { recipients: ['obj@x'] });
+            await r.api.ingestForApi(buildMail({ messageId: 'obj@x' }), { recipients: ['obj@x'] });
             const res = await r.server.inject({ url: '/v1/emails/obj%40x/raw', headers: r.auth });
             expect(res.statusCode).to.equal(302);
             expect(res.headers.location).to.equal('https://bucket.example/signed');

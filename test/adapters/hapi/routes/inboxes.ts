@@ -24,7 +24,7 @@ describe('routes/inboxes', () => {
     after(() => p.cleanup());
 
     it('serves GET /v1/inboxes under the plugin\'s route prefix', async () => {
-        await p.api.ingestRawEmail(buildMail(), { recipients: ['prefixed@example.com'], receivedAt: 1_700_000_000_000 });
+        await p.api.ingestForApi(buildMail(), { recipients: ['prefixed@example.com'], receivedAt: 1_700_000_000_000 });
         const res = await p.server.inject({ url: '/mail/v1/inboxes', headers: p.auth });
         expect(res.statusCode).to.equal(200);
         expect(res.result).to.equal({ inboxes: [{ name: 'prefixed', count: 1, lastReceivedAt: 1_700_000_000_000 }], hasMore: false });

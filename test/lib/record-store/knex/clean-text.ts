@@ -80,12 +80,12 @@ describe('clean-text', () => {
             expect(dirty.sourceId).to.equal('<m\u0000@x>');
         });
 
-        it('works out the links and codes of a draft without them (EXTENSIONS §1)', () => {
+        it('keeps the links and codes given, never working them out', () => {
             const draft: EmailDraft = {
                 sourceId: '<m@x>', inbox: 'i', sender: '', senderName: '', recipient: 'i@x', subject: 'Code 482913', body: 'https://x.test/go',
-                htmlBody: '', receivedAt: 1, rawKey: 'k', rawSize: 1, attachments: [], tags: [], searchText: ''
+                htmlBody: '', receivedAt: 1, rawKey: 'k', rawSize: 1, attachments: [], links: [], codes: [], tags: [], searchText: ''
             };
-            expect(cleanDraft(draft)).to.include({ links: [{ href: 'https://x.test/go', text: 'https://x.test/go' }], codes: ['482913'] });
+            expect(cleanDraft(draft)).to.include({ links: [], codes: [] });
         });
     });
 

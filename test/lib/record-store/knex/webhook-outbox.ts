@@ -2,7 +2,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { rm } from 'node:fs/promises';
 import type { RecordStore, WebhookDelivery } from '../../../../lib/record-store/record-store';
-import { WEBHOOK_DELIVERIES_TABLE } from '../../../../lib/record-store/knex/migrations/20261129000000_webhook_deliveries';
+import { WEBHOOK_DELIVERIES_TABLE } from '../../../../lib/record-store/knex/schema';
 import { draft } from '../../../helpers/email-draft';
 import { migratedStores, type MigratedStore } from '../../../helpers/migrated-stores';
 import { startPostgres, type PostgresServer } from '../../../helpers/postgres';

@@ -1,8 +1,8 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { rm } from 'node:fs/promises';
-import { MAX_ID_DERIVATIONS } from '../../../../../lib/record-store/knex/save-plan';
 import { up } from '../../../../../lib/record-store/knex/migrations/20261124120000_addressable_ids';
+import { MAX_ID_DERIVATIONS } from '../../../../../lib/record-store/knex/migrations/reassign-message-id';
 import { draft } from '../../../../helpers/email-draft';
 import { migratedStores, storedUnder } from '../../../../helpers/migrated-stores';
 import { startPostgres, type PostgresServer } from '../../../../helpers/postgres';

@@ -1,6 +1,6 @@
-/** Retention settings as text (EXTENSIONS §5): the environment variables and `prune`'s flags. */
+/** Retention settings as text (docs/operations.md, "Retention"): the environment variables and `prune`'s flags. */
 
-import { MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../lib/service/retention';
+import { MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/service/retention';
 
 /** Milliseconds per unit of a duration: `90s`, `30m`, `12h`, `7d`. */
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { ConfigError, readEnvConfig } from '../../adapters/env-config';
-import { parseDuration, parseMaxPerInbox } from '../../adapters/retention-config';
+import { ConfigError, readEnvConfig } from '../../../adapters/standalone/env-config';
+import { parseDuration, parseMaxPerInbox } from '../../../adapters/standalone/retention-config';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

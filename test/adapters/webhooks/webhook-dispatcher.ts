@@ -2,7 +2,8 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
 import type { EmailRecord } from '../../../lib/types';
-import type { WebhookDispatcher } from '../../../lib/webhooks/webhook-dispatcher';
+import { startWebhooks as startWebhooksOf, type StartWebhooksOptions } from '../../../adapters/webhooks/start-webhooks';
+import type { WebhookDispatcher } from '../../../adapters/webhooks/webhook-dispatcher';
 import { buildMail } from '../../helpers/mail';
 import { sqliteFsStores, type TestStores } from '../../helpers/test-stores';
 import { startWebhookReceiver } from '../../helpers/webhook-receiver';
@@ -12,19 +13,25 @@ const { describe, it } = exports.lab = Lab.script();
 
 const render = (record: EmailRecord) => ({ id: record.messageId, subject: record.subject });
 
-async function withCapture(test: (capture: InboxCapture, stores: TestStores) => Promise<void>): Promise<void> {
+/** What a test gets: a started service, its stores, and startWebhooks() on that service (stopped after the test). */
+interface Rig {
+    capture: InboxCapture;
+    stores: TestStores;
+    startWebhooks(options: StartWebhooksOptions): WebhookDispatcher;
+}
+
+async function withCapture(test: (rig: Rig) => Promise<void>): Promise<void> {
     const stores = await sqliteFsStores().create();
     const capture = createInboxCapture({ recordStore: stores.recordStore, blobStore: stores.blobStore });
     await capture.start();
     const started: WebhookDispatcher[] = [];
-    const startWebhooks = capture.startWebhooks.bind(capture);
-    capture.startWebhooks = (options) => {
-        const dispatcher = startWebhooks(options);
+    const startWebhooks = (options: StartWebhooksOptions) => {
+        const dispatcher = startWebhooksOf(capture, options);
         started.push(dispatcher);
         return dispatcher;
     };
     try {
-        await test(capture, stores);
+        await test({ capture, stores, startWebhooks });
     }
     finally {
         // The dispatcher before the stores (cleanup() closes them).
@@ -35,13 +42,13 @@ async function withCapture(test: (capture: InboxCapture, stores: TestStores) => 
 
 describe('webhook-dispatcher', () => {
 
-    describe('startWebhookDispatcher() through InboxCapture.startWebhooks()', () => {
+    describe('startWebhookDispatcher() through startWebhooks()', () => {
 
         it('sends the rendered email, and gives a delivery up once retrying would pass giveUpAfterMs', async () => {
             const hook = await startWebhookReceiver(() => ({ status: 500 }));
             try {
-                await withCapture(async (capture, stores) => {
-                    capture.startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 100, giveUpAfterMs: 1300 });
+                await withCapture(async ({ capture, stores, startWebhooks }) => {
+                    startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 100, giveUpAfterMs: 1300 });
                     const [record] = await capture.ingestRawEmail(buildMail({ to: 'given-up@test.example', subject: 'hello' }));
                     const [first] = await hook.waitFor(1);
                     expect(JSON.parse(first!.body.toString('utf8'))).to.equal({ event: 'email.received', email: { id: record!.messageId, subject: 'hello' } });
@@ -67,8 +74,8 @@ describe('webhook-dispatcher', () => {
             const failures = 200;
             const hook = await startWebhookReceiver((i) => ({ status: i < failures ? 500 : 200 }));
             try {
-                await withCapture(async (capture, stores) => {
-                    capture.startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 2, maxRetryMs: 2, pollIntervalMs: 60_000 });
+                await withCapture(async ({ capture, stores, startWebhooks }) => {
+                    startWebhooks({ targets: [{ url: hook.url() }], render, firstRetryMs: 2, maxRetryMs: 2, pollIntervalMs: 60_000 });
                     await capture.ingestRawEmail(buildMail({ to: 'timers@test.example' }));
                     const attempts = await hook.waitFor(failures + 1);
                     expect(new Set(attempts.map((a) => a.headers['x-inbox-capture-delivery'])).size).to.equal(1);
@@ -86,8 +93,8 @@ describe('webhook-dispatcher', () => {
         it('close() aborts a POST in flight and sends nothing after it; the delivery stays pending', async () => {
             const hook = await startWebhookReceiver(() => 'hold');
             try {
-                await withCapture(async (capture, stores) => {
-                    const webhooks = capture.startWebhooks({ targets: [{ url: hook.url() }], render });
+                await withCapture(async ({ capture, stores, startWebhooks }) => {
+                    const webhooks = startWebhooks({ targets: [{ url: hook.url() }], render });
                     await capture.ingestRawEmail(buildMail({ to: 'closing@test.example' }));
                     await hook.waitFor(1);
                     await webhooks.close();
@@ -109,9 +116,9 @@ describe('webhook-dispatcher', () => {
         });
 
         it('refuses a second start on one service', async () => {
-            await withCapture(async (capture) => {
-                capture.startWebhooks({ targets: [{ url: 'http://127.0.0.1:9/h' }], render });
-                expect(() => capture.startWebhooks({ targets: [], render })).to.throw(/already started/);
+            await withCapture(async ({ startWebhooks }) => {
+                startWebhooks({ targets: [{ url: 'http://127.0.0.1:9/h' }], render });
+                expect(() => startWebhooks({ targets: [], render })).to.throw(/already routed/);
             });
         });
     });

@@ -1,17 +1,17 @@
 /**
- * Sends the webhook outbox (EXTENSIONS §6): claims due deliveries from the record store,
+ * Sends the webhook outbox (docs/api.md, "Webhooks"): claims due deliveries from the record store,
  * POSTs them a few at a time, records success or the next attempt. Nothing on the ingest
  * path waits for it: an ingest only writes outbox rows and wakes it.
  */
 
-import { backoffMs } from '../util/backoff';
-import type { RecordStore, WebhookDelivery } from '../record-store/record-store';
-import type { EmailRecord } from '../types';
+import { backoffMs } from '../../lib/util/backoff';
+import type { RecordStore, WebhookDelivery } from '../../lib/record-store/record-store';
+import type { EmailRecord } from '../../lib/types';
 import { webhookRequest } from './webhook-payload';
 import { postWebhook } from './webhook-post';
 import type { WebhookTarget } from './webhook-target';
 
-/** A 2xx within this long is success (EXTENSIONS §6), ms. */
+/** A 2xx within this long is success (docs/api.md, "Webhooks"), ms. */
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 /** Wait before the first retry, ms: within the 10 s the rule allows; doubles per retry. */
 export const DEFAULT_WEBHOOK_FIRST_RETRY_MS = 5_000;

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import * as Path from 'node:path';
 import { ConfigError, read as readEnvVar } from './env-config';
-import type { SmtpAuth } from './smtp/smtp-auth';
-import { certificatePairProblem, type SmtpTls, type SmtpTlsInfo } from './smtp/smtp-tls';
+import type { SmtpAuth } from '../smtp/smtp-auth';
+import { certificatePairProblem, type SmtpTls, type SmtpTlsInfo } from '../smtp/smtp-tls';
 
-/** SMTP authentication and TLS of the standalone service (EXTENSIONS §7), as `createSmtpListener()` options. */
+/** SMTP authentication and TLS of the standalone service (docs/operations.md, "SMTP authentication and TLS"), as `createSmtpListener()` options. */
 export interface SmtpEnvConfig {
     auth: SmtpAuth;
     tls: SmtpTls;

@@ -1,7 +1,7 @@
-/** The standalone service's webhook variables (EXTENSIONS §6, docs/api.md). */
+/** The standalone service's webhook variables (docs/api.md, "Environment variables"). */
 
-import type { WebhookDeliveryOptions } from '../lib/webhooks/webhook-dispatcher';
-import type { WebhookTarget } from '../lib/webhooks/webhook-target';
+import type { WebhookDeliveryOptions } from './webhook-dispatcher';
+import type { WebhookTarget } from './webhook-target';
 
 /** What the webhook variables configure; absent fields take the plugin's defaults. */
 export interface WebhookEnv {

@@ -1,4 +1,4 @@
-/** Who is told of stored mail (EXTENSIONS §6). */
+/** Who is told of stored mail, and which inboxes' mail each URL wants (docs/api.md, "Webhooks"). */
 
 /** One configured webhook. */
 export interface WebhookTarget {

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { ConfigError, readEnvConfig } from '../../adapters/env-config';
+import { ConfigError, readEnvConfig } from '../../../adapters/standalone/env-config';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import { once } from 'node:events';
 import * as Http from 'node:http';
 import * as Net from 'node:net';
-import { RESETS_PER_TURN, resetSilentConnections } from '../../adapters/http-silent-reset';
+import { RESETS_PER_TURN, resetSilentConnections } from '../../../adapters/standalone/http-silent-reset';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { signWebhookBody, webhookRequest } from '../../../lib/webhooks/webhook-payload';
+import { signWebhookBody, webhookRequest } from '../../../adapters/webhooks/webhook-payload';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,4 +1,4 @@
-/** The bytes and headers of one webhook POST (EXTENSIONS §6). */
+/** The bytes and headers of one webhook POST (docs/api.md, "Webhooks"). */
 
 import { createHmac } from 'node:crypto';
 

@@ -1,15 +1,14 @@
 import * as Path from 'node:path';
-import type { BlobStore } from '../lib/blob-store/blob-store';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, openEmbeddedBlobStore, openEmbeddedRecordStore, SQLITE_FILENAME } from '../lib/service/embedded-stores';
-import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
-import type { RecordStore } from '../lib/record-store/record-store';
-import type { RetentionOptions } from '../lib/service/retention';
+import type { BlobStore } from '../../lib/blob-store/blob-store';
+import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/service/defaults';
+import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
+import type { RecordStore } from '../../lib/record-store/record-store';
+import type { RetentionOptions } from '../../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
-import { DEFAULT_SMTP_PORT } from './smtp/smtp-listener';
-import { readWebhookEnv, type WebhookEnv } from './webhook-env';
+import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
+import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 
-/** The data dir of the embedded stores, relative to the working directory (docs/design.md). */
-export const DEFAULT_DATA_DIR = './data';
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
 /** The standalone service's HTTP port, a common unprivileged development port (docs/design.md). */
@@ -39,9 +38,9 @@ export interface EnvConfig {
     signingSecret?: string;
     /** INBOX_CAPTURE_MAX_HTTP_CONNECTIONS; absent means derived from the open-file limit (http-connection-cap.ts). */
     maxHttpConnections?: number;
-    /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the core's default budget (128 MiB). */
+    /** INBOX_CAPTURE_MAX_MESSAGE_BYTES_IN_FLIGHT; absent means the service's default budget (128 MiB). */
     maxMessageBytesInFlight?: number;
-    /** INBOX_CAPTURE_RETENTION_*; absent means off (EXTENSIONS §5). */
+    /** INBOX_CAPTURE_RETENTION_*; absent means off (docs/operations.md, "Retention"). */
     retention?: RetentionOptions;
     /** INBOX_CAPTURE_WEBHOOK_*: the plugin's `webhooks` and `webhookDelivery` options (absent: no webhooks). */
     webhooks?: WebhookEnv;
@@ -204,7 +203,7 @@ async function openRecordStore(config: EnvConfig): Promise<RecordStore> {
         return openEmbeddedRecordStore({ dataDir: config.dataDir });
     }
 
-    const { openPostgresKnex } = await import('../lib/record-store/knex/postgres-knex');
+    const { openPostgresKnex } = await import('../../lib/record-store/knex/postgres-knex');
     return createKnexRecordStore({ knex: openPostgresKnex(config.databaseUrl), destroyKnexOnClose: true });
 }
 
@@ -214,7 +213,7 @@ async function openBlobStore(config: EnvConfig): Promise<BlobStore> {
     }
 
     const { S3Client } = await import('@aws-sdk/client-s3');
-    const { createS3BlobStore } = await import('../lib/blob-store/s3-blob-store');
+    const { createS3BlobStore } = await import('../../lib/blob-store/s3-blob-store');
     const client = new S3Client({
         region: config.s3.region,
         forcePathStyle: config.s3.forcePathStyle,

@@ -2,30 +2,19 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { ConfigError } from '../../adapters/env-config';
-import { describeSmtpSecurity, readSmtpEnvConfig } from '../../adapters/smtp-env-config';
-import { makeCertificateFiles, type CertificateFiles } from '../helpers/tls-files';
+import { ConfigError } from '../../../adapters/standalone/env-config';
+import { describeSmtpSecurity, readSmtpEnvConfig } from '../../../adapters/standalone/smtp-env-config';
+import { certificatePairsForScript } from '../../helpers/tls-files';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-let files: CertificateFiles;
-let otherFiles: CertificateFiles;
-
-before(async () => {
-    files = await makeCertificateFiles();
-    otherFiles = await makeCertificateFiles('other');
-});
-
-after(async () => {
-    await files.remove();
-    await otherFiles.remove();
-});
+const pairs = certificatePairsForScript({ before, after });
 
 /** The ConfigError message readSmtpEnvConfig() throws for `env`. */
 function configError(env: NodeJS.ProcessEnv): string {
     try {
-        readSmtpEnvConfig(env, files.dir);
+        readSmtpEnvConfig(env, pairs.files.dir);
     }
     catch (err) {
         expect(err).to.be.an.instanceof(ConfigError);
@@ -56,8 +45,8 @@ describe('smtp-env-config', () => {
         });
 
         it('reads the certificate and key files, relative to the working directory', () => {
-            const config = readSmtpEnvConfig({ SMTP_TLS: 'implicit', SMTP_TLS_CERT: 'cert.pem', SMTP_TLS_KEY: files.keyFile }, files.dir);
-            expect(config.tls).to.equal({ mode: 'implicit', key: files.key, cert: files.cert });
+            const config = readSmtpEnvConfig({ SMTP_TLS: 'implicit', SMTP_TLS_CERT: 'cert.pem', SMTP_TLS_KEY: pairs.files.keyFile }, pairs.files.dir);
+            expect(config.tls).to.equal({ mode: 'implicit', key: pairs.files.key, cert: pairs.files.cert });
         });
 
         it('refuses unknown modes', () => {
@@ -85,16 +74,16 @@ describe('smtp-env-config', () => {
 
         it('refuses unreadable and bad PEM files at start', async () => {
             const missing = configError({ SMTP_TLS: 'starttls', SMTP_TLS_CERT: 'absent.pem', SMTP_TLS_KEY: 'key.pem' });
-            expect(missing).to.equal(`SMTP_TLS_CERT: cannot read ${Path.join(files.dir, 'absent.pem')} (ENOENT)`);
-            expect(configError({ SMTP_TLS: 'starttls', SMTP_TLS_CERT: 'cert.pem', SMTP_TLS_KEY: files.dir })).to.equal(`SMTP_TLS_KEY: cannot read ${files.dir} (EISDIR)`);
+            expect(missing).to.equal(`SMTP_TLS_CERT: cannot read ${Path.join(pairs.files.dir, 'absent.pem')} (ENOENT)`);
+            expect(configError({ SMTP_TLS: 'starttls', SMTP_TLS_CERT: 'cert.pem', SMTP_TLS_KEY: pairs.files.dir })).to.equal(`SMTP_TLS_KEY: cannot read ${pairs.files.dir} (EISDIR)`);
 
-            const garbage = Path.join(files.dir, 'garbage.pem');
+            const garbage = Path.join(pairs.files.dir, 'garbage.pem');
             await Fs.writeFile(garbage, '-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n');
             expect(configError({ SMTP_TLS: 'starttls', SMTP_TLS_CERT: garbage, SMTP_TLS_KEY: 'key.pem' })).to.equal('SMTP_TLS_CERT / SMTP_TLS_KEY: the certificate is not a PEM X.509 certificate');
             expect(configError({ SMTP_TLS: 'starttls', SMTP_TLS_CERT: 'cert.pem', SMTP_TLS_KEY: garbage })).to.equal('SMTP_TLS_CERT / SMTP_TLS_KEY: the key is not an unencrypted PEM private key');
             // Swapped files, and a key of another certificate.
             expect(configError({ SMTP_TLS: 'implicit', SMTP_TLS_CERT: 'key.pem', SMTP_TLS_KEY: 'cert.pem' })).to.contain('the certificate is not a PEM X.509 certificate');
-            expect(configError({ SMTP_TLS: 'implicit', SMTP_TLS_CERT: 'cert.pem', SMTP_TLS_KEY: otherFiles.keyFile })).to.contain('the key does not belong to the certificate');
+            expect(configError({ SMTP_TLS: 'implicit', SMTP_TLS_CERT: 'cert.pem', SMTP_TLS_KEY: pairs.other.keyFile })).to.contain('the key does not belong to the certificate');
         });
     });
 

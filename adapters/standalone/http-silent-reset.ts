@@ -10,9 +10,8 @@ export const RESETS_PER_TURN = 500;
  * Resets (TCP RST) every connection of `server` that ends without having sent a single
  * byte, instead of Node's graceful close (a FIN, a shutdown() and its callback, then the
  * close), and does so at most RESETS_PER_TURN a turn. Such a client asked nothing and is
- * owed nothing. When thousands of idle connections end at once (issue 17, attack 6), their
- * closes all came in one poll phase of the event loop and held `/health` up
- * (bench/README.md). A connection that sent anything, even a partial request, is left to
+ * owed nothing. When thousands of idle connections end at once, their closes all
+ * come in one poll phase of the event loop and would hold `/health` up (bench/README.md). A connection that sent anything, even a partial request, is left to
  * the HTTP server.
  */
 export function resetSilentConnections(server: Server): void {

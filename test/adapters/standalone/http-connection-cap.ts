@@ -3,8 +3,8 @@ import * as Lab from '@hapi/lab';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import * as Net from 'node:net';
-import { openConnection } from '../helpers/net';
-import { capHttpConnections, defaultMaxHttpConnections, FALLBACK_MAX_HTTP_CONNECTIONS, readOpenFileLimit } from '../../adapters/http-connection-cap';
+import { openConnection } from '../../helpers/net';
+import { capHttpConnections, defaultMaxHttpConnections, FALLBACK_MAX_HTTP_CONNECTIONS, readOpenFileLimit } from '../../../adapters/standalone/http-connection-cap';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

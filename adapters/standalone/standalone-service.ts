@@ -1,0 +1,118 @@
+/**
+ * The standalone service: Hapi with the inbox-capture plugin, the SMTP listener and the
+ * background sweeps, sharing one service object, as the environment configures them
+ * (docs/operations.md, "Running the service"). No process handling here (serve.ts has it).
+ */
+
+import * as Hapi from '@hapi/hapi';
+import { DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } from '../../lib/service/defaults';
+import { createInboxCapture } from '../../lib/service/inbox-capture';
+import { plugin } from '../hapi/plugin';
+import { createSmtpListener, DEFAULT_MAX_CONNECTIONS as SMTP_MAX_CONNECTIONS, type SmtpListener } from '../smtp/smtp-listener';
+import { describeStores, openStoresFromConfig, type EnvConfig } from './env-config';
+import { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } from './http-connection-cap';
+import { resetSilentConnections } from './http-silent-reset';
+import { describeSmtpSecurity, type SmtpEnvConfig } from './smtp-env-config';
+
+/** Milliseconds hapi waits for requests in flight on stop before cutting them (long-polls end at once). */
+export const HTTP_STOP_TIMEOUT_MS = 10_000;
+
+/** Everything the environment says: stores, addresses, limits, webhooks, and SMTP's AUTH and TLS. */
+export interface StandaloneConfig extends EnvConfig {
+    smtpSecurity: SmtpEnvConfig;
+}
+
+/** A running standalone service. */
+export interface StandaloneService {
+    /** What to print once it listens: where HTTP and SMTP are, where data goes, how to make a key. */
+    readonly startLines: string[];
+    /** Stops accepting on HTTP and SMTP at once, lets what is in flight finish, then closes the service. */
+    stop(): Promise<void>;
+}
+
+/** How the service reports failures: one line each, with the error's stack. */
+export type StandaloneLog = (message: string, error?: unknown) => void;
+
+/**
+ * Opens the configured stores and starts HTTP (the API, /docs, /ui), SMTP (unless its port
+ * is 0), the webhooks and the sweeps. A failure stops what had started and throws.
+ */
+export async function startStandaloneService(config: StandaloneConfig, log: StandaloneLog): Promise<StandaloneService> {
+    const stores = await openStoresFromConfig(config);
+    const capture = createInboxCapture({
+        ...stores,
+        // The service's budget holds SMTP sessions and ingests alike (docs/guarantees.md).
+        maxMessageBytesInFlight: config.maxMessageBytesInFlight,
+        retention: config.retention,
+        // Orphan blobs (left by a crash) are swept at start and then hourly.
+        orphanSweep: { intervalMs: DEFAULT_ORPHAN_SWEEP_INTERVAL_MS },
+        log
+    });
+
+    const server = Hapi.server({ host: config.host, port: config.port });
+    // Below the open-file limit, so idle connections cannot starve SMTP, files or /health.
+    const smtpConnections = config.smtpPort === 0 ? 0 : SMTP_MAX_CONNECTIONS;
+    capHttpConnections(server.listener, config.maxHttpConnections ?? defaultMaxHttpConnections(readOpenFileLimit(), smtpConnections), log);
+    // Thousands of idle connections ending at once must not hold /health up (docs/guarantees.md).
+    resetSilentConnections(server.listener);
+    // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }.
+    server.events.on({ name: 'request', channels: 'error' }, (request, event) => {
+        log(`${request.method.toUpperCase()} ${request.path} failed`, event.error);
+    });
+    server.events.on('log', (event, tags) => {
+        if (tags.error || tags.warning) {
+            const data = event.data as { message?: string; error?: unknown } | undefined;
+            log(data?.message ? data.message : 'server', data?.error);
+        }
+    });
+
+    let smtp: SmtpListener | null = null;
+    const stop = async () => {
+        // Stop accepting on both sides at once; each lets what is in flight finish.
+        await Promise.all([
+            server.stop({ timeout: HTTP_STOP_TIMEOUT_MS }),
+            smtp ? smtp.close() : undefined
+        ]);
+        await capture.close();
+    };
+
+    let smtpText = 'SMTP off (SMTP_PORT=0)';
+    try {
+        // One service for HTTP and SMTP: mail arriving over SMTP wakes the HTTP long-polls.
+        // The plugin starts the webhook sender for the environment's webhooks.
+        await server.register({ plugin, options: { capture, ...config.webhooks } });
+
+        // People opening the service's address get the web interface (docs/ui.md).
+        server.route({ method: 'GET', path: '/', options: { auth: false }, handler: (_request, h) => h.redirect('/ui/') });
+
+        // The host's choice (the plugin leaves host 404s alone): every unknown path answers
+        // the API's error shape.
+        server.route({
+            method: '*',
+            path: '/{any*}',
+            options: { auth: false },
+            handler: (_request, h) => h.response({ error: 'NOT_FOUND' }).code(404)
+        });
+
+        await server.start();
+        if (config.smtpPort !== 0) {
+            smtp = createSmtpListener({ capture, host: config.host, port: config.smtpPort, log, ...config.smtpSecurity });
+            const security = describeSmtpSecurity(config.smtpSecurity, (await smtp.listen()).tls);
+            smtpText = `SMTP on ${config.host}:${config.smtpPort} (${security})`;
+        }
+    }
+    catch (err) {
+        await stop().catch((closeErr: unknown) => log('while stopping', closeErr));
+        throw err;
+    }
+
+    const uri = server.info.uri;
+    return {
+        startLines: [
+            `inbox-capture listening: HTTP on ${uri} (docs: ${uri}/docs), ${smtpText}`,
+            `data: ${describeStores(config)}`,
+            'create an API key: npx inbox-capture keys create <name>'
+        ],
+        stop
+    };
+}
