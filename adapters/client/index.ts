@@ -5,5 +5,6 @@ export { InboxCaptureClient } from './client';
 export { InboxCaptureApiError, WaitTimeoutError, UNEXPECTED_RESPONSE } from './errors';
 export type {
     ApiErrorCode, Attachment, CurrentKey, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FetchFunction, Header, Inbox,
-    InboxCaptureClientOptions, InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, TimeBound, WaitForEmailOptions
+    DeleteInboxOptions, InboxCaptureClientOptions, InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, TagsBody, TimeBound,
+    WaitForEmailOptions
 } from './types';

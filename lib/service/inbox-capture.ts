@@ -14,6 +14,7 @@ import { createLongPoller, type LongPoller, type WaitOptions } from '../long-pol
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
 import type { RecordStore } from '../record-store/record-store';
+import type { SearchTerm } from '../search/search-query';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
 import type { OnProgress } from '../util/progress';
@@ -61,8 +62,15 @@ export interface InboxCapture {
     listInboxes(query: InboxQuery): Promise<InboxPage>;
     /** Deletes the record, then those of its blobs no other copy references; false when it does not exist or lies outside `scope`. */
     deleteEmail(messageId: string, scope?: InboxScope): Promise<boolean>;
-    /** Deletes every email of an inbox in batches; returns how many. */
-    deleteInbox(inbox: string): Promise<number>;
+    /** Deletes every email of an inbox (those matching every term of `q`, when given) in batches; returns how many. */
+    deleteInbox(inbox: string, q?: SearchTerm[]): Promise<number>;
+    /**
+     * Replaces an email's tags (lib/search/tags.ts; INVALID_INPUT when one is not a tag) and
+     * returns the record, or null when it does not exist or (with `scope`) lies in an inbox
+     * outside it. Wakes no long-poll and sends no webhook: tags are the reader's notes, not
+     * new mail (docs/api.md, "Tags").
+     */
+    setTags(messageId: string, tags: string[], scope?: InboxScope): Promise<EmailRecord | null>;
     /**
      * One retention pass (docs/operations.md, "Retention"): deletes the emails older than `maxAgeMs` (measured
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
@@ -234,8 +242,13 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return true;
         },
 
-        deleteInbox(inbox) {
-            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize));
+        deleteInbox(inbox, q) {
+            const terms = q && q.length > 0 ? q : undefined;
+            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize, terms));
+        },
+
+        setTags(messageId, tags, scope) {
+            return recordStore.setTags(messageId, tags, { inboxPrefix: scope?.inboxPrefix });
         },
 
         pruneEmails(policy, pruneOptions = {}) {

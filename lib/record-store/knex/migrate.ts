@@ -1,7 +1,8 @@
 /**
  * Bringing a database up to date: the migrations (frozen history, migration-source.ts),
  * then the back-fills of what an upgrade adds to stored emails and only runtime code can
- * work out (links and codes), under one lock: a store serves nothing it has not filled.
+ * work out (links and codes; the searched texts and SQLite's index documents), under one
+ * lock: a store serves nothing it has not filled.
  */
 
 import type { Knex } from 'knex';
@@ -9,6 +10,8 @@ import { retryWithBackoff } from '../../util/backoff';
 import { errorCode } from '../../util/error-code';
 import { sha256Hex } from '../../ingest/ids';
 import { backfillLinksAndCodes, type BackfillOptions } from './backfill-links-codes';
+import { backfillSearch } from './backfill-search';
+import { hasSqliteSearchIndex } from './search-index';
 import { isPostgres } from './dialect';
 import { MIGRATIONS_TABLE_NAME, migratorConfig } from './migration-source';
 
@@ -21,6 +24,8 @@ const MIGRATE_RETRY_MS = 500;
 export interface MigrateResult {
     /** Emails stored by an earlier version whose links and codes this call filled. */
     backfilled: number;
+    /** Emails stored by an earlier version whose searched texts this call filled (docs/design.md, "Search"). */
+    searchBackfilled: number;
 }
 
 /**
@@ -42,7 +47,9 @@ export async function migrate(knex: Knex, backfill: BackfillOptions = {}): Promi
             maxMs: MIGRATE_RETRY_MS,
             retryable: isLockContention
         });
-        return { backfilled: await backfillLinksAndCodes(knex, backfill) };
+        const backfilled = await backfillLinksAndCodes(knex, backfill);
+        const sqliteSearchIndex = !isPostgres(knex) && await hasSqliteSearchIndex(knex);
+        return { backfilled, searchBackfilled: await backfillSearch(knex, { transaction: backfill.transaction, sqliteSearchIndex }) };
     }
     finally {
         await lock?.();

@@ -14,6 +14,7 @@ import * as shortMessageIds from './migrations/20261126000000_short_message_ids'
 import * as retentionIndex from './migrations/20261128000000_retention_index';
 import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
 import * as expiryIndex from './migrations/20261130000000_expiry_index';
+import * as search from './migrations/20261201000000_search';
 import * as keyScopes from './migrations/20261202000000_key_scopes';
 import * as rawDigest from './migrations/20261205000000_raw_digest';
 
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261128000000_retention_index': retentionIndex,
     '20261129000000_webhook_deliveries': webhookDeliveries,
     '20261130000000_expiry_index': expiryIndex,
+    '20261201000000_search': search,
     '20261202000000_key_scopes': keyScopes,
     '20261205000000_raw_digest': rawDigest
 };

@@ -9,6 +9,7 @@ import type { RecordStore } from '../../../../lib/record-store/record-store';
 import type { RecordPage } from '../../../../lib/types';
 import { recordStoreContract } from '../../../contracts/record-store-contract';
 import { recordStoreInboxesContract } from '../../../contracts/record-store-inboxes-contract';
+import { recordStoreSearchContract } from '../../../contracts/record-store-search-contract';
 import { capturedStatement } from '../../../helpers/captured-statement';
 import { BASE_TIME, draft } from '../../../helpers/email-draft';
 import { startPostgres, type PostgresServer } from '../../../helpers/postgres';
@@ -103,6 +104,7 @@ const openFresh = async () => {
 
 recordStoreContract(lab, 'postgres', openFresh);
 recordStoreInboxesContract(lab, 'postgres', openFresh);
+recordStoreSearchContract(lab, 'postgres', openFresh);
 
 describe('Postgres record store', () => {
     // A migrated database of its own, as another process would open it.
@@ -119,7 +121,12 @@ describe('Postgres record store', () => {
             const stores = await Promise.all([1, 2, 3].map(() => openStore(url)));
             try {
                 const rows = await stores[0]!.knex(MIGRATIONS_TABLE_NAME).select('name') as { name: string }[];
-                expect(rows.map((r) => r.name)).to.equal(['20261121000000_initial', '20261121120000_search_trigrams', '20261124000000_small_blobs', '20261124120000_addressable_ids', '20261124200000_inbox_summary', '20261125000000_links_codes', '20261126000000_short_message_ids', '20261128000000_retention_index', '20261129000000_webhook_deliveries', '20261130000000_expiry_index', '20261202000000_key_scopes', '20261205000000_raw_digest']);
+                expect(rows.map((r) => r.name)).to.equal([
+                    '20261121000000_initial', '20261121120000_search_trigrams', '20261124000000_small_blobs', '20261124120000_addressable_ids',
+                    '20261124200000_inbox_summary', '20261125000000_links_codes', '20261126000000_short_message_ids', '20261128000000_retention_index',
+                    '20261129000000_webhook_deliveries', '20261130000000_expiry_index', '20261201000000_search', '20261202000000_key_scopes',
+                    '20261205000000_raw_digest'
+                ]);
                 expect(await stores[0]!.knex.schema.hasTable('knex_migrations')).to.be.false();
             }
             finally {
