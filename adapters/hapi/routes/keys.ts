@@ -28,6 +28,7 @@ export function keyRoutes(): ServerRoute[] {
                 plugins: {
                     ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
+                        id: 'getCurrentKey',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'The key', schema: currentKeySchema },
