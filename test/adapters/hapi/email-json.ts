@@ -55,6 +55,16 @@ describe('email-json', () => {
             b.release();
         });
 
+        it('builds a copy whose tags changed anew, while the JSON of its old tags is still held', async () => {
+            const source = createEmailJsonSource(createMessageBudget(1024 * 1024), '');
+            const a = await source.acquire(record('same'));
+            const b = await source.acquire({ ...record('same'), tags: ['reviewed'] });
+            expect(a.json.view.tags).to.equal([]);
+            expect(b.json.view.tags).to.equal(['reviewed']);
+            a.release();
+            b.release();
+        });
+
         it('fails with BUSY, holding nothing, when the budget cannot hold the JSON', async () => {
             const budget = createMessageBudget(4 * SLICE_CHARS);
             // An SMTP session in DATA holds most of it.
