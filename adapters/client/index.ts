@@ -3,6 +3,7 @@
 
 export { InboxCaptureClient } from './client';
 export { InboxCaptureApiError, WaitTimeoutError, UNEXPECTED_RESPONSE } from './errors';
+export { DEFAULT_MAIL_DOMAIN } from './new-inbox';
 export type {
     ApiErrorCode, Attachment, CurrentKey, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FetchFunction, Header, Inbox,
     DeleteInboxOptions, InboxCaptureClientOptions, InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox, RequestOptions, TagsBody, TimeBound,

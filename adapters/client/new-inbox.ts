@@ -1,5 +1,12 @@
 import type { NewInbox } from './types';
 
+/**
+ * The domain of a new inbox's address when none is configured (INBOX_CAPTURE_MAIL_DOMAIN):
+ * `.test` is reserved (RFC 2606), so a mail that escapes the capture goes nowhere real.
+ * The MCP server's new_inbox and the Playwright fixture both use it.
+ */
+export const DEFAULT_MAIL_DOMAIN = 'inbox-capture.test';
+
 /** Random characters after the prefix: 36^10 ≈ 3.7e15 names, so parallel tests never meet. */
 export const RANDOM_CHARS = 10;
 

@@ -27,7 +27,7 @@ ${extra}
 
 /** What those scripts print against an empty server. */
 export const CLIENT_SCRIPT_OUTPUT = {
-    names: ['InboxCaptureApiError', 'InboxCaptureClient', 'UNEXPECTED_RESPONSE', 'WaitTimeoutError'],
+    names: ['DEFAULT_MAIL_DOMAIN', 'InboxCaptureApiError', 'InboxCaptureClient', 'UNEXPECTED_RESPONSE', 'WaitTimeoutError'],
     page: { emails: [], hasMore: false },
     error: { typed: true, status: 404, code: 'NOT_FOUND' }
 };

@@ -109,7 +109,7 @@ export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
                     // Each tool decides: the reading ones serve any key, the deleting ones refuse read-only keys.
                     ...routeAccess({ access: 'read' }),
                     'hapi-swagger': {
-                        id: 'callMcp',
+                        id: 'sendMcpMessage',
                         security: BEARER_SECURITY,
                         responses: {
                             200: { description: 'A JSON-RPC response, as `application/json` or a `text/event-stream`' },

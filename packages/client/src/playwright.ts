@@ -4,7 +4,7 @@
 // `inboxCapture` option of `test.use()` and the config's `use`, which wins.
 
 import { test as base, expect } from '@playwright/test';
-import { InboxCaptureClient, type Email, type WaitForEmailOptions } from 'inbox-capture-client';
+import { DEFAULT_MAIL_DOMAIN, InboxCaptureClient, type Email, type WaitForEmailOptions } from 'inbox-capture-client';
 
 /** Where the service is and how to reach it: the `inboxCapture` fixture option. Each falls back to its variable. */
 export interface InboxCaptureOptions {
@@ -12,7 +12,7 @@ export interface InboxCaptureOptions {
     url?: string;
     /** An API key; default `INBOX_CAPTURE_API_KEY`. Required one way or the other. */
     apiKey?: string;
-    /** The domain of each test's address; default `INBOX_CAPTURE_MAIL_DOMAIN`, else `example.test`. */
+    /** The domain of each test's address; default `INBOX_CAPTURE_MAIL_DOMAIN`, else `inbox-capture.test`. */
     mailDomain?: string;
     /** What every inbox name starts with (a-z 0-9 . _ -), before its random part; default none. */
     prefix?: string;
@@ -42,8 +42,6 @@ export interface InboxCaptureTestOptions {
 
 /** Where the standalone service listens unless told otherwise (docs/operations.md, "Running the service"). */
 const DEFAULT_URL = 'http://127.0.0.1:3000';
-/** A reserved name (RFC 6761): mail to it can never reach a real mailbox by mistake. */
-const DEFAULT_MAIL_DOMAIN = 'example.test';
 
 /** The settings in force: the option's, else the environment's, else the defaults. */
 function settle(options: InboxCaptureOptions): Required<Omit<InboxCaptureOptions, 'prefix'>> & { prefix?: string } {

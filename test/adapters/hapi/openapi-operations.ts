@@ -28,7 +28,7 @@ const NAMED = {
     'PUT /v1/emails/{messageId}/tags': 'setTags',
     'GET /v1/inboxes': 'listInboxes',
     'GET /v1/keys/current': 'getCurrentKey',
-    'POST /mcp': 'callMcp',
+    'POST /mcp': 'sendMcpMessage',
     'GET /v1/blobs/{key}': 'downloadBlob',
     'GET /health': 'health',
     'GET /version': 'getVersion',

@@ -71,9 +71,9 @@ describe('defaults', () => {
         expect(offenders).to.equal([]);
     });
 
-    it('of an adapter are written once too, in the one module that owns them (the MCP mail domain)', async () => {
-        // The core never needs it: only new_inbox's addresses use it, over HTTP and stdio.
-        const owner = Path.join('adapters', 'mcp', 'mail-domain.ts');
+    it('of an adapter are written once too, in the one module that owns them (the mail domain of new inboxes)', async () => {
+        // The core never needs it: MCP's new_inbox (over HTTP and stdio) and the Playwright fixture take it from the client.
+        const owner = Path.join('adapters', 'client', 'new-inbox.ts');
         const writers: string[] = [];
         for (const { file, code } of await sources()) {
             if (code.includes(`'${DEFAULT_MAIL_DOMAIN}'`) || code.includes(`"${DEFAULT_MAIL_DOMAIN}"`) || code.includes(`\`${DEFAULT_MAIL_DOMAIN}\``)) {

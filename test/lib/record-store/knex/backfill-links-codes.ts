@@ -48,7 +48,7 @@ function oldEmail(i: number): { fields: { subject: string; body: string; htmlBod
     }
 }
 
-/** Writes a row as a version before links and codes did: every column but those two. */
+/** Writes a row as a version before links and codes did: every column but those two (and the raw digest, which came later). */
 async function insertOldRow(knex: Knex, inbox: string, i: number): Promise<string> {
     const { searchText, ...fields } = draft(inbox, i, oldEmail(i).fields);
     const record: EmailRecord = { messageId: '', ...fields };
