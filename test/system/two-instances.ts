@@ -250,7 +250,8 @@ describe('two service instances on one Postgres and one S3 bucket', () => {
             filename: '0-report.pdf',
             contentType: 'application/pdf',
             size: ATTACHMENT.length,
-            url: '/v1/emails/two-instances-1%40example.test/attachments/0-report.pdf'
+            url: '/v1/emails/two-instances-1%40example.test/attachments/0-report.pdf',
+            contentId: ''
         }]);
 
         // One email on B.
