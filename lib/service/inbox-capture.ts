@@ -65,10 +65,8 @@ export interface InboxCapture {
     /** Deletes every email of an inbox (those matching every term of `q`, when given) in batches; returns how many. */
     deleteInbox(inbox: string, q?: SearchTerm[]): Promise<number>;
     /**
-     * Replaces an email's tags (lib/search/tags.ts; INVALID_INPUT when one is not a tag) and
-     * returns the record, or null when it does not exist or (with `scope`) lies in an inbox
-     * outside it. Wakes no long-poll and sends no webhook: tags are the reader's notes, not
-     * new mail (docs/api.md, "Tags").
+     * Replaces an email's tags (INVALID_INPUT for one that is not a tag: lib/search/tags.ts); the record, or null as for
+     * getEmail(). Wakes no long-poll and sends no webhook: tags are notes, not new mail (docs/api.md, "Tags").
      */
     setTags(messageId: string, tags: string[], scope?: InboxScope): Promise<EmailRecord | null>;
     /**
@@ -87,17 +85,13 @@ export interface InboxCapture {
     verifyKey(token: string): Promise<ApiKeyInfo | null>;
     /** Revokes the named key; onKeyRevoked() listeners have heard of it when this settles. */
     revokeKey(name: string): Promise<boolean>;
-    /**
-     * Calls `listener` with the name of every key revoked through this service, so that a
-     * cache of accepted keys drops it at once; returns the unsubscribe function.
-     */
+    /** Calls `listener` with each key revoked through this service (a cache of accepted keys drops it at once); answers the unsubscribe. */
     onKeyRevoked(listener: (name: string) => void): () => void;
     listKeys(): Promise<ApiKeyInfo[]>;
     /**
-     * Removes blobs no record references and older than `graceMs` (default 10 min:
-     * younger ones may belong to an ingest whose record is not committed yet).
-     * Returns how many. `signal` ends it early, between two chunks of keys; `onProgress`
-     * hears how many blobs it has looked at.
+     * Removes blobs no record references and older than `graceMs` (default 10 min: younger ones may belong to an
+     * ingest whose record is not committed yet); returns how many. `signal` ends it early, between two chunks of
+     * keys; `onProgress` hears how many blobs it has looked at.
      */
     sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal; onProgress?: OnProgress }): Promise<number>;
     /**

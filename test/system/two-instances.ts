@@ -132,7 +132,7 @@ interface EmailJson {
     inbox: string;
     subject: string;
     body: string;
-    attachments: { filename: string; contentType: string; size: number; url: string }[];
+    attachments: { filename: string; contentType: string; size: number; url: string; contentId: string }[];
     rawUrl: string;
 }
 
