@@ -23,8 +23,8 @@ export interface Profile {
     parts(seq: number, to: string, tag?: string): [Buffer, Buffer];
 }
 
-// mulberry32: tiny, fast and good enough to make incompressible, repeatable bytes.
-function prng(seed: number): () => number {
+/** mulberry32: tiny, fast and good enough to make incompressible, repeatable bytes (or any repeatable draw). */
+export function prng(seed: number): () => number {
     let a = seed >>> 0;
     return () => {
         a = (a + 0x6D2B79F5) >>> 0;

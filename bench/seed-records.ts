@@ -3,6 +3,9 @@ import { sha256Hex } from '../lib/ingest/ids';
 import { linksAndCodesOf } from '../lib/extract/links-and-codes';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { toInsertRow } from '../lib/record-store/knex/rows';
+import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../lib/record-store/knex/search-index';
+import { htmlTextOrNothing } from '../lib/extract/html-text';
+import { searchTextOf } from '../lib/extract/search-text';
 import type { EmailRecord } from '../lib/types';
 
 /**
@@ -70,6 +73,7 @@ export function seedRecord(i: number, inboxes?: number): EmailRecord {
         sourceId: messageId,
         inbox,
         sender: `user${j % SEED_SHAPE.senders}@sender${j % 7}.example`,
+        senderName: '',
         recipient: `${inbox}@bench.test`,
         subject,
         body,
@@ -79,21 +83,32 @@ export function seedRecord(i: number, inboxes?: number): EmailRecord {
         rawSize: 1500,
         rawSha256: 'a'.repeat(64),
         attachments: hasAttachment ? [{ filename: '0-report.pdf', contentType: 'application/pdf', size: 52_000, blobKey: `${prefix}/att/0` }] : [],
-        ...linksAndCodesOf({ subject, body, htmlBody })
+        ...linksAndCodesOf({ subject, body, htmlBody }),
+        tags: []
     };
 }
 
-/** The row saveEmails() would write for a record. */
-function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
-    return { seq, ...toInsertRow({ record: r, sourceHash: sha256Hex(r.sourceId), messageHash: sha256Hex(r.messageId) }) };
+/** The row saveEmails() would write for a record (its searched text as ingest folds it). */
+export function emailRow(seq: number, r: EmailRecord): Record<string, unknown> {
+    const searchText = searchTextOf(r.body, htmlTextOrNothing(r.htmlBody));
+    return { seq, ...toInsertRow({ record: r, searchText, sourceHash: sha256Hex(r.sourceId), messageHash: sha256Hex(r.messageId) }) };
+}
+
+/** Rows of another shape than seedRecord()'s (bench/search.ts: long bodies). */
+export interface SeedShape {
+    /** Row i's record (seq i + 1). */
+    recordOf(i: number): EmailRecord;
+    /** Rows per INSERT statement (long rows: fewer, to keep a statement a few MB). */
+    rowsPerInsert?: number;
 }
 
 /**
  * Writes rows 0..count-1 (seq = i + 1) into a migrated, empty store's database (the
- * inboxes summary follows through its triggers). `progress` hears how many rows are in;
- * `inboxes` spreads the rows as seedRecord() says.
+ * inboxes summary follows through its triggers, SQLite's search index through the
+ * statement the save path runs). `progress` hears how many rows are in; `inboxes`
+ * spreads the rows as seedRecord() says; `shape` gives rows of its own.
  */
-export async function seedRecords(store: RecordStore, knex: Knex, count: number, progress?: (rows: number) => void, inboxes?: number): Promise<void> {
+export async function seedRecords(store: RecordStore, knex: Knex, count: number, progress?: (rows: number) => void, inboxes?: number, shape?: SeedShape): Promise<void> {
     await store.migrate();
     const existing = await knex('emails').count({ n: '*' }).first() as { n: number | string };
     if (Number(existing.n) !== 0) {
@@ -101,14 +116,15 @@ export async function seedRecords(store: RecordStore, knex: Knex, count: number,
     }
 
     const pg = knex.client.config.client === 'pg';
+    const indexed = !pg && await hasSqliteSearchIndex(knex);
     for (let start = 0; start < count;) {
         await knex.transaction(async (trx) => {
             for (let s = 0; s < INSERTS_PER_TRANSACTION && start < count; s++) {
-                const end = Math.min(count, start + (pg ? ROWS_PER_INSERT.pg : ROWS_PER_INSERT.sqlite));
+                const end = Math.min(count, start + (shape?.rowsPerInsert ?? (pg ? ROWS_PER_INSERT.pg : ROWS_PER_INSERT.sqlite)));
                 const emails: Record<string, unknown>[] = [];
                 const blobs: Record<string, unknown>[] = [];
                 for (let i = start; i < end; i++) {
-                    const record = seedRecord(i, inboxes);
+                    const record = shape ? shape.recordOf(i) : seedRecord(i, inboxes);
                     emails.push(emailRow(i + 1, record));
                     for (const key of [record.rawKey, ...record.attachments.map((a) => a.blobKey)]) {
                         blobs.push({ email_seq: i + 1, blob_key: key });
@@ -117,6 +133,11 @@ export async function seedRecords(store: RecordStore, knex: Knex, count: number,
 
                 await trx('emails').insert(emails);
                 await trx('email_blobs').insert(blobs);
+                if (indexed) {
+                    // What the save path adds to SQLite's search index for the rows it writes.
+                    await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM emails WHERE seq > ? AND seq <= ?`, [start, end]);
+                }
+
                 start = end;
             }
         });

@@ -22,6 +22,11 @@ export { extractCodes } from './extract/codes';
 export type { InboxPage, InboxPosition, InboxQuery, InboxSummary } from './types';
 export { encodeInboxCursor, decodeInboxCursor } from './cursor/inbox-cursor';
 
+// Search and tags (docs/api.md, "Search"): a `q` parsed into the terms ListQuery takes.
+export { parseSearchQuery } from './search/parse-query';
+export type { HasWhat, SearchTerm, TextField } from './search/search-query';
+export { isValidTag } from './search/tags';
+
 // Errors.
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';
 

@@ -1,3 +1,5 @@
+import type { SearchTerm } from './search/search-query';
+
 /** Attachment metadata as stored: the blob key never leaves the process. */
 export interface StoredAttachment {
     /** `<index>-<safe name>`, unique within its email. */
@@ -7,6 +9,8 @@ export interface StoredAttachment {
     size: number;
     /** Blob-store key, generated from our ids only. */
     blobKey: string;
+    /** The part's Content-ID without angle brackets (an inline image's `cid:`); absent when it has none. */
+    contentId?: string;
 }
 
 /** A link of an email (docs/api.md, "Links and codes"): an anchor of the HTML body or a bare URL of the text body. */
@@ -25,6 +29,8 @@ export interface EmailRecord {
     sourceId: string;
     inbox: string;
     sender: string;
+    /** The display name of the first `From` mailbox, decoded; `''` when it gives none. */
+    senderName: string;
     recipient: string;
     subject: string;
     body: string;
@@ -44,6 +50,8 @@ export interface EmailRecord {
     links: Link[];
     /** Candidate one-time codes of the subject, then the body, at most 10 (codes.ts). */
     codes: string[];
+    /** At most 20 lowercase tags (lib/search/tags.ts): from `X-Tags` at ingest, replaced by setTags(). */
+    tags: string[];
 }
 
 /**
@@ -51,7 +59,13 @@ export interface EmailRecord {
  * from ingest, which works them out once (docs/design.md, "The email object"); a store
  * keeps them as given and never works them out itself.
  */
-export type EmailDraft = Omit<EmailRecord, 'messageId'>;
+export type EmailDraft = Omit<EmailRecord, 'messageId'> & {
+    /**
+     * What `body:` searches: the text body and the HTML's text, folded (searchTextOf(),
+     * extract/search-text.ts), worked out once at ingest. Stored beside the record, never part of it.
+     */
+    searchText: string;
+};
 
 /** Position after which a page starts (keyset pagination). */
 export interface CursorPosition {
@@ -73,6 +87,8 @@ export interface ListQuery {
     /** Exclusive upper bound, Unix ms. */
     receivedBefore?: number;
     hasAttachments?: boolean;
+    /** The terms of a search (`q`, lib/search/parse-query.ts), all of which must match. */
+    q?: SearchTerm[];
     /**
      * Byte budget of the page: emails are taken while the UTF-8 bytes of their stored text
      * (bodies, subject, attachment and link lists) add up to at most this; the first is always

@@ -19,10 +19,10 @@ const { inboxCapturePlugin } = require('../dist/adapters/hapi');
 
 const DOCS = Path.join(__dirname, '..', 'docs');
 
-function mail({ to, from, subject, text, html }) {
+function mail({ to, from, subject, text, html, tags }) {
     const boundary = 'b-screenshot';
     return [
-        `From: ${from}`, `To: ${to}`, `Subject: ${subject}`, 'MIME-Version: 1.0',
+        `From: ${from}`, `To: ${to}`, `Subject: ${subject}`, 'MIME-Version: 1.0', ...(tags ? [`X-Tags: ${tags}`] : []),
         `Content-Type: multipart/alternative; boundary="${boundary}"`, '',
         `--${boundary}`, 'Content-Type: text/plain; charset=utf-8', '', text,
         `--${boundary}`, 'Content-Type: text/html; charset=utf-8', '', html,
@@ -31,9 +31,9 @@ function mail({ to, from, subject, text, html }) {
 }
 
 const SAMPLES = [
-    ['orders', 'shop@example.test', 'Your order #1042 has shipped', 'Track it at https://shop.example.test/track/1042', '<h2 style="color:#0b57d0;font-family:sans-serif">On its way!</h2><p style="font-family:sans-serif">Order #1042 left our warehouse today.</p><p><a href="https://shop.example.test/track/1042" style="background:#0b57d0;color:#fff;padding:8px 14px;border-radius:6px;text-decoration:none;font-family:sans-serif">Track my parcel</a></p>'],
-    ['signup-7f3a', 'no-reply@app.example.test', 'Welcome! Please confirm your address', 'Confirm: https://app.example.test/confirm?t=abc', '<p style="font-family:sans-serif">Welcome aboard.</p><p><a href="https://app.example.test/confirm?t=abc">Confirm my account</a></p>'],
-    ['signup-7f3a', 'security@app.example.test', 'Your sign-in code is 482913', 'Your code: 482913. It expires in 10 minutes.', '<p style="font-family:sans-serif">Your code:</p><p style="font:700 28px monospace;letter-spacing:4px">482913</p><p style="font-family:sans-serif;color:#666">It expires in 10 minutes. <img src="https://tracker.example.test/open.gif" alt=""></p>'],
+    ['orders', 'Example Shop <shop@example.test>', 'Your order #1042 has shipped', 'Track it at https://shop.example.test/track/1042', '<h2 style="color:#0b57d0;font-family:sans-serif">On its way!</h2><p style="font-family:sans-serif">Order #1042 left our warehouse today.</p><p><a href="https://shop.example.test/track/1042" style="background:#0b57d0;color:#fff;padding:8px 14px;border-radius:6px;text-decoration:none;font-family:sans-serif">Track my parcel</a></p>'],
+    ['signup-7f3a', 'Example App <no-reply@app.example.test>', 'Welcome! Please confirm your address', 'Confirm: https://app.example.test/confirm?t=abc', '<p style="font-family:sans-serif">Welcome aboard.</p><p><a href="https://app.example.test/confirm?t=abc">Confirm my account</a></p>'],
+    ['signup-7f3a', 'Example Security <security@app.example.test>', 'Your sign-in code is 482913', 'Your code: 482913. It expires in 10 minutes.', '<p style="font-family:sans-serif">Your code:</p><p style="font:700 28px monospace;letter-spacing:4px">482913</p><p style="font-family:sans-serif;color:#666">It expires in 10 minutes. <img src="https://tracker.example.test/open.gif" alt=""></p>'],
     ['signup-19c0', 'no-reply@app.example.test', 'Reset your password', 'Reset: https://app.example.test/reset?t=xyz', '<p style="font-family:sans-serif"><a href="https://app.example.test/reset?t=xyz">Choose a new password</a></p>']
 ];
 
@@ -48,7 +48,8 @@ async function main() {
         const key = await api.capture.createKey('screenshots');
         const stored = [];
         for (const [inbox, from, subject, text, html] of SAMPLES) {
-            stored.push(...await api.ingestForApi(mail({ to: `${inbox}@example.test`, from, subject, text, html }), { recipients: [`${inbox}@example.test`] }));
+            const tags = /code/.test(subject) ? 'sign-in, otp' : /Welcome/.test(subject) ? 'welcome' : undefined;
+            stored.push(...await api.ingestForApi(mail({ to: `${inbox}@example.test`, from, subject, text, html, tags }), { recipients: [`${inbox}@example.test`] }));
         }
 
         const shown = stored[2];

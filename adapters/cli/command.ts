@@ -95,7 +95,7 @@ export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCaptur
     try {
         // Every command migrates first: `keys create` on a fresh data dir must just work.
         // After an upgrade that fills stored emails, that can take minutes: shown on a terminal.
-        const filling = progressLine(io.stderr, 'migrate: filled links and codes of', 'emails');
+        const filling = progressLine(io.stderr, 'migrate: filled links, codes and searched texts:', 'row updates');
         await capture.recordStore.migrate({ onProgress: filling.onProgress });
         filling.finish();
         if (!existed) {

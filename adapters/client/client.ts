@@ -1,11 +1,11 @@
-import { fetchDownload } from './download';
+import { fetchDownload, resolveDownloadLink } from './download';
 import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
-    CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule, FaultRuleInput,
-    FetchFunction, Header, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, RequestOptions,
-    WaitForEmailOptions
+    CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
+    FaultRuleInput, FetchFunction, Header, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released,
+    RequestOptions, TagsBody, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
@@ -21,10 +21,10 @@ function listParams(query: ListEmailsQuery): Record<string, QueryValue> {
         timeout: query.timeout,
         sender: query.sender,
         subject: query.subject,
-        q: query.q,
         receivedAfter: query.receivedAfter === undefined ? undefined : timeParam(query.receivedAfter),
         receivedBefore: query.receivedBefore === undefined ? undefined : timeParam(query.receivedBefore),
-        hasAttachments: query.hasAttachments
+        hasAttachments: query.hasAttachments,
+        q: query.q
     };
 }
 
@@ -88,10 +88,16 @@ export class InboxCaptureClient {
         await this.#json<DeletedEmail>('DELETE', `/v1/emails/${segment(messageId)}`, options);
     }
 
-    /** Deletes every email of an inbox; resolves to how many were deleted. */
-    async deleteInbox(inbox: string, options: RequestOptions = {}): Promise<number> {
-        const body = await this.#json<DeletedInbox>('DELETE', `/v1/emails${queryString({ inbox })}`, options);
+    /** Deletes every email of an inbox (with `q`, those that match it); resolves to how many were deleted. */
+    async deleteInbox(inbox: string, options: DeleteInboxOptions = {}): Promise<number> {
+        const body = await this.#json<DeletedInbox>('DELETE', `/v1/emails${queryString({ inbox, q: options.q })}`, options);
         return body.deleted;
+    }
+
+    /** Replaces the tags of an email (lowercased, each once, at most 20) and resolves to the email with them. */
+    setTags(messageId: string, tags: string[], options: RequestOptions = {}): Promise<Email> {
+        const body: TagsBody = { tags };
+        return this.#json('PUT', `/v1/emails/${segment(messageId)}/tags`, options, body);
     }
 
     /** One page of the inboxes that hold mail, most recently received first. */
@@ -142,6 +148,15 @@ export class InboxCaptureClient {
         return (await this.#json<Released>('POST', `/v1/emails/${segment(messageId)}/release`, options, to === undefined ? {} : { to })).to;
     }
 
+    /**
+     * The time-limited URL of one attachment (what its download route redirects to), which
+     * needs no key: for an `<img>` of an inline (`cid:`) image, say. Expires after the
+     * server's download TTL (15 minutes by default).
+     */
+    attachmentLink(messageId: string, filename: string, options: RequestOptions = {}): Promise<string> {
+        return resolveDownloadLink(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
+    }
+
     /** The newest matching email, waiting for it over chained server long-polls (see WaitForEmailOptions). */
     waitForEmail(options: WaitForEmailOptions): Promise<Email> {
         return waitForEmail((query, request) => this.listEmails(query, request), options, this.#longPollSeconds);
@@ -152,10 +167,10 @@ export class InboxCaptureClient {
         return newInbox(options);
     }
 
-    async #json<T>(method: string, path: string, options: RequestOptions, body?: object): Promise<T> {
-        const init: RequestInit = body === undefined ?
-            { method, headers: this.#headers, signal: options.signal } :
-            { method, headers: { ...this.#headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: options.signal };
+    async #json<T>(method: string, path: string, options: RequestOptions, body?: unknown): Promise<T> {
+        const init: RequestInit = body === undefined
+            ? { method, headers: this.#headers, signal: options.signal }
+            : { method, headers: { ...this.#headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: options.signal };
         const response = await this.#fetch(`${this.baseUrl}${path}`, init);
         if (!response.ok) {
             throw await apiErrorFrom(response);

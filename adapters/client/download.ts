@@ -34,3 +34,38 @@ export async function fetchDownload(fetchFn: FetchFunction, url: string, headers
 
     return new Uint8Array(await target.arrayBuffer());
 }
+
+/**
+ * The time-limited link a download route redirects to, fetching no more of it than its
+ * headers: Node reads the 302's Location; a browser, which hides it, follows the redirect
+ * (without the key when it leaves the origin) and reads where it ended.
+ */
+export async function resolveDownloadLink(fetchFn: FetchFunction, url: string, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<string> {
+    const first = await fetchFn(url, { headers, redirect: 'manual', signal });
+    if (first.type === 'opaqueredirect') {
+        const followed = await fetchFn(url, { headers, redirect: 'follow', signal });
+        if (!followed.ok) {
+            throw await apiErrorFrom(followed);
+        }
+
+        await followed.body?.cancel();
+        return followed.url;
+    }
+
+    if (first.status >= 300 && first.status < 400) {
+        const location = first.headers.get('location');
+        await first.body?.cancel();
+        if (!location) {
+            throw new InboxCaptureApiError(first.status, UNEXPECTED_RESPONSE);
+        }
+
+        return new URL(location, url).href;
+    }
+
+    if (!first.ok) {
+        throw await apiErrorFrom(first);
+    }
+
+    await first.body?.cancel();
+    throw new InboxCaptureApiError(first.status, UNEXPECTED_RESPONSE);
+}

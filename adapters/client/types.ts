@@ -11,6 +11,8 @@ export interface Attachment {
     size: number;
     /** Relative URL of the download (a 302 to a time-limited link). */
     url: string;
+    /** The part's Content-ID without angle brackets (what `cid:` URLs in the HTML name); `''` when none. */
+    contentId: string;
 }
 
 /** A link found in the email: from the HTML anchors, then bare URLs of the text body. */
@@ -25,6 +27,8 @@ export interface Email {
     messageId: string;
     inbox: string;
     sender: string;
+    /** The display name of the first From mailbox; `''` when the message gives none. */
+    senderName: string;
     recipient: string;
     subject: string;
     body: string;
@@ -38,6 +42,8 @@ export interface Email {
     links: Link[];
     /** Candidate one-time codes (4 to 8 digits), at most 10, in order of appearance. */
     codes: string[];
+    /** At most 20 lowercase tags: from `X-Tags` at ingest, replaced by `setTags()`. */
+    tags: string[];
 }
 
 /** One page of `GET /v1/emails`: `nextCursor` is present exactly when `hasMore` is true. */
@@ -182,13 +188,17 @@ export interface EmailFilter {
     sender?: string;
     /** Case-insensitive substring of the subject. */
     subject?: string;
-    /** A query in the search language (docs/api.md, "Search"), sent as `q`. */
-    q?: string;
     /** Inclusive lower bound on `receivedAt`. */
     receivedAfter?: TimeBound;
     /** Exclusive upper bound on `receivedAt`. */
     receivedBefore?: TimeBound;
     hasAttachments?: boolean;
+    /**
+     * A search in the server's language (at most 1,024 characters, 20 terms): `from:shop
+     * "order 4242" -tag:done has:attachment after:2024-05-01`; a term without a field is a
+     * substring of the subject, the body or the sender. A malformed one is a VALIDATION_ERROR.
+     */
+    q?: string;
 }
 
 /** The query of `listEmails()`: one page, optionally a server long-poll. */
@@ -223,7 +233,7 @@ export interface WaitForEmailOptions {
     inbox: string;
     sender?: string;
     subject?: string;
-    /** A query in the search language (docs/api.md, "Search"), sent as `q`. */
+    /** A search (see EmailFilter.q): waits for an email that matches it, say `body:"order 4242"`. */
     q?: string;
     hasAttachments?: boolean;
     /** Inclusive lower bound on `receivedAt` (the server's clock). */
@@ -247,6 +257,17 @@ export interface CurrentKey {
 export interface RequestOptions {
     /** Cancels the request. */
     signal?: AbortSignal;
+}
+
+/** The body of `PUT /v1/emails/{messageId}/tags`, as `setTags()` sends it. */
+export interface TagsBody {
+    tags: string[];
+}
+
+/** Options of `deleteInbox()`. */
+export interface DeleteInboxOptions extends RequestOptions {
+    /** Deletes only the emails that match this search (see EmailFilter.q). */
+    q?: string;
 }
 
 /** The fetch the client calls: the global one unless the options give another. */

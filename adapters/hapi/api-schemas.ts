@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { MAX_TAG_CHARS, MAX_TAGS, normaliseTags, TAG_PATTERN } from '../../lib/search/tags';
 import type { ApiErrorCode } from './error-mapping';
 
 // Joi descriptions of what the routes answer: the one declaration of the API's shapes.
@@ -13,7 +14,9 @@ export const attachmentSchema = Joi.object({
     contentType: Joi.string().required().example('application/pdf'),
     size: Joi.number().integer().min(0).required().description('Decoded size in bytes.'),
     url: Joi.string().required().description('Relative download URL (a 302 to a pre-signed link).')
-        .example('/v1/emails/abc%40example.com/attachments/0-report.pdf')
+        .example('/v1/emails/abc%40example.com/attachments/0-report.pdf'),
+    contentId: Joi.string().allow('').required().description('The part\'s Content-ID without angle brackets, what `cid:` URLs in the HTML name; `""` when it has none.')
+        .example('logo@example.com')
 }).label('Attachment');
 
 /** A link of an email (docs/api.md, "Links and codes"). */
@@ -29,6 +32,8 @@ export const emailSchema = Joi.object({
     messageId: Joi.string().required().description('Message-ID without angle brackets (or derived from it and the inbox).').example('abc@example.com'),
     inbox: Joi.string().required().example('signup-test'),
     sender: Joi.string().allow('').required().example('noreply@example.com'),
+    senderName: Joi.string().allow('').required().description('The display name of the first `From` mailbox, decoded; `""` when the message gives none (or was stored before this field).')
+        .example('Example Shop'),
     recipient: Joi.string().required().example('signup-test@example.com'),
     subject: Joi.string().allow('').required(),
     body: Joi.string().allow('').required().description('Plain-text body (derived from the HTML when there is none).'),
@@ -41,8 +46,19 @@ export const emailSchema = Joi.object({
         .description('Links of the HTML body, then bare URLs of the text body; deduplicated by href, at most 100 (docs/api.md).'),
     codes: Joi.array().items(Joi.string().pattern(/^[0-9]{4,8}$/)).max(10).required()
         .description('Candidate one-time codes (4 to 8 digits standing alone) of the subject, then the body; at most 10 (docs/api.md).')
-        .example(['482913'])
+        .example(['482913']),
+    tags: Joi.array().items(Joi.string().pattern(TAG_PATTERN).max(MAX_TAG_CHARS)).max(MAX_TAGS).required()
+        .description('At most 20 lowercase tags (a-z 0-9 . _ -, at most 32 characters): from the `X-Tags` header fields at ingest, replaced by PUT .../tags (docs/api.md).')
+        .example(['welcome'])
 }).label('Email');
+
+/** PUT /v1/emails/{messageId}/tags body. */
+export const tagsBodySchema = Joi.object({
+    tags: Joi.array().items(Joi.string().min(1).max(MAX_TAG_CHARS).pattern(/^[a-zA-Z0-9._-]+$/)).required()
+        .custom((value: string[], helpers) => normaliseTags(value) ?? helpers.error('any.invalid'))
+        .description('The new tags: each a-z 0-9 . _ - (uppercase is lowercased), at most 32 characters, at most 20 distinct; `[]` removes them all.')
+        .example(['welcome', 'beta'])
+}).label('TagsBody');
 
 /** The list page envelope (docs/design.md). */
 export const emailPageSchema = Joi.object({

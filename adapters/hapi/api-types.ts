@@ -12,6 +12,8 @@ import type { EmailRecord, InboxPage, InboxSummary, Link, StoredAttachment } fro
 export interface AttachmentView extends Omit<StoredAttachment, 'blobKey'> {
     /** Relative URL of the download, the plugin's route prefix included. */
     url: string;
+    /** The part's Content-ID without angle brackets (`cid:` in the HTML); `''` when none. */
+    contentId: string;
 }
 
 /** A link of an email as the API shows it: as stored. */
@@ -47,6 +49,11 @@ export interface InboxPageView extends InboxPage, PageEnvelope {}
 /** GET /v1/emails/{messageId}/headers answer: the header fields as parsed. */
 export interface HeadersView {
     headers: HeaderField[];
+}
+
+/** PUT /v1/emails/{messageId}/tags body, once validated (lowercased, each once). */
+export interface TagsBodyView {
+    tags: string[];
 }
 
 /** DELETE /v1/emails/{messageId} answer. */

@@ -42,7 +42,8 @@ interface Entry {
  * The emails' JSON for one plugin registration: an email whose answer is being built or
  * sent is serialised once whoever else asks meanwhile, and its bytes are reserved from
  * `budget` until no answer holds it. Keyed by the stored copy (its id and raw blob, new
- * for every ingest), so a replaced copy is never answered from the JSON of the one before.
+ * for every ingest) and its tags, so a replaced or retagged copy is never answered from the
+ * JSON of the one before.
  */
 export function createEmailJsonSource(budget: MessageBudget, prefix: string): EmailJsonSource {
     const entries = new Map<string, Entry>();
@@ -62,7 +63,8 @@ export function createEmailJsonSource(budget: MessageBudget, prefix: string): Em
 
     return {
         async acquire(record) {
-            const key = `${record.messageId}\n${record.rawKey}\n${record.receivedAt}`;
+            // Tags are the one part of a stored copy that changes (PUT .../tags): an answer after the change has the new ones.
+            const key = `${record.messageId}\n${record.rawKey}\n${record.receivedAt}\n${record.tags.join(',')}`;
             let entry = entries.get(key);
             if (!entry) {
                 const reservation = budget.reserve(0);

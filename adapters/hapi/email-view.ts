@@ -21,6 +21,7 @@ export function toEmailView(record: EmailRecord, pathPrefix = ''): EmailView {
         messageId: record.messageId,
         inbox: record.inbox,
         sender: record.sender,
+        senderName: record.senderName,
         recipient: record.recipient,
         subject: record.subject,
         body: record.body,
@@ -29,12 +30,14 @@ export function toEmailView(record: EmailRecord, pathPrefix = ''): EmailView {
             filename: a.filename,
             contentType: a.contentType,
             size: a.size,
-            url: attachmentUrl(record.messageId, a.filename, pathPrefix)
+            url: attachmentUrl(record.messageId, a.filename, pathPrefix),
+            contentId: a.contentId ?? ''
         })),
         receivedAt: record.receivedAt,
         rawUrl: rawUrl(record.messageId, pathPrefix),
         links: record.links.map((l) => ({ href: l.href, text: l.text })),
-        codes: [...record.codes]
+        codes: [...record.codes],
+        tags: [...record.tags]
     };
 }
 

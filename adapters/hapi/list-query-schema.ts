@@ -3,6 +3,9 @@ import Joi from 'joi';
 import { decodeCursor } from '../../lib/cursor/email-cursor';
 import { MAX_MESSAGE_ID_BYTES } from '../../lib/ingest/ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/ingest/recipients';
+import { parseInstant } from '../../lib/util/instant';
+import { parseSearchQuery } from '../../lib/search/parse-query';
+import { MAX_QUERY_CHARS, type SearchTerm } from '../../lib/search/search-query';
 import type { CursorPosition, ListQuery } from '../../lib/types';
 import { apiError } from './error-mapping';
 
@@ -23,61 +26,11 @@ export const MAX_FILTER_LENGTH = 256;
 export const MAX_CURSOR_LENGTH = 17 + MAX_MESSAGE_ID_BYTES;
 /** Longest `receivedAfter`/`receivedBefore`, characters: an ISO date-time with nanoseconds and offset is 35. */
 export const MAX_TIME_LENGTH = 40;
-/** Latest instant a JavaScript Date holds, Unix ms: a larger number is no timestamp. */
-export const MAX_TIME_MS = 8.64e15;
-
-// ISO 8601 extended format: a date, or a date-time to minutes, seconds or fractions,
-// with an optional `Z` or `±hh:mm`/`±hhmm` offset (none means UTC, like a bare date).
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
-
 /**
  * Unix ms of a `receivedAfter`/`receivedBefore` value (docs/design.md: a number is Unix
  * milliseconds, an ISO 8601 date or date-time is accepted), or null for anything else.
  */
-export function parseTimeFilter(value: string): number | null {
-    if (/^\d{1,16}$/.test(value)) {
-        const ms = Number(value);
-        return ms <= MAX_TIME_MS ? ms : null;
-    }
-
-    const match = ISO_DATE_TIME.exec(value);
-    if (!match) {
-        return null;
-    }
-
-    const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone = 'Z'] = match;
-    const year = Number(y);
-    const month = Number(mo);
-    const day = Number(d);
-    if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ||
-        Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) {
-        return null;
-    }
-
-    let offsetMinutes = 0;
-    if (zone.toUpperCase() !== 'Z') {
-        const sign = zone[0] === '-' ? -1 : 1;
-        const digits = zone.slice(1).replace(':', '');
-        const offsetHours = Number(digits.slice(0, 2));
-        const offsetMins = Number(digits.slice(2));
-        if (offsetHours > 23 || offsetMins > 59) {
-            return null;
-        }
-
-        offsetMinutes = sign * (offsetHours * 60 + offsetMins);
-    }
-
-    const date = new Date(0);
-    date.setUTCFullYear(year, month - 1, day);
-    date.setUTCHours(Number(h), Number(mi), Number(s), Number(fraction.padEnd(3, '0').slice(0, 3)));
-    return date.getTime() - offsetMinutes * 60_000;
-}
-
-function daysInMonth(year: number, month: number): number {
-    const date = new Date(0);
-    date.setUTCFullYear(year, month, 0);
-    return date.getUTCDate();
-}
+export const parseTimeFilter = parseInstant;
 
 const timeFilter = (description: string) => Joi.string()
     .max(MAX_TIME_LENGTH)
@@ -95,6 +48,21 @@ export const inboxSchema = Joi.string()
     .required()
     .description('Inbox name: the local part of the recipient address, lowercase; characters a-z 0-9 . _ -, at most 64.')
     .example('signup-test');
+
+/** `q`: the search language (docs/api.md, "Search"), parsed into its terms; a malformed one is VALIDATION_ERROR. */
+export const searchSchema = Joi.string().allow('')
+    // A first bound before parsing: the parser's own is 1,024 characters (code points, so up to 2,048 UTF-16 units).
+    .max(2 * MAX_QUERY_CHARS)
+    .custom((value: string, helpers) => {
+        try {
+            return parseSearchQuery(value);
+        }
+        catch {
+            return helpers.error('any.invalid');
+        }
+    })
+    .description('A search (docs/api.md, "Search"): terms separated by spaces, all of which must match; `"..."` quotes, `-` negates; `from:` `to:` `subject:` `body:` `filename:` (substrings, case-insensitive), `tag:`, `has:attachment|link|code`, `before:` `after:` (Unix ms or ISO 8601), `larger:` `smaller:` (bytes, K, M); a term without a field is a substring of the subject, the body or the sender. At most 1,024 characters and 20 terms.')
+    .example('from:shop "order 4242" -tag:done');
 
 /** Query of GET /v1/emails (docs/design.md). Converts to typed values. */
 export const listQuerySchema = Joi.object({
@@ -116,11 +84,12 @@ export const listQuerySchema = Joi.object({
     receivedAfter: timeFilter('Only emails received at or after this instant: Unix milliseconds or an ISO 8601 date or date-time (UTC when no offset is given).'),
     receivedBefore: timeFilter('Only emails received before this instant (exclusive): Unix milliseconds or an ISO 8601 date or date-time.'),
     hasAttachments: Joi.boolean().sensitive()
-        .description('`true`: only emails with attachments; `false`: only emails without.')
+        .description('`true`: only emails with attachments; `false`: only emails without.'),
+    q: searchSchema
 }).label('ListEmailsQuery');
 
-/** Query of DELETE /v1/emails: the inbox only. */
-export const deleteInboxQuerySchema = Joi.object({ inbox: inboxSchema }).label('DeleteInboxQuery');
+/** Query of DELETE /v1/emails: the inbox, and a search narrowing what goes. */
+export const deleteInboxQuerySchema = Joi.object({ inbox: inboxSchema, q: searchSchema }).label('DeleteInboxQuery');
 
 /** `request.query` of GET /v1/emails after validation. */
 export interface ListQueryValues {
@@ -134,6 +103,7 @@ export interface ListQueryValues {
     receivedAfter?: number;
     receivedBefore?: number;
     hasAttachments?: boolean;
+    q?: SearchTerm[];
 }
 
 /** The record-store query of a validated request (an empty filter matches everything). */
@@ -161,6 +131,11 @@ export function toListQuery(values: ListQueryValues): ListQuery {
 
     if (values.hasAttachments !== undefined) {
         query.hasAttachments = values.hasAttachments;
+    }
+
+    // No terms is no search (and the same long-poll as without one).
+    if (values.q && values.q.length > 0) {
+        query.q = values.q;
     }
 
     return query;

@@ -62,7 +62,7 @@ export function toSummary(email: MailEmail): EmailSummary {
         receivedAt: email.receivedAt,
         codes: email.codes,
         links: email.links,
-        tags: email.tags ?? [],
+        tags: email.tags,
         attachmentCount: email.attachments.length
     };
 }
@@ -79,7 +79,7 @@ export function toDetail(email: MailEmail, headers: MailHeader[]): EmailDetail {
         ...readableText(email),
         links: email.links,
         codes: email.codes,
-        tags: email.tags ?? [],
+        tags: email.tags,
         attachments: email.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, size: a.size })),
         headers
     };

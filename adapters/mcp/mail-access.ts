@@ -5,13 +5,9 @@
 
 import type { Attachment, Email, Header, Inbox } from '../client/types';
 
-/**
- * An email as the tools read it: the API's email object (as the client declares it), as far
- * as they need it; `tags` is optional until every service tags emails (docs/api.md, "Search").
- */
-export type MailEmail = Omit<Email, 'attachments' | 'rawUrl' | 'tags'> & {
+/** An email as the tools read it: the API's email object (as the client declares it), as far as they need it. */
+export type MailEmail = Omit<Email, 'attachments' | 'rawUrl'> & {
     attachments: Array<Pick<Attachment, 'filename' | 'contentType' | 'size'>>;
-    tags?: string[];
 };
 
 /** One header field of the top-level message. */

@@ -8,7 +8,7 @@ import { confirmDelete, toast } from './dialogs';
 import { byId, el, replaceChildren } from './dom';
 import { copyText, safeFilename, saveBytes } from './downloads';
 import { formatSize, formatTime } from './format';
-import { mailFrame } from './mail-frame';
+import { mailFrame, withInlineImages } from './mail-frame';
 import { routeHash, TABS, type Route, type Tab } from './route';
 
 const TAB_LABELS: Record<Tab, string> = { html: 'HTML', text: 'Text', headers: 'Headers', links: 'Links & codes', attachments: 'Attachments' };
@@ -69,12 +69,29 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
     // The id last asked for, so a slow answer for an earlier one is dropped.
     let shown: string | undefined;
 
-    const htmlPanel = (e: Email): Node => {
+    // Each attachment the HTML names by `cid:`, as its signed link (a failure leaves that image out).
+    const inlineImages = async (e: Email): Promise<Map<string, string>> => {
+        const html = e.htmlBody.toLowerCase();
+        const named = e.attachments.filter((a) => a.contentId && (html.includes(`cid:${a.contentId.toLowerCase()}`) || html.includes(`cid:${encodeURIComponent(a.contentId).toLowerCase()}`)));
+        const links = new Map<string, string>();
+        await Promise.all(named.map(async (a) => {
+            try {
+                links.set(a.contentId, await withApi((api) => api.attachmentLink(e.messageId, a.filename)));
+            }
+            catch {
+                // Shown without it, as a broken image: the rest of the mail still reads.
+            }
+        }));
+        return links;
+    };
+
+    const htmlPanel = async (e: Email): Promise<Node> => {
         if (!e.htmlBody) {
             return el('p', {}, 'This email has no HTML part.');
         }
 
-        const view = mailFrame(e.htmlBody);
+        const { html, urls, origins } = withInlineImages(e.htmlBody, await inlineImages(e));
+        const view = mailFrame(html, { urls, origins });
         const notice = el('p', { class: 'notice' }, 'Remote images and styles are blocked. ');
         const load = el('button', { type: 'button', id: 'load-remote' }, 'Load remote content');
         load.addEventListener('click', () => {
@@ -109,7 +126,10 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
         const panel = el('div', { role: 'tabpanel', id: `panel-${which}`, 'aria-labelledby': `tab-${which}`, tabindex: '0', class: 'panel' });
         replaceChildren(panels, panel);
         if (which === 'html') {
-            panel.appendChild(htmlPanel(e));
+            const html = await htmlPanel(e);
+            if (email === e && tab === 'html') {
+                panel.appendChild(html);
+            }
         }
         else if (which === 'text') {
             panel.appendChild(textPanel(e));
@@ -228,7 +248,8 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
             const e = email;
             tab = route.tab ?? (e.htmlBody ? 'html' : 'text');
             subject.textContent = e.subject || '(no subject)';
-            byId('email-from').textContent = e.sender;
+            byId('email-from').textContent = e.senderName ? `${e.senderName} <${e.sender}>` : e.sender;
+            replaceChildren(byId('email-tags'), ...(e.tags.length > 0 ? e.tags.map((tag) => el('span', { class: 'tag' }, tag)) : ['none']));
             byId('email-to').textContent = e.recipient;
             byId('email-time').textContent = formatTime(e.receivedAt);
             body.hidden = false;

@@ -1,6 +1,6 @@
-// The second pane: one inbox's emails, newest first, searched by sender and subject,
-// paged by cursor as the person scrolls (never all at once), and live: a server
-// long-poll (wait=true) brings new mail in without a reload.
+// The second pane: one inbox's emails, newest first, searched in the API's language
+// (`q`), paged by cursor as the person scrolls (never all at once), and live: a server
+// long-poll (wait=true) with the same search brings matching mail in without a reload.
 
 import { InboxCaptureApiError, type Email } from '../client/index';
 import { describeError, isAbort, withApi } from './api';
@@ -17,8 +17,15 @@ const LIVE_TIMEOUT_SECONDS = 25;
 const LIVE_LIMIT = 100;
 /** Milliseconds before a failed long-poll is tried again. */
 const LIVE_RETRY_MS = 3000;
-/** Milliseconds between typing in a search field and asking the server. */
+/** Milliseconds between typing in the search field and asking the server. */
 const SEARCH_DELAY_MS = 300;
+/** Characters of the one-line preview of a body. */
+const PREVIEW_CHARS = 140;
+
+/** The first words of a body on one line (only its start is read: a body may be megabytes). */
+export function preview(body: string): string {
+    return body.slice(0, PREVIEW_CHARS * 4).replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
+}
 
 /** What the emails pane tells the rest of the interface. */
 export interface EmailsPaneHooks {
@@ -42,8 +49,7 @@ export interface EmailsPane {
 
 interface State {
     inbox: string;
-    sender: string;
-    subject: string;
+    q: string;
     cursor?: string;
     hasMore: boolean;
     loading: boolean;
@@ -59,22 +65,30 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
     const status = byId('emails-status');
     const title = byId('emails-title');
     const more = byId<HTMLButtonElement>('emails-more');
-    const senderInput = byId<HTMLInputElement>('search-sender');
-    const subjectInput = byId<HTMLInputElement>('search-subject');
+    const searchInput = byId<HTMLInputElement>('search-q');
     const deleteInbox = byId<HTMLButtonElement>('delete-inbox');
     let state: State | null = null;
     let selected: string | undefined;
 
+    // The sender's display name where the mail gives one (its address as the tooltip), the
+    // subject, a preview of the text, tags, and a paperclip (ui.css draws it: no emoji font needed).
     const row = (email: Email) => el('li', {},
         el('a', { class: 'item', href: routeHash({ inbox: email.inbox, messageId: email.messageId }), 'data-id': email.messageId, 'aria-current': email.messageId === selected ? 'page' : undefined },
-            el('span', { class: 'from' }, email.sender || '(no sender)'),
+            el('span', { class: 'from', title: email.sender }, email.senderName || email.sender || '(no sender)'),
             el('time', { class: 'time', datetime: new Date(email.receivedAt).toISOString(), title: formatTime(email.receivedAt) }, formatShortTime(email.receivedAt)),
             el('span', { class: 'subject' }, email.subject || '(no subject)'),
-            email.attachments.length > 0 && el('span', { class: 'clip', title: `${email.attachments.length} attachment(s)` }, el('span', { 'aria-hidden': 'true' }, '📎'), el('span', { class: 'sr-only' }, 'has attachments'))));
+            email.attachments.length > 0 && el('span', { class: 'clip', title: `${email.attachments.length} attachment(s)` }, el('span', { class: 'sr-only' }, 'has attachments')),
+            el('span', { class: 'preview' }, preview(email.body)),
+            email.tags.length > 0 && el('span', { class: 'tags' }, ...email.tags.map((tag) => el('span', { class: 'tag' }, tag)))));
 
     const showStatus = (s: State) => {
-        status.textContent = list.children.length > 0 ? '' : (s.sender || s.subject ? 'No email matches the search.' : 'This inbox is empty.');
+        status.textContent = list.children.length > 0 ? '' : (s.q ? 'No email matches the search.' : 'This inbox is empty.');
     };
+
+    // A search the server cannot read says so (and how to write one), not "400".
+    const describeListError = (err: unknown) => err instanceof InboxCaptureApiError && err.code === 'VALIDATION_ERROR'
+        ? 'The search cannot be read: check its quotes and fields (How to search).'
+        : describeError(err);
 
     const loadPage = async (s: State) => {
         if (s.loading || !s.hasMore) {
@@ -83,7 +97,7 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
 
         s.loading = true;
         try {
-            const page = await withApi((api) => api.listEmails({ inbox: s.inbox, limit: PAGE_SIZE, cursor: s.cursor, sender: s.sender || undefined, subject: s.subject || undefined }));
+            const page = await withApi((api) => api.listEmails({ inbox: s.inbox, limit: PAGE_SIZE, cursor: s.cursor, q: s.q || undefined }));
             if (state !== s) {
                 return;
             }
@@ -104,7 +118,7 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         }
         catch (err) {
             if (state === s) {
-                status.textContent = describeError(err);
+                status.textContent = describeListError(err);
             }
         }
         finally {
@@ -119,7 +133,7 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
                 const page = await withApi((api) => api.listEmails({
                     inbox: s.inbox, wait: true, timeout: LIVE_TIMEOUT_SECONDS, limit: LIVE_LIMIT,
                     receivedAfter: s.newest === undefined ? undefined : s.newest + 1,
-                    sender: s.sender || undefined, subject: s.subject || undefined
+                    q: s.q || undefined
                 }, { signal: s.live.signal }));
                 if (state !== s) {
                     return;
@@ -159,14 +173,13 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
     };
 
     const start = (inbox: string, force = false) => {
-        const sender = senderInput.value.trim();
-        const subject = subjectInput.value.trim();
-        if (!force && state && state.inbox === inbox && state.sender === sender && state.subject === subject) {
+        const q = searchInput.value.trim();
+        if (!force && state && state.inbox === inbox && state.q === q) {
             return;
         }
 
         state?.live.abort();
-        const s: State = { inbox, sender, subject, hasMore: true, loading: false, seen: new Set(), live: new AbortController() };
+        const s: State = { inbox, q, hasMore: true, loading: false, seen: new Set(), live: new AbortController() };
         state = s;
         list.replaceChildren();
         more.hidden = true;
@@ -189,8 +202,7 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         window.clearTimeout(timer);
         timer = window.setTimeout(() => state && start(state.inbox), SEARCH_DELAY_MS);
     };
-    senderInput.addEventListener('input', searchSoon);
-    subjectInput.addEventListener('input', searchSoon);
+    searchInput.addEventListener('input', searchSoon);
     byId<HTMLFormElement>('email-search').addEventListener('submit', (event) => {
         event.preventDefault();
         window.clearTimeout(timer);

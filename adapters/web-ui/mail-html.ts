@@ -50,9 +50,17 @@ function imageAttribute(element: Element, name: string): boolean {
     }
 }
 
-/** Whether a URL attribute stays: links (a click does nothing in the sandbox), images and style sheets when asked for, inline images. */
-function keptUrl(element: Element, attribute: Attr, remote: boolean): boolean {
+/**
+ * Whether a URL attribute stays: links (a click does nothing in the sandbox), images and
+ * style sheets when asked for, inline images, and the email's own attachments' links
+ * (`own`: its `cid:` images, mail-frame.ts) as an image's src.
+ */
+function keptUrl(element: Element, attribute: Attr, remote: boolean, own: ReadonlySet<string>): boolean {
     const name = attribute.localName;
+    if (name === 'src' && element.localName === 'img' && own.has(attribute.value)) {
+        return true;
+    }
+
     if (name === 'href' && (element.localName === 'a' || element.localName === 'area')) {
         return true;
     }
@@ -77,7 +85,7 @@ function droppedElement(element: Element, remote: boolean): boolean {
 }
 
 /** Removes what names a host under `root` (template contents included: a shadow root renders them); the number removed. */
-function clean(root: ParentNode, remote: boolean, ours: ReadonlySet<Element>): number {
+function clean(root: ParentNode, remote: boolean, ours: ReadonlySet<Element>, own: ReadonlySet<string>): number {
     let removed = 0;
     for (const element of Array.from(root.querySelectorAll('*'))) {
         if (ours.has(element)) {
@@ -91,14 +99,14 @@ function clean(root: ParentNode, remote: boolean, ours: ReadonlySet<Element>): n
         }
 
         for (const attribute of Array.from(element.attributes)) {
-            if (URL_ATTRIBUTES.has(attribute.localName) && !keptUrl(element, attribute, remote)) {
+            if (URL_ATTRIBUTES.has(attribute.localName) && !keptUrl(element, attribute, remote, own)) {
                 element.removeAttributeNode(attribute);
                 removed++;
             }
         }
 
         if (element instanceof HTMLTemplateElement) {
-            removed += clean(element.content, remote, ours);
+            removed += clean(element.content, remote, ours, own);
         }
     }
 
@@ -107,11 +115,11 @@ function clean(root: ParentNode, remote: boolean, ours: ReadonlySet<Element>): n
 
 /**
  * The frame's document: `head` (our elements, which the parser puts first) and the mail
- * without the URLs above. Returned is always a string whose own parse was found clean:
+ * without the URLs above (`own`: image links to keep, see keptUrl()). Returned is always a string whose own parse was found clean:
  * a pass that removes anything serialises its result and parses that again, since a
  * serialisation can parse into another tree than the one it came from.
  */
-export function withoutRemoteHosts(head: string, html: string, remote: boolean): string {
+export function withoutRemoteHosts(head: string, html: string, remote: boolean, own: ReadonlySet<string> = new Set()): string {
     const parser = new DOMParser();
     const ourCount = parser.parseFromString(head, 'text/html').head.children.length;
     let mail = html;
@@ -119,7 +127,7 @@ export function withoutRemoteHosts(head: string, html: string, remote: boolean):
         const doc = parser.parseFromString(`${head}${mail}`, 'text/html');
         // The first elements of the head are ours: nothing of the mail is parsed before them.
         const ours = new Set(Array.from(doc.head.children).slice(0, ourCount));
-        if (clean(doc, remote, ours) === 0) {
+        if (clean(doc, remote, ours, own) === 0) {
             return `${head}${mail}`;
         }
 

@@ -195,3 +195,21 @@ function linkTarget(attributes: string): string | null {
     const href = decodeEntities(match[1] ?? match[2] ?? match[3] ?? '').trim();
     return /^(?:https?:|mailto:)/i.test(href) ? href : null;
 }
+
+/**
+ * htmlToPlainText(), or `''` when there is no HTML or the converter fails (it has no
+ * recursion, but a string it builds can still exceed V8's limits): the message is stored
+ * anyway, without that text.
+ */
+export function htmlTextOrNothing(html: string): string {
+    if (html.length === 0) {
+        return '';
+    }
+
+    try {
+        return htmlToPlainText(html);
+    }
+    catch {
+        return '';
+    }
+}

@@ -9,6 +9,7 @@ import type { Notifier } from '../long-poll/notifier';
 import { cleanMailText } from '../mime/mail-text';
 import { emailText, type ParsedMessage } from '../mime/parse';
 import { linksAndCodesInSlices } from '../extract/links-and-codes';
+import { searchTextOf } from '../extract/search-text';
 import { budgetSpent, type MessageBudget, type MessageReservation } from '../service/message-budget';
 import { readBounded } from './read-bounded';
 import { isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
@@ -214,6 +215,8 @@ async function writeCopies(
     const { codes } = found;
     // The bodies are clean already; an anchor's text or href may still decode an entity to a control character.
     const links = found.links.map((l) => ({ href: cleanMailText(l.href), text: cleanMailText(l.text) }));
+    // Folded once too, for every copy: what `body:` searches (docs/api.md, "Search: `q`").
+    const searchText = parsed.searchText ?? searchTextOf(body, parsed.textFromHtml);
 
     // One raw blob and one blob per attachment, whatever the number of copies: every
     // copy references the same keys (a delete removes only what no copy still uses).
@@ -224,7 +227,12 @@ async function writeCopies(
     for (const [index, attachment] of parsed.attachments.entries()) {
         const blobKey = `${prefix}/att/${index}`;
         await storeBlob(context, blobs, blobKey, attachment.content, attachment.contentType, log);
-        attachments.push({ filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey });
+        const stored: StoredAttachment = { filename: names[index], contentType: attachment.contentType, size: attachment.size, blobKey };
+        if (attachment.contentId !== undefined) {
+            stored.contentId = attachment.contentId;
+        }
+
+        attachments.push(stored);
     }
 
     const rawSha256 = await digest;
@@ -234,6 +242,7 @@ async function writeCopies(
             sourceId,
             inbox,
             sender,
+            senderName: parsed.fromName,
             recipient,
             subject,
             body,
@@ -244,7 +253,9 @@ async function writeCopies(
             rawSha256,
             attachments,
             links,
-            codes
+            codes,
+            tags: parsed.tags,
+            searchText
         });
     }
 

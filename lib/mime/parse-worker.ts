@@ -1,13 +1,14 @@
 /**
  * The parse pool's worker (parse-pool.ts): parses one raw message at a time with
- * parse.ts, finds its links and codes, and posts the result back, attachment contents
- * transferred, not copied. Off the main thread, mailparser's whole-part decoding of a
+ * parse.ts, finds its links and codes and folds its searched text, and posts the result
+ * back, attachment contents transferred, not copied. Off the main thread, mailparser's whole-part decoding of a
  * long text (one string built in one step) and the search of it do not stall the
  * service's event loop.
  */
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { linksAndCodesOf } from '../extract/links-and-codes';
+import { searchTextOf } from '../extract/search-text';
 import { emailText, parseMessage } from './parse';
 import type { ParseRequest, ParseReply } from './parse-pool';
 
@@ -42,8 +43,10 @@ async function answer({ id, raw }: ParseRequest): Promise<void> {
     });
     const error = parsed.error ? { name: parsed.error.name, message: parsed.error.message } : undefined;
     // Here too, so a long body's search for links and codes leaves the event loop alone.
-    const linksAndCodes = linksAndCodesOf(emailText(parsed));
-    const reply: ParseReply = { id, parsed: { ...parsed, attachments, error, linksAndCodes } };
+    const text = emailText(parsed);
+    const linksAndCodes = linksAndCodesOf(text);
+    const searchText = searchTextOf(text.body, parsed.textFromHtml);
+    const reply: ParseReply = { id, parsed: { ...parsed, attachments, error, linksAndCodes, searchText } };
     port?.postMessage(reply, transfer);
 }
 

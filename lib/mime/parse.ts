@@ -30,8 +30,9 @@
  */
 import type { AddressObject, AttachmentStream, EmailAddress, Headers, MessageText } from 'mailparser';
 import { BoundedMailParser } from './address-bounds';
-import { htmlToPlainText } from '../extract/html-text';
+import { htmlTextOrNothing } from '../extract/html-text';
 import type { EmailText, LinksAndCodes } from '../extract/links-and-codes';
+import { tagsFromHeaders } from '../search/tags';
 import { cleanMailText } from './mail-text';
 
 /** One attachment part, decoded, in message order. */
@@ -64,6 +65,10 @@ export interface ParsedMessage {
     messageId: string | undefined;
     /** Bare address of the first `From` mailbox; undefined when there is none. */
     from: string | undefined;
+    /** Display name of that mailbox, decoded, on one line; `''` when it has none. */
+    fromName: string;
+    /** Tags of the `X-Tags` header fields (lib/search/tags.ts): comma-separated, invalid ones dropped. */
+    tags: string[];
     /** Addresses of the `To` headers, in order (groups flattened). */
     to: string[];
     /** Addresses of the `Cc` headers, in order (groups flattened). */
@@ -74,7 +79,10 @@ export interface ParsedMessage {
     text: string;
     /** The HTML content exactly as sent (`cid:` links kept); `""` when none. */
     html: string;
-    /** Plain text derived from `html` when `text` is empty (only then: it costs a pass over the HTML); else `""`. */
+    /**
+     * Plain text derived from `html` (`""` when none): the body of a message without a text
+     * part, and what `body:` searches besides the text part.
+     */
     textFromHtml: string;
     attachments: ParsedAttachment[];
     /**
@@ -82,6 +90,8 @@ export interface ParsedMessage {
      * worker does, so a long body is not searched on the event loop); absent: ingest finds them.
      */
     linksAndCodes?: LinksAndCodes;
+    /** The folded text `body:` searches (searchTextOf()), when the parser worked it out too (the worker does); absent: the caller does. */
+    searchText?: string;
     /** The failure mailparser reported, when it stopped early; the fields above hold what it read before. */
     error?: Error;
     /**
@@ -93,7 +103,7 @@ export interface ParsedMessage {
 
 /** A ParsedMessage with every field empty: where a parse starts, and what an abandoned one gives. */
 export function emptyParsedMessage(): ParsedMessage {
-    return { messageId: undefined, from: undefined, to: [], cc: [], subject: '', text: '', html: '', textFromHtml: '', attachments: [] };
+    return { messageId: undefined, from: undefined, fromName: '', tags: [], to: [], cc: [], subject: '', text: '', html: '', textFromHtml: '', attachments: [] };
 }
 
 // Longest media type we keep, characters (RFC 6838: 127 each side of the slash).
@@ -142,10 +152,9 @@ export function parseMessage(raw: Buffer): Promise<ParsedMessage> {
             // A slot still empty is an attachment the parser stopped inside of.
             result.attachments = slots.filter((a): a is ParsedAttachment => a !== null);
             cleanFields(result);
-            if (result.text.length === 0) {
-                // Cleaned too: an entity such as `&#1;` decodes to a control character.
-                result.textFromHtml = cleanMailText(deriveText(result.html));
-            }
+            // Always, not only without a text part: `body:` searches the HTML's text too. Cleaned
+            // as well: an entity such as `&#1;` decodes to a control character.
+            result.textFromHtml = cleanMailText(htmlTextOrNothing(result.html));
 
             resolve(result);
         };
@@ -215,9 +224,13 @@ function readHeaders(headers: Headers, result: ParsedMessage): void {
         result.subject = subject.replace(LINE_BREAK, ' ');
     }
 
-    result.from = addresses(headers.get('from'))[0];
+    const from = mailboxes(headers.get('from'))[0];
+    result.from = from?.address;
+    result.fromName = from?.name.replace(LINE_BREAK, ' ').trim() ?? '';
     result.to = addresses(headers.get('to'));
     result.cc = addresses(headers.get('cc'));
+    const tags = headers.get('x-tags');
+    result.tags = tagsFromHeaders((Array.isArray(tags) ? tags : [tags]).filter((t): t is string => typeof t === 'string'));
 }
 
 /**
@@ -232,8 +245,15 @@ function cleanFields(result: ParsedMessage): void {
     result.html = cleanMailText(result.html);
     const from = result.from === undefined ? undefined : cleanMailText(result.from);
     result.from = from === '' ? undefined : from;
+    result.fromName = cleanMailText(result.fromName);
     result.to = result.to.map(cleanMailText).filter((a) => a !== '');
     result.cc = result.cc.map(cleanMailText).filter((a) => a !== '');
+    // As the HTML's `cid:` links are: the two still match.
+    for (const attachment of result.attachments) {
+        if (attachment.contentId !== undefined) {
+            attachment.contentId = cleanMailText(attachment.contentId) || undefined;
+        }
+    }
 }
 
 /** `<abc@x>` → `abc@x`: trimmed, one pair of angle brackets removed; undefined when nothing is left. */
@@ -253,7 +273,12 @@ export function bareMessageId(value: string): string | undefined {
 
 /** The bare addresses of an address header (one or several header lines), groups flattened, empties dropped. */
 function addresses(value: unknown): string[] {
-    const out: string[] = [];
+    return mailboxes(value).map((m) => m.address);
+}
+
+/** The mailboxes (bare address, display name) of an address header, in order, groups flattened. */
+function mailboxes(value: unknown): Array<{ address: string; name: string }> {
+    const out: Array<{ address: string; name: string }> = [];
     const objects = (Array.isArray(value) ? value : [value]) as Array<AddressObject | undefined>;
     for (const object of objects) {
         if (object && Array.isArray(object.value)) {
@@ -264,13 +289,13 @@ function addresses(value: unknown): string[] {
     return out;
 }
 
-function collect(list: EmailAddress[], out: string[]): void {
+function collect(list: EmailAddress[], out: Array<{ address: string; name: string }>): void {
     // Groups nest one level in practice (RFC 5322 forbids deeper); a loop over a stack keeps any depth safe.
     const stack = [...list].reverse();
     while (stack.length > 0) {
         const entry = stack.pop() as EmailAddress;
         if (typeof entry.address === 'string' && entry.address.trim().length > 0) {
-            out.push(entry.address.trim());
+            out.push({ address: entry.address.trim(), name: typeof entry.name === 'string' ? entry.name : '' });
         }
 
         if (Array.isArray(entry.group)) {
@@ -285,21 +310,6 @@ function collect(list: EmailAddress[], out: string[]): void {
 function mediaType(value: unknown): string {
     const type = String(value ?? '').split(';')[0].trim().toLowerCase();
     return MEDIA_TYPE.test(type) ? type : FALLBACK_CONTENT_TYPE;
-}
-
-function deriveText(html: string): string {
-    if (html.length === 0) {
-        return '';
-    }
-
-    try {
-        return htmlToPlainText(html);
-    }
-    catch {
-        // The converter has no recursion, but a string it builds can still exceed
-        // V8's limits: the message is stored anyway, with no derived text.
-        return '';
-    }
 }
 
 function toError(err: unknown): Error {

@@ -1,5 +1,6 @@
 import type { StagedBlob } from '../blob-store/blob-store';
 import type { FaultRule } from '../faults/fault-rule';
+import type { SearchTerm } from '../search/search-query';
 import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
 import type { OnProgress } from '../util/progress';
 
@@ -133,8 +134,16 @@ export interface RecordStore {
      */
     deleteBeyondNewestBatch(inbox: string, keep: number, batchSize: number): Promise<EmailRecord[]>;
 
-    /** Deletes up to `batchSize` records of an inbox and returns them. */
-    deleteInboxBatch(inbox: string, batchSize: number): Promise<EmailRecord[]>;
+    /** Deletes up to `batchSize` records of an inbox (only those matching every term of `q`, when given) and returns them. */
+    deleteInboxBatch(inbox: string, batchSize: number, q?: SearchTerm[]): Promise<EmailRecord[]>;
+
+    /**
+     * Replaces an email's tags (each valid, at most MAX_TAGS: lib/search/tags.ts; else throws
+     * INVALID_INPUT) and returns the record as it now stands, or null when there is no such
+     * email (with `inboxPrefix`, none of an inbox whose name starts with it: that one is left
+     * as it was). Changes neither its place in the list nor inboxVersion().
+     */
+    setTags(messageId: string, tags: string[], options?: { inboxPrefix?: string | null }): Promise<EmailRecord | null>;
 
     /**
      * Of the given blob keys, those some record still references (the orphan sweep, and

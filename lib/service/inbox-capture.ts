@@ -15,6 +15,7 @@ import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
 import { createFaults, type Faults } from '../faults/faults';
 import type { DeliveryKind, RecordStore } from '../record-store/record-store';
+import type { SearchTerm } from '../search/search-query';
 import { createDeliverySenders, type DeliverySender } from './delivery-senders';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
@@ -65,8 +66,13 @@ export interface InboxCapture {
     listInboxes(query: InboxQuery): Promise<InboxPage>;
     /** Deletes the record, then those of its blobs no other copy references; false when it does not exist or lies outside `scope`. */
     deleteEmail(messageId: string, scope?: InboxScope): Promise<boolean>;
-    /** Deletes every email of an inbox in batches; returns how many. */
-    deleteInbox(inbox: string): Promise<number>;
+    /** Deletes every email of an inbox (those matching every term of `q`, when given) in batches; returns how many. */
+    deleteInbox(inbox: string, q?: SearchTerm[]): Promise<number>;
+    /**
+     * Replaces an email's tags (INVALID_INPUT for one that is not a tag: lib/search/tags.ts); the record, or null as for
+     * getEmail(). Wakes no long-poll and sends no webhook: tags are notes, not new mail (docs/api.md, "Tags").
+     */
+    setTags(messageId: string, tags: string[], scope?: InboxScope): Promise<EmailRecord | null>;
     /**
      * One retention pass (docs/operations.md, "Retention"): deletes the emails older than `maxAgeMs` (measured
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
@@ -83,17 +89,13 @@ export interface InboxCapture {
     verifyKey(token: string): Promise<ApiKeyInfo | null>;
     /** Revokes the named key; onKeyRevoked() listeners have heard of it when this settles. */
     revokeKey(name: string): Promise<boolean>;
-    /**
-     * Calls `listener` with the name of every key revoked through this service, so that a
-     * cache of accepted keys drops it at once; returns the unsubscribe function.
-     */
+    /** Calls `listener` with each key revoked through this service (a cache of accepted keys drops it at once); answers the unsubscribe. */
     onKeyRevoked(listener: (name: string) => void): () => void;
     listKeys(): Promise<ApiKeyInfo[]>;
     /**
-     * Removes blobs no record references and older than `graceMs` (default 10 min:
-     * younger ones may belong to an ingest whose record is not committed yet).
-     * Returns how many. `signal` ends it early, between two chunks of keys; `onProgress`
-     * hears how many blobs it has looked at.
+     * Removes blobs no record references and older than `graceMs` (default 10 min: younger ones may belong to an
+     * ingest whose record is not committed yet); returns how many. `signal` ends it early, between two chunks of
+     * keys; `onProgress` hears how many blobs it has looked at.
      */
     sweepOrphanBlobs(options?: { graceMs?: number; signal?: AbortSignal; onProgress?: OnProgress }): Promise<number>;
     /**
@@ -230,8 +232,13 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
             return true;
         },
 
-        deleteInbox(inbox) {
-            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize));
+        deleteInbox(inbox, q) {
+            const terms = q && q.length > 0 ? q : undefined;
+            return deleteInBatches((batchSize) => recordStore.deleteInboxBatch(inbox, batchSize, terms));
+        },
+
+        setTags(messageId, tags, scope) {
+            return recordStore.setTags(messageId, tags, { inboxPrefix: scope?.inboxPrefix });
         },
 
         pruneEmails(policy, pruneOptions = {}) {

@@ -9,6 +9,11 @@ import { BUSY_TIMEOUT_MS, closeDatabase, openDatabase, prepareStatement } from '
  * and those beyond this are finalized when they finish.
  */
 const IDLE_STATEMENTS_PER_SQL = 8;
+/**
+ * Distinct SQL texts whose idle statements are kept, least recently used dropped first:
+ * a search's SQL depends on its terms, so callers can ask for any number of texts.
+ */
+export const MAX_CACHED_SQL_TEXTS = 256;
 
 /** A read-only connection beside the writer: WAL lets it read while a save transaction is open. */
 export interface SqliteReader {
@@ -53,13 +58,24 @@ export function openSqliteReader(filename: string): SqliteReader {
             });
         }
         finally {
+            // Deleted and set again: the Map's order is then the order of last use.
             const list = idle.get(sql) ?? [];
+            idle.delete(sql);
             idle.set(sql, list);
             if (closed || list.length >= IDLE_STATEMENTS_PER_SQL) {
                 statement.finalize();
             }
             else {
                 list.push(statement);
+            }
+
+            for (const [oldest, statements] of idle) {
+                if (idle.size <= MAX_CACHED_SQL_TEXTS) {
+                    break;
+                }
+
+                idle.delete(oldest);
+                statements.forEach((s) => s.finalize());
             }
         }
     };

@@ -5,6 +5,8 @@ export interface TestAttachment {
     filename: string;
     contentType: string;
     content: Buffer | string;
+    /** Without angle brackets: the part is an inline image the HTML names as `cid:<contentId>`. */
+    contentId?: string;
 }
 
 /** What a test message says. */
@@ -19,6 +21,8 @@ export interface TestMail {
     /** Without angle brackets; `null` leaves the header out. Default: a random one. */
     messageId?: string | null;
     attachments?: TestAttachment[];
+    /** Extra header lines, as written (`X-Tags: a, b`). */
+    headers?: string[];
 }
 
 /** A random Message-ID, unique per call. */
@@ -39,7 +43,8 @@ export function buildMail(mail: TestMail = {}): string {
         `To: ${to}`,
         `Subject: ${mail.subject ?? 'test message'}`,
         'Date: Tue, 21 Nov 2023 10:00:00 +0000',
-        'MIME-Version: 1.0'
+        'MIME-Version: 1.0',
+        ...mail.headers ?? []
     ];
     const messageId = mail.messageId === undefined ? randomMessageId() : mail.messageId;
     if (messageId !== null) {
@@ -77,7 +82,7 @@ export function buildMail(mail: TestMail = {}): string {
     for (const attachment of attachments) {
         parts.push([
             `Content-Type: ${attachment.contentType}; name="${attachment.filename}"`,
-            `Content-Disposition: attachment; filename="${attachment.filename}"`,
+            ...attachment.contentId ? [`Content-ID: <${attachment.contentId}>`, `Content-Disposition: inline; filename="${attachment.filename}"`] : [`Content-Disposition: attachment; filename="${attachment.filename}"`],
             'Content-Transfer-Encoding: base64',
             '',
             base64Lines(attachment.content)

@@ -168,10 +168,20 @@ export async function runEveryTool(client: Client, sender: MailSender, mailDomai
     expect(structured(await call(client, 'delete_email', { messageId: email.messageId }))).to.equal({ deleted: true, messageId: email.messageId });
     expectToolError(await call(client, 'get_email', { messageId: email.messageId }), 'NOT_FOUND');
     expectToolError(await call(client, 'delete_email', { messageId: email.messageId }), 'NOT_FOUND');
-    await sender.send(made.address, { subject: 'one' });
-    await sender.send(made.address, { subject: 'two' });
-    structured(await call(client, 'wait_for_email', { inbox: made.inbox, query: '', timeoutSeconds: 30 }));
+
+    // query, in the API's search language: wait_for_email waits past mail that does not match
+    // it, search_emails lists only what matches, and the summaries carry the tags.
+    const shipping = call(client, 'wait_for_email', { inbox: made.inbox, query: `body:"order ${code}"`, timeoutSeconds: 60 });
+    await sender.send(made.address, { subject: 'one', text: 'nothing to see', headers: ['X-Tags: first, beta'] });
+    await sender.send(made.address, { subject: 'two', text: `Your order ${code} has shipped.` });
+    expect(structured<{ found: boolean; email: Detail }>(await shipping).email.subject).to.equal('two');
+    const tagged = structured<{ emails: Array<{ subject: string; tags: string[] }> }>(await call(client, 'search_emails', { inbox: made.inbox, query: 'tag:beta' }));
+    expect(tagged.emails.map((e) => [e.subject, e.tags])).to.equal([['one', ['first', 'beta']]]);
+    const ordered = structured<{ emails: Array<{ subject: string; tags: string[] }> }>(await call(client, 'search_emails', { inbox: made.inbox, query: `"order ${code}" -tag:beta` }));
+    expect(ordered.emails.map((e) => [e.subject, e.tags])).to.equal([['two', []]]);
+    expectToolError(await call(client, 'search_emails', { inbox: made.inbox, query: '"unclosed' }), 'VALIDATION_ERROR');
     const counted = structured<{ emails: unknown[] }>(await call(client, 'search_emails', { inbox: made.inbox }));
+    expect(counted.emails).to.have.length(2);
     expect(structured(await call(client, 'delete_inbox', { inbox: made.inbox }))).to.equal({ deleted: counted.emails.length });
     expect(structured<{ emails: unknown[] }>(await call(client, 'search_emails', { inbox: made.inbox })).emails).to.equal([]);
 }

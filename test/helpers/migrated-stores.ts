@@ -29,9 +29,39 @@ export function migratedStores(postgres: () => PostgresServer, dir: () => string
     ];
 }
 
+/** An empty database (nothing migrated) on SQLite (a file in `dir`) and on Postgres, by name; cleanup() destroys the knex. */
+export function emptyDatabases(postgres: () => PostgresServer, dir: () => string): Array<[string, () => Promise<{ knex: Knex; cleanup(): Promise<void> }>]> {
+    const opened = (knex: Knex) => ({ knex, cleanup: () => knex.destroy() });
+    return [
+        ['SQLite', async () => opened(openSqliteKnex(join(dir(), `${Date.now()}-${Math.random()}.sqlite`)))],
+        ['Postgres', async () => opened(openPostgresKnex(await postgres().createDatabase()))]
+    ];
+}
+
 /** Stores email `n` for `inbox`, then gives it `id` (message and source) the way an earlier version stored it. */
 export async function storedUnder(knex: Knex, store: RecordStore, inbox: string, id: string, n: number): Promise<void> {
     const { saved } = await store.saveEmails([draft(inbox, n)]);
     await knex('emails').where('message_id_hash', sha256Hex(saved[0]!.messageId))
         .update({ message_id: id, message_id_hash: sha256Hex(id), source_id: id, source_id_hash: sha256Hex(id) });
+}
+
+/** Runs a back-fill whose onBatch throws after its first batch (an interrupted start); answers what onBatch heard. */
+export async function interruptedBackfill(run: (onBatch: (filled: number) => void) => Promise<number>): Promise<number[]> {
+    const told: number[] = [];
+    let stopped = false;
+    try {
+        await run((filled) => {
+            told.push(filled);
+            throw new Error('stopped after one batch');
+        });
+    }
+    catch (err) {
+        stopped = (err as Error).message === 'stopped after one batch';
+    }
+
+    if (!stopped) {
+        throw new Error('the back-fill ran to its end: onBatch did not stop it');
+    }
+
+    return told;
 }

@@ -31,7 +31,9 @@ describe('index', () => {
             'generateMessageId',
             'hashApiKey',
             'isInboxCaptureError',
-            'isValidInbox'
+            'isValidInbox',
+            'isValidTag',
+            'parseSearchQuery'
         ]);
     });
 

@@ -73,16 +73,20 @@ describe('import rules', () => {
 
     describe('links and codes are worked out at ingest', () => {
 
-        it('only ingest, the parse worker and the back-fill of migrate() reach the extractor (the public API re-exports it; the MCP view reads HTML as text); no other part of a store does', async () => {
+        it('only ingest, the parse worker and the back-fills of migrate() reach the extractor (the public API re-exports it; the MCP view reads HTML as text; a store folds what search compares); no other part of a store does', async () => {
             const result = await cruise(['lib', 'adapters']);
             expect(extractImporters(result)).to.equal({
-                // The one place at ingest, and the worker that finds them for the messages it parses.
-                'lib/ingest/ingest.ts': ['links-and-codes.ts'],
-                'lib/mime/parse-worker.ts': ['links-and-codes.ts'],
-                // The text of an HTML-only body; the type of what the worker found.
+                // The one place at ingest, and the worker that finds them (and folds the searched text) for the messages it parses.
+                'lib/ingest/ingest.ts': ['links-and-codes.ts', 'search-text.ts'],
+                'lib/mime/parse-worker.ts': ['links-and-codes.ts', 'search-text.ts'],
+                // The text of an HTML part; the type of what the worker found.
                 'lib/mime/parse.ts': ['html-text.ts', 'links-and-codes.ts'],
-                // Emails stored before links and codes, filled once by migrate().
+                // Emails stored before links and codes, or before the searched texts, filled once by migrate().
                 'lib/record-store/knex/backfill-links-codes.ts': ['links-and-codes.ts'],
+                'lib/record-store/knex/backfill-search.ts': ['html-text.ts', 'search-text.ts'],
+                // Not links or codes: the fold of a row's recipient and file names, and of a query's needles.
+                'lib/record-store/knex/rows.ts': ['search-text.ts'],
+                'lib/record-store/knex/search-sql.ts': ['search-text.ts'],
                 // The public API re-exports the two searches for code of yours.
                 'lib/index.ts': ['codes.ts', 'links.ts'],
                 // Not links or codes: MCP's get_email shows the HTML as text when the text part is blank.

@@ -132,7 +132,7 @@ interface EmailJson {
     inbox: string;
     subject: string;
     body: string;
-    attachments: { filename: string; contentType: string; size: number; url: string }[];
+    attachments: { filename: string; contentType: string; size: number; url: string; contentId: string }[];
     rawUrl: string;
 }
 
@@ -250,7 +250,8 @@ describe('two service instances on one Postgres and one S3 bucket', () => {
             filename: '0-report.pdf',
             contentType: 'application/pdf',
             size: ATTACHMENT.length,
-            url: '/v1/emails/two-instances-1%40example.test/attachments/0-report.pdf'
+            url: '/v1/emails/two-instances-1%40example.test/attachments/0-report.pdf',
+            contentId: ''
         }]);
 
         // One email on B.

@@ -8,13 +8,15 @@ import { createSmtpListener, type SmtpListener } from '../../adapters/smtp';
 import { launchBrowser } from '../helpers/browser';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
-import { contextWithKey, openUi, waitForCount, waitForHash } from '../helpers/web-ui';
+import { contextWithKey, openUi, startRequestRecorder, waitForCount, waitForHash } from '../helpers/web-ui';
 
 const { expect } = Code;
 const { describe, it, before, after, afterEach } = exports.lab = Lab.script();
 
 const AXE = Path.join(__dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
 const ATTACHMENT = Buffer.from([0, 1, 2, 3, 250, 251, 252, 253, 254, 255]);
+/** A 1×1 GIF: an inline image that renders. */
+const GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
 describe('web interface in a browser', () => {
     let browser: Browser;
@@ -172,19 +174,76 @@ describe('web interface in a browser', () => {
             expect(pages.filter((url) => url.includes('cursor=')).length).to.equal(2);
         });
 
-        it('searches by sender and by subject', async () => {
-            await deliver('search-inbox', { from: 'alice@test.example', subject: 'Welcome aboard' });
-            await deliver('search-inbox', { from: 'bob@test.example', subject: 'Your invoice' });
-            await deliver('search-inbox', { from: 'alice@test.example', subject: 'Invoice reminder' });
+        it('searches in the API\'s language, with its help at hand, and says when a search cannot be read', async () => {
+            await deliver('search-inbox', { from: 'alice@test.example', subject: 'Welcome aboard', text: 'Nothing to pay' });
+            await deliver('search-inbox', { from: 'bob@test.example', subject: 'Your invoice', text: 'Order 4242 is due' });
+            await deliver('search-inbox', { from: 'alice@test.example', subject: 'Invoice reminder', html: '<p>Order <b>4242</b> is late</p>', headers: ['X-Tags: late'] });
             const page = await open('#/inbox/search-inbox');
             await rows(page).nth(2).waitFor();
+            expect(await page.locator('#search-help').textContent()).to.contain('has:attachment');
 
-            await page.fill('#search-sender', 'alice');
+            await page.fill('#search-q', 'from:alice');
             await waitForCount(page, '#email-list a.item', 2);
-            await page.fill('#search-subject', 'invoice');
+            await page.fill('#search-q', 'from:alice invoice');
             await waitForCount(page, '#email-list a.item', 1);
             expect(await rows(page).locator('.subject').allTextContents()).to.equal(['Invoice reminder']);
-            expect(apiRequests.some((url) => url.includes('sender=alice') && url.includes('subject=invoice'))).to.be.true();
+            // The HTML's text is searched too.
+            await page.fill('#search-q', 'body:"order 4242" -tag:late');
+            await rows(page).filter({ hasText: 'Your invoice' }).waitFor();
+            expect(await rows(page).locator('.subject').allTextContents()).to.equal(['Your invoice']);
+            expect(apiRequests.some((url) => url.includes(`q=${encodeURIComponent('body:"order 4242" -tag:late').replace(/%20/g, '+')}`))).to.be.true();
+
+            await page.fill('#search-q', '"unclosed');
+            await page.locator('#emails-status', { hasText: 'The search cannot be read' }).waitFor();
+            expect(await rows(page).count()).to.equal(0);
+        });
+
+        it('brings in live only the new mail that matches the search', async () => {
+            await deliver('live-search', { subject: 'first order', text: 'order 1' });
+            const page = await open('#/inbox/live-search');
+            await rows(page).first().waitFor();
+            await page.fill('#search-q', 'body:order');
+            // The search's own long-poll is waiting.
+            const start = Date.now();
+            while (!apiRequests.some((url) => url.includes('wait=true') && url.includes('q=body%3Aorder'))) {
+                expect(Date.now() - start).to.be.below(10_000);
+                await page.waitForTimeout(20);
+            }
+
+            await deliver('live-search', { subject: 'not this one', text: 'nothing' });
+            await deliver('live-search', { subject: 'second order', text: 'order 2' });
+            await rows(page).filter({ hasText: 'second order' }).waitFor();
+            expect(await rows(page).locator('.subject').allTextContents()).to.equal(['second order', 'first order']);
+        });
+
+        it('shows the sender\'s name, a one-line preview and the tags of each email, and a paperclip that needs no emoji font', async () => {
+            await deliver('rows-inbox', { from: 'bob@test.example', subject: 'Plain' });
+            await deliver('rows-inbox', {
+                from: 'Alice Example <alice@test.example>',
+                subject: 'With everything',
+                text: 'First line of the text,\n\n   then more   text after blank lines.',
+                headers: ['X-Tags: Welcome, beta'],
+                attachments: [{ filename: 'a.bin', contentType: 'application/octet-stream', content: ATTACHMENT }]
+            });
+            const page = await open('#/inbox/rows-inbox');
+            await rows(page).nth(1).waitFor();
+            const first = rows(page).first();
+            expect(await first.locator('.from').textContent()).to.equal('Alice Example');
+            expect(await first.locator('.from').getAttribute('title')).to.equal('alice@test.example');
+            expect(await first.locator('.preview').textContent()).to.equal('First line of the text, then more text after blank lines.');
+            expect(await first.locator('.tag').allTextContents()).to.equal(['welcome', 'beta']);
+            expect(await rows(page).nth(1).locator('.from').textContent()).to.equal('bob@test.example');
+            expect(await rows(page).nth(1).locator('.tag').count()).to.equal(0);
+            // A drawn mark (an SVG in the style sheet), not a character a font may lack.
+            const clip = await first.locator('.clip').evaluate((node) => {
+                const box = (node as unknown as { getBoundingClientRect(): { width: number; height: number } }).getBoundingClientRect();
+                const style = (globalThis as unknown as { getComputedStyle(n: unknown): { backgroundImage: string } }).getComputedStyle(node);
+                return { width: box.width, height: box.height, image: style.backgroundImage, text: (node as unknown as { textContent: string }).textContent };
+            });
+            expect(clip.width).to.be.above(8);
+            expect(clip.height).to.be.above(8);
+            expect(clip.image).to.startWith('url("data:image/svg+xml');
+            expect(clip.text).to.equal('has attachments');
         });
 
         it('moves with up and down, opens with enter', async () => {
@@ -239,6 +298,43 @@ describe('web interface in a browser', () => {
             await page.click('ul.codes button');
             await page.locator('#toast', { hasText: 'Copied 482913' }).waitFor();
             expect(await page.evaluate('navigator.clipboard.readText()')).to.equal('482913');
+        });
+
+        it('shows the sender\'s name and the tags', async () => {
+            const [email] = await deliver('named-inbox', { from: 'Shop Team <shop@test.example>', subject: 'Tagged', headers: ['X-Tags: orders'] });
+            const page = await open(`#/inbox/named-inbox/email/${encodeURIComponent(email.messageId)}/text`);
+            await page.locator('#email-subject', { hasText: 'Tagged' }).waitFor();
+            expect(await page.locator('#email-from').textContent()).to.equal('Shop Team <shop@test.example>');
+            expect(await page.locator('#email-tags .tag').allTextContents()).to.equal(['orders']);
+        });
+
+        it('shows inline cid: images through their signed attachment links, inside the sandbox, remote images still blocked', async () => {
+            const recorder = await startRequestRecorder();
+            try {
+                const [email] = await deliver('cid-inbox', {
+                    subject: 'With a logo',
+                    html: `<p>Logo: <img id="logo" src="cid:logo@test.example"> <img id="remote" src="${recorder.origin}/pixel.gif"> <img id="unknown" src="cid:nope@test.example"></p>`,
+                    attachments: [{ filename: 'logo.gif', contentType: 'image/gif', content: GIF, contentId: 'logo@test.example' }]
+                });
+                expect(email.attachments[0].contentId).to.equal('logo@test.example');
+                const page = await open(`#/inbox/cid-inbox/email/${encodeURIComponent(email.messageId)}/html`);
+                const frame = page.frameLocator('iframe.mail-frame').frameLocator('#mail');
+                const logo = frame.locator('#logo');
+                await logo.waitFor({ state: 'attached' });
+                const loaded = await logo.evaluate((img) => {
+                    const image = img as unknown as { complete: boolean; naturalWidth: number; src: string; addEventListener(e: string, f: () => void): void };
+                    return image.complete && image.naturalWidth > 0 ? image.src : new Promise<string>((resolve) => image.addEventListener('load', () => resolve(image.src)));
+                });
+                expect(loaded).to.startWith(`${baseUrl}/v1/blobs/`);
+                expect(loaded).to.contain('sig=');
+                expect(await frame.locator('#unknown').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).to.equal(0);
+                expect(recorder.paths).to.equal([]);
+                expect(await page.locator('iframe.mail-frame').getAttribute('sandbox')).to.equal('allow-same-origin');
+                expect(await page.frameLocator('iframe.mail-frame').locator('#mail').getAttribute('sandbox')).to.equal('');
+            }
+            finally {
+                await recorder.close();
+            }
         });
 
         it('downloads attachments and the raw message, byte for byte', async () => {
@@ -321,6 +417,16 @@ describe('web interface in a browser', () => {
     describe('layout and accessibility', () => {
 
         const visiblePanes = (page: Page) => page.evaluate("Array.from(document.querySelectorAll('.pane')).filter((pane) => pane.offsetParent !== null).map((pane) => pane.id)");
+
+        it('has a favicon the page names and the server serves', async () => {
+            const page = await open('#/');
+            const href = await page.locator('link[rel="icon"]').evaluate((link) => (link as unknown as { href: string }).href);
+            expect(href).to.equal(`${baseUrl}/ui/favicon.svg`);
+            const res = await page.request.get(href);
+            expect(res.status()).to.equal(200);
+            expect(res.headers()['content-type']).to.equal('image/svg+xml');
+            expect((await res.text()).startsWith('<svg')).to.be.true();
+        });
 
         it('shows three panes on a wide screen', async () => {
             const [email] = await deliver('wide-inbox');

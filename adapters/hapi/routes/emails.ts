@@ -1,9 +1,10 @@
-import type { Request, ResponseObject, ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
+import type { SearchTerm } from '../../../lib/search/search-query';
 import type { RecordPage } from '../../../lib/types';
-import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS } from '../api-schemas';
-import type { DeletedEmailView, DeletedInboxView, HeadersView } from '../api-types';
+import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS, tagsBodySchema } from '../api-schemas';
+import type { DeletedEmailView, DeletedInboxView, HeadersView, TagsBodyView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
 import { serialisedJson } from '../json-response';
@@ -22,6 +23,12 @@ export const messageIdParams = Joi.object({
 /** Any params failure means no such email: the API has no 400 for these routes (docs/design.md). */
 export function paramsFailAction(): never {
     throw apiError(404, 'NOT_FOUND');
+}
+
+// PUT .../tags: a params failure is still no such email; a body that is not tags is VALIDATION_ERROR.
+function tagsFailAction(_request: Request, _h: ResponseToolkit, err?: Error): never {
+    const source = (err as { output?: { payload?: { validation?: { source?: string } } } } | undefined)?.output?.payload?.validation?.source;
+    throw source === 'params' ? apiError(404, 'NOT_FOUND') : apiError(400, 'VALIDATION_ERROR');
 }
 
 /** The email routes: list (with long-polling), get, delete one, delete all (docs/design.md). */
@@ -101,8 +108,20 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     };
 
     const removeAll = async (request: Request): Promise<DeletedInboxView> => {
-        const deleted = await capture.deleteInbox(request.query.inbox as string);
+        const query = request.query as unknown as { inbox: string; q?: SearchTerm[] };
+        const deleted = await capture.deleteInbox(query.inbox, query.q);
         return { deleted };
+    };
+
+    const setTags = async (request: Request) => {
+        const { tags } = request.payload as TagsBodyView;
+        const record = await capture.setTags(request.params.messageId as string, tags, keyScopeOf(request));
+        if (!record) {
+            throw apiError(404, 'NOT_FOUND');
+        }
+
+        const { json, release } = await emailJson.acquire(record);
+        return serialisedJson(request, json.view, json.chunks, release);
     };
 
     const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
@@ -141,7 +160,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Delete every email of an inbox',
-                notes: 'Deletes in batches of 25 with exponential backoff; an empty inbox answers `{ "deleted": 0 }`. A read-only key, or an inbox outside the key\'s prefix, is 403 (after 401 and 400).',
+                notes: 'Deletes in batches of 25 with exponential backoff; an empty inbox answers `{ "deleted": 0 }`. With `q`, only the emails that match it (docs/api.md, "Search"). A read-only key, or an inbox outside the key\'s prefix, is 403 (after 401 and 400).',
                 validate: { query: deleteInboxQuerySchema, options: { abortEarly: false }, failAction: queryFailAction },
                 plugins: {
                     ...routeAccess({ access: 'change', inboxFromQuery: true }),
@@ -225,6 +244,29 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 }
             },
             handler: headers
+        },
+        {
+            method: 'PUT',
+            path: '/v1/emails/{messageId}/tags',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_EMAILS],
+                description: 'Replace the tags of one email',
+                notes: 'Answers the email object with its new tags. Tags are lowercased and kept once each. Changing them wakes no waiting list request and sends no webhook. Errors take precedence in this order: 401, 404 for a malformed id, VALIDATION_ERROR, 403 for a read-only key, 404 for an unknown email or one of an inbox outside the key\'s prefix.',
+                validate: { ...params, payload: tagsBodySchema, failAction: tagsFailAction },
+                plugins: {
+                    ...routeAccess({ access: 'change' }),
+                    'hapi-swagger': {
+                        id: 'setTags',
+                        security: BEARER_SECURITY,
+                        responses: {
+                            200: { description: 'The email, with its new tags', schema: emailSchema },
+                            ...errorResponses({ 400: ['VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
+                        }
+                    }
+                }
+            },
+            handler: setTags
         }
     ];
 }

@@ -1,5 +1,6 @@
 /** Text as both backends can store it and read back unchanged. */
 
+import { isValidTag, MAX_TAGS } from '../../search/tags';
 import type { EmailDraft, StoredAttachment } from '../../types';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -24,12 +25,14 @@ export function cleanText(value: string): string {
 export function cleanDraft(draft: EmailDraft, cleaned?: Map<StoredAttachment[], StoredAttachment[]>): EmailDraft {
     let attachments = cleaned?.get(draft.attachments);
     if (!attachments) {
-        attachments = draft.attachments.map((a) => ({
-            filename: cleanText(a.filename),
-            contentType: cleanText(a.contentType),
-            size: a.size,
-            blobKey: a.blobKey
-        }));
+        attachments = draft.attachments.map((a) => {
+            const attachment: StoredAttachment = { filename: cleanText(a.filename), contentType: cleanText(a.contentType), size: a.size, blobKey: a.blobKey };
+            if (a.contentId !== undefined) {
+                attachment.contentId = cleanText(a.contentId);
+            }
+
+            return attachment;
+        });
         cleaned?.set(draft.attachments, attachments);
     }
 
@@ -37,6 +40,7 @@ export function cleanDraft(draft: EmailDraft, cleaned?: Map<StoredAttachment[], 
         sourceId: cleanText(draft.sourceId),
         inbox: cleanText(draft.inbox),
         sender: cleanText(draft.sender),
+        senderName: cleanText(draft.senderName),
         recipient: cleanText(draft.recipient),
         subject: cleanText(draft.subject),
         body: cleanText(draft.body),
@@ -47,7 +51,10 @@ export function cleanDraft(draft: EmailDraft, cleaned?: Map<StoredAttachment[], 
         rawSha256: draft.rawSha256,
         attachments,
         links: draft.links.map((l) => ({ href: cleanText(l.href), text: cleanText(l.text) })),
-        codes: draft.codes
+        codes: draft.codes,
+        // Tags are the store's to keep valid: a search names them exactly (lib/search/tags.ts).
+        tags: [...new Set(draft.tags)].filter(isValidTag).slice(0, MAX_TAGS),
+        searchText: cleanText(draft.searchText)
     };
 }
 

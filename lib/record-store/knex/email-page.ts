@@ -1,9 +1,10 @@
 /** The email list query: keyset pages, newest first, optionally cut at a byte budget. */
 
 import type { Knex } from 'knex';
-import type { ListQuery } from '../../types';
+import type { CursorPosition, ListQuery } from '../../types';
 import { cleanText, containsPattern } from './clean-text';
 import { EMAILS_TABLE, ORDER_PREFIX_CHARS } from './schema';
+import { whereTerms } from './search-sql';
 
 /**
  * UTF-8 bytes of a row's unbounded text, read without reading the text: SQLite (3.43+)
@@ -18,22 +19,33 @@ export interface SizedRow {
     size: number | string;
 }
 
+/** What else narrows a page query: the candidates of a search index, and an inclusive upper end. */
+export interface PageBounds {
+    /** Only emails at or after this position in the list's order (the newest end of a page range). */
+    from?: CursorPosition;
+    /** SQL (and bindings) of the search index's candidates (search-sql.ts). */
+    candidates?: { sql: string; bindings: Knex.RawBinding[] };
+    /** The search's terms as the trigram indexes serve them (Postgres; search-sql.ts). */
+    indexed?: boolean;
+}
+
 /**
  * The emails of one page plus one row (which says whether another page exists), in the
  * list's order: receivedAt desc, then messageId desc. The caller picks the columns.
  */
-export function emailPageQuery(knex: Knex, query: ListQuery, pg: boolean): Knex.QueryBuilder {
+export function emailPageQuery(knex: Knex, query: ListQuery, pg: boolean, bounds: PageBounds = {}): Knex.QueryBuilder {
     const q = knex(EMAILS_TABLE).where('inbox', cleanText(query.inbox));
     if (query.after) {
-        const { receivedAt } = query.after;
-        const messageId = cleanText(query.after.messageId);
-        if (pg) {
-            // The index bound (the prefix never sorts after the whole id), then
-            // the exact position; rows whose prefix ties are filtered, not sought.
-            q.whereRaw(`(received_at, left(message_id, ${ORDER_PREFIX_CHARS})) <= (?, left(?, ${ORDER_PREFIX_CHARS}))`, [receivedAt, messageId]);
-        }
+        wherePosition(q, '<', query.after, pg);
+    }
 
-        q.whereRaw('(received_at, message_id) < (?, ?)', [receivedAt, messageId]);
+    if (bounds.from) {
+        wherePosition(q, '>=', bounds.from, pg);
+    }
+
+    // Before the other conditions: the candidate set is checked from the index entry, before the row is read.
+    if (bounds.candidates) {
+        q.whereRaw(bounds.candidates.sql, bounds.candidates.bindings);
     }
 
     if (query.sender !== undefined) {
@@ -56,10 +68,27 @@ export function emailPageQuery(knex: Knex, query: ListQuery, pg: boolean): Knex.
         q.where('has_attachments', query.hasAttachments);
     }
 
+    if (query.q) {
+        whereTerms(q, query.q, pg, bounds.indexed);
+    }
+
     return q.orderByRaw(pg ?
         `received_at DESC, left(message_id, ${ORDER_PREFIX_CHARS}) DESC, message_id DESC` :
         'received_at DESC, message_id DESC')
         .limit(query.limit + 1);
+}
+
+// Rows before (`<`) or at and after (`>=`) a position in the list's order.
+function wherePosition(q: Knex.QueryBuilder, op: '<' | '>=', position: CursorPosition, pg: boolean): void {
+    const { receivedAt } = position;
+    const messageId = cleanText(position.messageId);
+    if (pg) {
+        // The index bound (the prefix never sorts after the whole id), then
+        // the exact position; rows whose prefix ties are filtered, not sought.
+        q.whereRaw(`(received_at, left(message_id, ${ORDER_PREFIX_CHARS})) ${op === '<' ? '<=' : '>='} (?, left(?, ${ORDER_PREFIX_CHARS}))`, [receivedAt, messageId]);
+    }
+
+    q.whereRaw(`(received_at, message_id) ${op} (?, ?)`, [receivedAt, messageId]);
 }
 
 /**

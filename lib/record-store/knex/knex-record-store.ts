@@ -10,16 +10,19 @@ import type { SqliteReader } from '../../sqlite/reader';
 import { sqliteWriteTurns } from '../../sqlite/write-turns';
 import type { EmailRecord, RecordPage, StoredAttachment } from '../../types';
 import { cleanDraft, cleanText } from './clean-text';
-import { countWithinBudget, emailPageQuery, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
+import { countWithinBudget, STORED_TEXT_BYTES_SQL, type SizedRow } from './email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './long-text';
 import { classifyFailures, isTransient } from './db-errors';
+import { hasSqliteSearchIndex } from './search-index';
+import { pageRows } from './search-page';
+import { indexPlan, whereTerms } from './search-sql';
 import { beyondNewestQuery, deleteSelected, inboxesOverQuery, receivedBeforeQuery } from './batch-deletes';
 import { migrate } from './migrate';
 import { watchNotifications } from './pg-listen';
 import type { RecordStore, SaveResult } from '../record-store';
 import { toNumber, toRecord, type EmailRow } from './rows';
-import { EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
+import { EMAIL_COLUMNS, EMAILS_TABLE, SEARCH_INDEX_TABLE } from './schema';
 import { createSaveBatch, type Delivery } from './save-batch';
 import type { BatchWriterObserver } from './sqlite-batch-writer';
 import { openSqliteWriterThread } from './sqlite-writer-thread';
@@ -28,6 +31,7 @@ import { referencedBlobKeys } from './blob-references';
 import { deliveryOutbox } from './delivery-outbox';
 import { faultRules } from './fault-rules';
 import { apiKeys } from './api-keys';
+import { tagWriter } from './tags';
 import { isPostgres } from './dialect';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
@@ -122,10 +126,16 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const write = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
         retryTransient(() => serialize(() => knex.transaction(work)));
 
+    // SQLite: whether the database has the search index (an SQLite without FTS5 trigram has
+    // none); asked once, again after a migration. Postgres' planner finds its index itself.
+    let sqliteIndexed: boolean | undefined;
+    const sqliteSearchIndex = async (on: Knex): Promise<boolean> => sqliteIndexed ??= await hasSqliteSearchIndex(on);
+    const searchIndexed = async (): Promise<boolean> => pg || (sqliteIndexed ??= (await read(knex('sqlite_master').select('name').where({ type: 'table', name: SEARCH_INDEX_TABLE }))).length > 0);
+
     // The embedded file's saves run on a connection of their own with prepared statements,
     // in a thread of their own (sqlite-writer-thread.ts): a commit never waits for this event loop.
     const batchWriter = sqliteFile === undefined ? undefined : openSqliteWriterThread(sqliteFile, options.observeBatchWriter);
-    const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient });
+    const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient, sqliteSearchIndex });
 
     const batchSave = createBatcher<Delivery, SaveResult>({
         turns: sqliteTurns ?? createConcurrencyLimit(PG_BATCHES_IN_FLIGHT),
@@ -160,10 +170,12 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         stagedBlobTarget: sqliteFile,
 
         async migrate(migrateOptions = {}) {
-            // Emails stored by an earlier version get their links and codes before the store serves;
-            // the back-fill's transactions take turns with this store's writers.
+            // Emails stored by an earlier version get their links and codes, and their searched
+            // texts (and index documents), before the store serves; the back-fills' transactions
+            // take turns with this store's writers.
             const { onProgress } = migrateOptions;
             await migrate(knex, { transaction: write, onBatch: onProgress && ((done, total) => onProgress({ done, total })) });
+            sqliteIndexed = undefined;
         },
 
         async saveEmails(drafts, saveOptions) {
@@ -200,15 +212,16 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         async listEmails(query) {
             assertPositiveInteger(query.limit, 'limit');
+            const indexed = query.q !== undefined && await searchIndexed();
             if (query.maxBytes === undefined) {
-                const rows = await read<PiecedRow>(emailPageQuery(knex, query, pg).select(emailColumns));
+                const rows = await pageRows<PiecedRow>(knex, query, pg, indexed, (q) => q.select(emailColumns), read);
                 return { records: await toRecords(rows.slice(0, query.limit)), hasMore: rows.length > query.limit } satisfies RecordPage;
             }
 
             // Sizes first, then only the rows that fit: a page of large emails never
             // loads more text than the budget (plus one email, when that alone is larger).
             assertPositiveInteger(query.maxBytes, 'maxBytes');
-            const sized = await read<SizedRow>(emailPageQuery(knex, query, pg).select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)));
+            const sized = await pageRows<SizedRow>(knex, query, pg, indexed, (q) => q.select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)), read);
             const count = countWithinBudget(sized.map((r) => toNumber(r.size)), query.limit, query.maxBytes);
             const seqs = sized.slice(0, count).map((r) => r.seq);
             const rows = seqs.length === 0 ? [] : await read<PiecedRow>(knex(EMAILS_TABLE).select(emailColumns).whereIn('seq', seqs));
@@ -247,12 +260,22 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             });
         },
 
-        async deleteInboxBatch(inbox, batchSize) {
+        async deleteInboxBatch(inbox, batchSize, q) {
             assertPositiveInteger(batchSize, 'batchSize');
             const cleanInbox = cleanText(inbox);
+            const plan = q && await searchIndexed() ? indexPlan(cleanInbox, q, pg) : null;
             // Oldest stored first; two bulk deletes on Postgres share the work (deleteSelected()).
-            return write((trx) => deleteSelected(trx, trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('inbox', cleanInbox).orderBy('seq', 'asc').limit(batchSize), pg));
+            return write((trx) => {
+                const select = trx(EMAILS_TABLE).select(EMAIL_COLUMNS).where('inbox', cleanInbox);
+                if (plan?.candidates) {
+                    select.whereRaw(plan.candidates.sql, plan.candidates.bindings);
+                }
+
+                return deleteSelected(trx, whereTerms(select, q ?? [], pg, plan !== null).orderBy('seq', 'asc').limit(batchSize), pg);
+            });
         },
+
+        ...tagWriter({ write }),
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {
             assertPositiveInteger(batchSize, 'batchSize');

@@ -1,7 +1,8 @@
 /**
  * Bringing a database up to date: the migrations (frozen history, migration-source.ts),
  * then the back-fills of what an upgrade adds to stored emails and only runtime code can
- * work out (links and codes), under one lock: a store serves nothing it has not filled.
+ * work out (links and codes; the searched texts and SQLite's index documents), under one
+ * lock: a store serves nothing it has not filled.
  */
 
 import type { Knex } from 'knex';
@@ -9,8 +10,11 @@ import { retryWithBackoff } from '../../util/backoff';
 import { errorCode } from '../../util/error-code';
 import { sha256Hex } from '../../ingest/ids';
 import { backfillLinksAndCodes, type BackfillOptions } from './backfill-links-codes';
+import { backfillSearch } from './backfill-search';
+import { hasSqliteSearchIndex } from './search-index';
 import { isPostgres } from './dialect';
 import { MIGRATIONS_TABLE_NAME, migratorConfig } from './migration-source';
+import { EMAILS_TABLE } from './schema';
 
 /** Attempts of `migrate()` while another process holds the migration lock. */
 const MIGRATE_ATTEMPTS = 60;
@@ -21,11 +25,14 @@ const MIGRATE_RETRY_MS = 500;
 export interface MigrateResult {
     /** Emails stored by an earlier version whose links and codes this call filled. */
     backfilled: number;
+    /** Emails stored by an earlier version whose searched texts this call filled (docs/design.md, "Search"). */
+    searchBackfilled: number;
 }
 
 /**
- * Brings the schema up to date, then fills the links and codes of emails stored before
- * them. Several processes may start at once against one Postgres: they take turns on a
+ * Brings the schema up to date, then fills the links and codes, and the searched texts, of
+ * emails stored before them (`backfill.onBatch` hears the rows filled by both, of both's
+ * total). Several processes may start at once against one Postgres: they take turns on a
  * session advisory lock (released by Postgres itself if the holder dies, unlike knex's
  * lock table) held over both steps, and the later ones find nothing left to do. Anything
  * else that trips over knex's lock (a knex CLI run, two first starts on one SQLite file)
@@ -42,11 +49,28 @@ export async function migrate(knex: Knex, backfill: BackfillOptions = {}): Promi
             maxMs: MIGRATE_RETRY_MS,
             retryable: isLockContention
         });
-        return { backfilled: await backfillLinksAndCodes(knex, backfill) };
+        // The two back-fills are one piece of work to a caller that shows progress: rows to
+        // fill in both, counted (through their partial indexes) before the first starts.
+        const { onBatch } = backfill;
+        const total = onBatch ? await pendingRows(knex) : 0;
+        const backfilled = await backfillLinksAndCodes(knex, { ...backfill, onBatch: onBatch && ((filled) => onBatch(filled, total)) });
+        const sqliteSearchIndex = !isPostgres(knex) && await hasSqliteSearchIndex(knex);
+        const searchBackfilled = await backfillSearch(knex, {
+            transaction: backfill.transaction,
+            sqliteSearchIndex,
+            onBatch: onBatch && ((filled) => onBatch(backfilled + filled, total))
+        });
+        return { backfilled, searchBackfilled };
     }
     finally {
         await lock?.();
     }
+}
+
+/** Rows the back-fills have to fill: those without links and codes, plus those without searched texts. */
+async function pendingRows(knex: Knex): Promise<number> {
+    const count = async (column: string) => Number((await knex(EMAILS_TABLE).whereNull(column).count({ n: '*' }).first() as { n: number | string } | undefined)?.n ?? 0);
+    return await count('links') + await count('body_folded');
 }
 
 /** A raw node-postgres client, as far as the lock needs it. */

@@ -14,6 +14,7 @@ import * as shortMessageIds from './migrations/20261126000000_short_message_ids'
 import * as retentionIndex from './migrations/20261128000000_retention_index';
 import * as webhookDeliveries from './migrations/20261129000000_webhook_deliveries';
 import * as expiryIndex from './migrations/20261130000000_expiry_index';
+import * as search from './migrations/20261201000000_search';
 import * as keyScopes from './migrations/20261202000000_key_scopes';
 import * as smtpFaults from './migrations/20261203000000_smtp_faults';
 import * as deliveryKinds from './migrations/20261203000100_delivery_kinds';
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261128000000_retention_index': retentionIndex,
     '20261129000000_webhook_deliveries': webhookDeliveries,
     '20261130000000_expiry_index': expiryIndex,
+    '20261201000000_search': search,
     '20261202000000_key_scopes': keyScopes,
     '20261203000000_smtp_faults': smtpFaults,
     '20261203000100_delivery_kinds': deliveryKinds,

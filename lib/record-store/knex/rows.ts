@@ -1,5 +1,6 @@
 /** The rows of `emails` and `api_keys` as the drivers return them, and the records they map to. */
 
+import { foldForSearch, SEARCH_PART_SEPARATOR } from '../../extract/search-text';
 import type { ApiKeyInfo, EmailRecord, Link, StoredAttachment } from '../../types';
 
 /** A row of `emails` with the columns EMAIL_COLUMNS (schema.ts) selects. */
@@ -23,6 +24,9 @@ export interface EmailRow {
     links: string | null;
     /** JSON text of string[]; NULL like `links`. */
     codes: string | null;
+    /** JSON text of string[] ('[]' in rows stored before tags). */
+    tags: string;
+    sender_name: string;
 }
 
 /** A row of `api_keys` with the columns KEY_COLUMNS (schema.ts) selects. */
@@ -46,6 +50,7 @@ export function toRecord(row: EmailRow): EmailRecord {
         sourceId: row.source_id,
         inbox: row.inbox,
         sender: row.sender,
+        senderName: row.sender_name,
         recipient: row.recipient,
         subject: row.subject,
         body: row.body,
@@ -56,8 +61,19 @@ export function toRecord(row: EmailRow): EmailRecord {
         rawSha256: row.raw_sha256 ?? '',
         attachments: parseAttachments(row.attachments),
         links: row.links === null ? [] : parseLinks(row.links),
-        codes: row.codes === null ? [] : parseCodes(row.codes)
+        codes: row.codes === null ? [] : parseCodes(row.codes),
+        tags: parseTags(row.tags)
     };
+}
+
+/** Tags as stored: a JSON array of strings. */
+export function parseTags(json: string): string[] {
+    const parsed: unknown = JSON.parse(json);
+    if (!Array.isArray(parsed)) {
+        throw new Error('Stored tags are not a JSON array');
+    }
+
+    return parsed as string[];
 }
 
 // Only the two known fields are kept, as for attachments.
@@ -79,26 +95,34 @@ function parseCodes(json: string): string[] {
     return parsed as string[];
 }
 
-// Only the four known fields are kept, whatever else the stored JSON holds.
-function parseAttachments(json: string): StoredAttachment[] {
+/** Attachments as stored (JSON text); only the known fields are kept, whatever else the JSON holds. */
+export function parseAttachments(json: string): StoredAttachment[] {
     const parsed: unknown = JSON.parse(json);
     if (!Array.isArray(parsed)) {
         throw new Error('Stored attachments are not a JSON array');
     }
 
-    return parsed.map((a: StoredAttachment) => ({
-        filename: a.filename,
-        contentType: a.contentType,
-        size: a.size,
-        blobKey: a.blobKey
-    }));
+    return parsed.map((a: StoredAttachment) => {
+        const attachment: StoredAttachment = {
+            filename: a.filename,
+            contentType: a.contentType,
+            size: a.size,
+            blobKey: a.blobKey
+        };
+        if (typeof a.contentId === 'string') {
+            attachment.contentId = a.contentId;
+        }
+
+        return attachment;
+    });
 }
 
 /**
  * The `emails` row (all but its seq) that stores `record`, with the digests its lookups
- * use. `json` (one per batch) serialises an attachment list the copies of a delivery share once.
+ * use and the folded texts a search compares (`searchText`: what `body:` searches).
+ * `json` (one per batch) serialises an attachment list the copies of a delivery share once.
  */
-export function toInsertRow({ record, sourceHash, messageHash }: { record: EmailRecord; sourceHash: string; messageHash: string }, json?: Map<StoredAttachment[], string>): Record<string, unknown> {
+export function toInsertRow({ record, searchText, sourceHash, messageHash }: { record: EmailRecord; searchText: string; sourceHash: string; messageHash: string }, json?: Map<StoredAttachment[], string>): Record<string, unknown> {
     let attachments = json?.get(record.attachments);
     if (attachments === undefined) {
         attachments = JSON.stringify(record.attachments);
@@ -126,7 +150,19 @@ export function toInsertRow({ record, sourceHash, messageHash }: { record: Email
         has_attachments: record.attachments.length > 0,
         attachments,
         links: JSON.stringify(record.links),
-        codes: JSON.stringify(record.codes)
+        codes: JSON.stringify(record.codes),
+        tags: JSON.stringify(record.tags),
+        sender_name: record.senderName,
+        ...searchColumns(record, searchText)
+    };
+}
+
+/** The folded texts of `record` that searches compare besides sender and subject (backfill-search.ts fills older rows with these). */
+export function searchColumns(record: Pick<EmailRecord, 'recipient' | 'attachments'>, searchText: string): { recipient_folded: string; filenames_folded: string; body_folded: string } {
+    return {
+        recipient_folded: foldForSearch(record.recipient),
+        filenames_folded: record.attachments.map((a) => foldForSearch(a.filename)).join(SEARCH_PART_SEPARATOR),
+        body_folded: searchText
     };
 }
 

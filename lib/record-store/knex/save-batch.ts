@@ -35,11 +35,13 @@ export interface SaveBatchOptions {
     batchWriter?: SqliteBatchWriter;
     /** Runs an attempt again on transient conflicts. */
     retryTransient<T>(attempt: () => Promise<T>): Promise<T>;
+    /** SQLite: whether the database has the search index (asked on the save's transaction). */
+    sqliteSearchIndex(trx: Knex.Transaction): Promise<boolean>;
 }
 
 /** The function that stores one batch and answers one outcome per delivery, in order. */
 export function createSaveBatch(options: SaveBatchOptions): (batch: Delivery[]) => Promise<Outcome<SaveResult>[]> {
-    const { knex, pg, channel, batchWriter, retryTransient } = options;
+    const { knex, pg, channel, batchWriter, retryTransient, sqliteSearchIndex } = options;
     return async (batch) => {
         const deliveries = batch.map((d) => d.drafts);
         let isolate = false;
@@ -50,7 +52,7 @@ export function createSaveBatch(options: SaveBatchOptions): (batch: Delivery[]) 
                     return values.map((value) => ({ ok: true, value }));
                 }
 
-                return await retryTransient(() => knex.transaction((trx) => storeInTransaction(trx, batch, isolate, pg, channel)));
+                return await retryTransient(() => knex.transaction(async (trx) => storeInTransaction(trx, batch, isolate, pg, channel, !pg && await sqliteSearchIndex(trx))));
             }
             catch (err) {
                 // A lone delivery's own failure is simply its outcome.
@@ -65,7 +67,7 @@ export function createSaveBatch(options: SaveBatchOptions): (batch: Delivery[]) 
 }
 
 // The batch on a Knex transaction: all together, or (isolate) each in a savepoint of its own.
-async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isolate: boolean, pg: boolean, channel: string): Promise<Outcome<SaveResult>[]> {
+async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isolate: boolean, pg: boolean, channel: string, searchIndex: boolean): Promise<Outcome<SaveResult>[]> {
     if (pg) {
         await lockDeliveries(trx, batch.flatMap((d) => d.drafts));
     }
@@ -75,7 +77,7 @@ async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isol
         for (const { drafts, blobs, deliveries } of batch) {
             try {
                 const [value] = await trx.transaction(async (savepoint) => {
-                    const values = await storeDeliveries(savepoint, [drafts]);
+                    const values = await storeDeliveries(savepoint, [drafts], searchIndex);
                     await insertDeliveries(savepoint, deliveryRows(values, [deliveries], Date.now()));
                     await writeStagedBlobs(savepoint, blobs);
                     return pg ? values : withRemovedBlobKeys(values, await removeStagedBlobsOf(savepoint, values.flatMap((v) => v.replaced)));
@@ -92,7 +94,7 @@ async function storeInTransaction(trx: Knex.Transaction, batch: Delivery[], isol
         }
     }
     else {
-        let values = await storeDeliveries(trx, batch.map((d) => d.drafts));
+        let values = await storeDeliveries(trx, batch.map((d) => d.drafts), searchIndex);
         await insertDeliveries(trx, deliveryRows(values, batch.map((d) => d.deliveries), Date.now()));
         await writeStagedBlobs(trx, batch.flatMap((d) => d.blobs));
         if (!pg) {

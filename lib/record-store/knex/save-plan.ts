@@ -31,9 +31,11 @@ export interface StoredRow {
     sourceHash: string;
 }
 
-/** A record the batch inserts, with the digests its row stores. */
+/** A record the batch inserts, with the digests and the searched text its row stores. */
 export interface PlannedInsert {
     record: EmailRecord;
+    /** The draft's searchText: stored beside the record, never part of it. */
+    searchText: string;
     sourceHash: string;
     messageHash: string;
 }
@@ -121,8 +123,8 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
                 messageId = chosen.messageId;
             }
 
-            const record: EmailRecord = { messageId, ...draft };
-            const insert: PendingInsert = { record, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
+            const { record, searchText } = recordOfDraft(draft, messageId);
+            const insert: PendingInsert = { record, searchText, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
             inserts.push(insert);
             copies.set(key, { record, insert });
             sources.add(sourceKey(draft.inbox, sourceHash));
@@ -137,9 +139,15 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
         plan: {
             results,
             removed,
-            inserts: inserts.filter((i) => !i.superseded).map(({ record, sourceHash, messageHash }) => ({ record, sourceHash, messageHash }))
+            inserts: inserts.filter((i) => !i.superseded).map(({ record, searchText, sourceHash, messageHash }) => ({ record, searchText, sourceHash, messageHash }))
         }
     };
+}
+
+/** A draft saved under `messageId`: the record, and its searchText, stored beside it and never part of it. */
+export function recordOfDraft(draft: EmailDraft, messageId: string): { record: EmailRecord; searchText: string } {
+    const { searchText, ...fields } = draft;
+    return { record: { messageId, ...fields }, searchText };
 }
 
 /** A planned insert, unless a later delivery of the batch replaces it first. */
@@ -197,5 +205,5 @@ function chooseId(draft: EmailDraft, single: boolean, held: ReadonlyMap<string, 
 
 // A replaced record goes to another caller than the one it was saved for: its own copy.
 function copyRecord(record: EmailRecord): EmailRecord {
-    return { ...record, attachments: record.attachments.map((a) => ({ ...a })), links: record.links.map((l) => ({ ...l })), codes: [...record.codes] };
+    return { ...record, attachments: record.attachments.map((a) => ({ ...a })), links: record.links.map((l) => ({ ...l })), codes: [...record.codes], tags: [...record.tags] };
 }

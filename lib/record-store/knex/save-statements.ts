@@ -11,6 +11,7 @@ import type { EmailDraft, EmailRecord, StoredAttachment } from '../../types';
 import { removeUnreferencedStagedBlobsSql } from './blob-references';
 import type { SaveResult } from '../record-store';
 import { toInsertRow, toRecord, type EmailRow } from './rows';
+import { indexSearchDocuments } from './search-index';
 import { planSave, prepareDeliveries, type PlannedDraft, type PlannedInsert, type StoredRow } from './save-plan';
 import { BLOBS_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
 
@@ -42,13 +43,14 @@ interface LookupRow extends EmailRow {
 }
 
 /**
- * Stores deliveries in order, each exactly as if it ran alone after the one before,
+ * Stores deliveries in order, each exactly as if it ran alone after the one before
+ * (`sqliteSearchIndex`: the SQLite database has the search index, which the inserts join),
  * with a handful of statements for the whole batch: one lookup, the plan worked out
  * in memory from it (save-plan.ts), then multi-row deletes and inserts. Nothing is
  * written until the plan is complete, so the few lookups made while planning see
  * the table as the first one did.
  */
-export async function storeDeliveries(trx: Knex.Transaction, deliveries: EmailDraft[][]): Promise<SaveResult[]> {
+export async function storeDeliveries(trx: Knex.Transaction, deliveries: EmailDraft[][], sqliteSearchIndex = false): Promise<SaveResult[]> {
     const planned = prepareDeliveries(deliveries);
     const rows: StoredRow[] = (await lookupRows(trx, planned.flat())).map((row) => ({
         seq: row.seq,
@@ -74,6 +76,10 @@ export async function storeDeliveries(trx: Knex.Transaction, deliveries: EmailDr
         }
 
         await insertRecords(trx, plan.inserts);
+        if (sqliteSearchIndex) {
+            await indexSearchDocuments(trx, plan.inserts.map((i) => i.messageHash));
+        }
+
         return plan.results;
     }
 }

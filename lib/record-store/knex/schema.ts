@@ -34,8 +34,29 @@ export const SMTP_FAULTS_TABLE = 'smtp_faults';
 /** The columns of `emails` a record is read from (rows.ts maps them). */
 export const EMAIL_COLUMNS = [
     'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
-    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'attachments', 'links', 'codes'
+    'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'attachments', 'links', 'codes', 'tags', 'sender_name'
 ];
+
+/**
+ * The folded texts of an email that searches compare (docs/design.md, "Search"), besides
+ * `sender_folded` and `subject_folded`: NULL in rows stored before them until migrate()'s
+ * back-fill (backfill-search.ts) fills them.
+ */
+export const SEARCH_TEXT_COLUMNS = ['recipient_folded', 'filenames_folded', 'body_folded'] as const;
+
+/** SQLite: the FTS5 table (trigram, contentless, detail=none), one document per email, rowid = seq. */
+export const SEARCH_INDEX_TABLE = 'email_search';
+
+/**
+ * SQLite: an email's document in SEARCH_INDEX_TABLE. The inbox between U+0001 and U+0002
+ * comes first, so a query names its inbox with trigrams no text holds (foldForSearch()
+ * turns those characters into U+FFFD): the index then answers with the inbox's candidates,
+ * not the whole store's. The texts follow, each apart (U+0003).
+ */
+export const SQLITE_DOCUMENT_SQL = "char(1) || inbox || char(2) || sender_folded || char(3) || subject_folded || char(3) || coalesce(recipient_folded, '') || char(3) || coalesce(filenames_folded, '') || char(3) || coalesce(body_folded, '')";
+
+/** Postgres: the GIN index of (inbox, body_folded) with pg_trgm. */
+export const POSTGRES_SEARCH_INDEX = 'emails_search_trgm';
 
 /** The columns of `api_keys` a key's info is read from. */
 export const KEY_COLUMNS = ['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only'];

@@ -19,13 +19,17 @@ import { withRemovedBlobKeys } from './save-statements';
 import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
 import { BLOBS_TABLE, DELIVERIES_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from './schema';
 import { deliveryRows } from './delivery-outbox';
+import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from './search-index';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
     'message_id', 'message_id_hash', 'source_id', 'source_id_hash', 'inbox', 'sender', 'recipient', 'subject',
     'sender_folded', 'subject_folded', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'has_attachments', 'attachments',
-    'links', 'codes'
+    'links', 'codes', 'tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded'
 ];
+
+/** The columns that may hold a text too long to bind in one go: inserted empty, then appended in pieces. */
+const LONG_COLUMNS = ['body', 'html_body', 'body_folded'] as const;
 
 // Lists travel as one JSON parameter (json_each), so each statement is prepared once
 // whatever the batch's size, and stays under every bound-parameter limit.
@@ -42,6 +46,7 @@ const SQL = {
     // A long text is inserted empty and appended in pieces (text-pieces.ts), in the same transaction.
     appendBody: `UPDATE ${EMAILS_TABLE} SET body = body || ?1 WHERE message_id_hash = ?2`,
     appendHtmlBody: `UPDATE ${EMAILS_TABLE} SET html_body = html_body || ?1 WHERE message_id_hash = ?2`,
+    appendBodyFolded: `UPDATE ${EMAILS_TABLE} SET body_folded = body_folded || ?1 WHERE message_id_hash = ?2`,
     insertEmails: `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')})
         SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
     // By the id digests, so the insert needs no RETURNING read back into JS; the keys are
@@ -57,6 +62,10 @@ const SQL = {
 };
 
 type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
+
+/** The search index's documents of the rows just written (search-index.ts), once their texts are whole. */
+const INDEX_DOCUMENTS_SQL = `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
+    WHERE message_id_hash IN (SELECT value FROM json_each(?))`;
 
 /**
  * Staged blobs per upsert statement (5 values each); a statement is prepared once
@@ -95,6 +104,8 @@ export interface SqliteBatchWriter {
 interface Connection {
     db: Sqlite3.Database;
     statements: Statements;
+    /** Adds documents to the search index; absent when the database has none (an SQLite without FTS5 trigram). */
+    indexDocuments: Sqlite3.Statement | undefined;
     /** Promised, so that chunks of one size asking at once share one statement. */
     upserts: Map<number, Promise<Sqlite3.Statement>>;
 }
@@ -108,7 +119,11 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
         const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE, SQLITE_CONNECTION_PRAGMAS);
         try {
             const entries = await Promise.all(Object.entries(SQL).map(async ([name, sql]) => [name, await prepareStatement(db, sql)] as const));
-            return { db, statements: Object.fromEntries(entries) as Statements, upserts: new Map() };
+            const indexed = await new Promise<boolean>((resolve, reject) => {
+                db.get(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`, [SEARCH_INDEX_TABLE], (err, row) => (err ? reject(err) : resolve(row !== undefined)));
+            });
+            const indexDocuments = indexed ? await prepareStatement(db, INDEX_DOCUMENTS_SQL) : undefined;
+            return { db, statements: Object.fromEntries(entries) as Statements, indexDocuments, upserts: new Map() };
         }
         catch (err) {
             db.close();
@@ -149,7 +164,8 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
             opened = undefined;
             if (current) {
                 const upserts = await Promise.all([...current.upserts.values()].map((p) => p.catch(() => undefined)));
-                await closeDatabase(current.db, [...Object.values(current.statements), ...upserts.filter((u) => u !== undefined)]);
+                const statements = [...Object.values(current.statements), ...(current.indexDocuments ? [current.indexDocuments] : [])];
+                await closeDatabase(current.db, [...statements, ...upserts.filter((u) => u !== undefined)]);
             }
         }
     };
@@ -191,9 +207,11 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             if (plan.inserts.length > 0) {
                 const json = new Map<StoredAttachment[], string>();
                 const long: Array<{ statement: Sqlite3.Statement; text: string; messageHash: string }> = [];
+                const append = { body: s.appendBody, html_body: s.appendHtmlBody, body_folded: s.appendBodyFolded };
                 await all(s.insertEmails, [JSON.stringify(plan.inserts.map((insert) => {
                     const row = toInsertRow(insert, json);
-                    for (const [column, statement] of [['body', s.appendBody], ['html_body', s.appendHtmlBody]] as const) {
+                    for (const column of LONG_COLUMNS) {
+                        const statement = append[column];
                         const text = row[column] as string;
                         if (text.length > TEXT_PIECE_CHARS) {
                             long.push({ statement, text, messageHash: insert.messageHash });
@@ -210,7 +228,11 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
                     }
                 }
 
-                await all(s.insertLinks, [JSON.stringify(plan.inserts.map(({ messageHash }) => messageHash))]);
+                const hashes = JSON.stringify(plan.inserts.map(({ messageHash }) => messageHash));
+                await all(s.insertLinks, [hashes]);
+                if (connection.indexDocuments) {
+                    await all(connection.indexDocuments, [hashes]);
+                }
             }
         })();
         const writes: Promise<unknown>[] = [records];

@@ -15,6 +15,7 @@ import type { EmailDraft, EmailRecord } from '../../types';
 import { startWorkerScript } from '../../util/worker-script';
 import type { DeliveryTarget, SaveResult } from '../record-store';
 import type { BatchWriterObserver, SqliteBatchWriter } from './sqlite-batch-writer';
+import { recordOfDraft } from './save-plan';
 
 /** What the main thread posts to the writer thread: a batch to save, or the close. */
 export type WriterRequest =
@@ -77,7 +78,7 @@ export function openSqliteWriterThread(filename: string, observer?: BatchWriterO
 
             observer?.commit?.(job.deliveries.length);
             job.resolve(reply.results.map(({ savedIds, replaced, removedBlobKeys }, i) => ({
-                saved: savedIds.map((messageId, j) => ({ messageId, ...job.deliveries[i]![j]! })),
+                saved: savedIds.map((messageId, j) => recordOfDraft(job.deliveries[i]![j]!, messageId).record),
                 replaced,
                 ...(removedBlobKeys ? { removedBlobKeys } : {})
             })));

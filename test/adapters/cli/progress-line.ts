@@ -133,7 +133,7 @@ describe('adapters/cli/progress-line', () => {
         it('migrate shows how far the back-fill is on a terminal, and nothing in a pipe; stdout is the same', { timeout: 60_000 }, async () => {
             await forgetLinksAndCodes();
             const shown = await atTerminal(['migrate']);
-            expect(shown.terminal).to.endWith('\rinbox-capture: migrate: filled links and codes of 60 of 60 emails (100%)\x1b[K\n');
+            expect(shown.terminal).to.endWith('\rinbox-capture: migrate: filled links, codes and searched texts: 60 of 60 row updates (100%)\x1b[K\n');
             expect(shown.stdout).to.equal('schema is up to date\n');
 
             await forgetLinksAndCodes();

@@ -78,6 +78,20 @@ function suite(kind: ClientBackendKind): void {
                 expect(await subjects({ inbox: 'paging', receivedBefore: new Date(stored[1].receivedAt).toISOString() })).to.equal(['message 0']);
             });
 
+            it('sends q, the search language, with the other filters', async () => {
+                const subjects = async (query: Parameters<InboxCaptureClient['listEmails']>[0]) => (await client.listEmails(query)).emails.map((e) => e.subject);
+                expect(await subjects({ inbox: 'paging', q: 'from:odd@ -subject:"message 5"' })).to.equal(['message 3', 'message 1']);
+                expect(await subjects({ inbox: 'paging', q: 'has:attachment filename:data' })).to.equal(['message 3']);
+                expect(await subjects({ inbox: 'paging', q: 'message', sender: 'even', limit: 2 })).to.equal(['message 6', 'message 4']);
+                await expectApiError(client.listEmails({ inbox: 'paging', q: '"unclosed' }), 400, 'VALIDATION_ERROR');
+                const seen: string[] = [];
+                for await (const email of client.emails({ inbox: 'paging', limit: 1, q: '-from:odd@' })) {
+                    seen.push(email.subject);
+                }
+
+                expect(seen).to.equal(['message 6', 'message 4', 'message 2', 'message 0']);
+            });
+
             it('answers at once with what already matches when wait is true', async () => {
                 const page = await client.listEmails({ inbox: 'paging', subject: 'message 0', wait: true, timeout: 28 });
                 expect(page.emails.map((e) => e.subject)).to.equal(['message 0']);
@@ -181,7 +195,25 @@ function suite(kind: ClientBackendKind): void {
             });
         });
 
+        describe('setTags()', () => {
+            it('replaces the tags and resolves to the email with them; NOT_FOUND and VALIDATION_ERROR as the API answers', async () => {
+                const email = await ingest(buildMail({ to: 'tagging@test.example', headers: ['X-Tags: first'] }));
+                expect(email.tags).to.equal(['first']);
+                expect(await client.setTags(email.messageId, ['Second', 'third'])).to.equal({ ...email, tags: ['second', 'third'] });
+                expect((await client.listEmails({ inbox: 'tagging', q: 'tag:third' })).emails.map((e) => e.messageId)).to.equal([email.messageId]);
+                await expectApiError(client.setTags('no-such@x', ['a']), 404, 'NOT_FOUND');
+                await expectApiError(client.setTags(email.messageId, ['not a tag']), 400, 'VALIDATION_ERROR');
+            });
+        });
+
         describe('deleteInbox()', () => {
+            it('deletes only what q matches when given one', async () => {
+                await ingest(buildMail({ to: 'delete-some@test.example', subject: 'drop me' }));
+                const kept = await ingest(buildMail({ to: 'delete-some@test.example', subject: 'keep me' }));
+                expect(await client.deleteInbox('delete-some', { q: 'subject:drop' })).to.equal(1);
+                expect((await client.listEmails({ inbox: 'delete-some' })).emails).to.equal([kept]);
+            });
+
             it('resolves to the number deleted, 0 for an empty inbox', async () => {
                 await ingest(buildMail({ to: 'delete-all@test.example' }));
                 await ingest(buildMail({ to: 'delete-all@test.example' }));

@@ -24,6 +24,7 @@ const CLAIMS: ShapeClaims = {
         Inbox: 'Inbox',
         InboxPage: 'InboxPage',
         DeletedEmail: 'DeletedEmail',
+        TagsBody: 'TagsBody',
         DeletedInbox: 'DeletedInbox',
         CurrentKey: 'CurrentKey',
         FaultRule: 'FaultRule',
@@ -78,7 +79,7 @@ describe('adapters/client/types', () => {
                 text = text.replace(from, to);
             };
 
-            edit('    codes: string[];\n}', '    codes: string[];\n    spamScore: number;\n}');
+            edit('replaced by `setTags()`. */\n    tags: string[];\n}', 'replaced by `setTags()`. */\n    tags: string[];\n    spamScore: number;\n}');
             edit('export interface Inbox {\n    name: string;\n    count: number;', 'export interface Inbox {\n    name: string;\n    count: string;');
             edit('export interface InboxPage {\n    inboxes: Inbox[];\n    hasMore: boolean;', 'export interface InboxPage {\n    inboxes: Inbox[];\n    hasMore?: boolean;');
             const copy = Path.join(dir, 'types.ts');

@@ -77,6 +77,17 @@ function suite(kind: ClientBackendKind): void {
             expect(query.get('hasAttachments')).to.equal('false');
         });
 
+        it('waits for the email that matches q, the body text included', async () => {
+            const watcher = pollWatcher();
+            const waiting = clientWith({ fetch: watcher.fetch }).waitForEmail({ inbox: 'q-wait', q: 'body:"order 4242"', timeoutMs: 20_000 });
+            await watcher.started(1);
+            await send('q-wait', 'your order', { text: 'Order 4241 has shipped' });
+            await send('q-wait', 'your order', { text: 'ORDER 4242 has shipped' });
+            const email = await waiting;
+            expect(email.body).to.equal('ORDER 4242 has shipped\n');
+            expect(new URL(watcher.calls[0].url).searchParams.get('q')).to.equal('body:"order 4242"');
+        });
+
         it('chains server long-polls until the email arrives', async () => {
             const watcher = pollWatcher();
             const waiting = clientWith({ fetch: watcher.fetch, longPollSeconds: 1 }).waitForEmail({ inbox: 'chained', timeoutMs: 30_000 });

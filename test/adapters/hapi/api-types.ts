@@ -22,6 +22,7 @@ const CLAIMS: ShapeClaims = {
         Inbox: 'InboxView',
         InboxPage: 'InboxPageView',
         DeletedEmail: 'DeletedEmailView',
+        TagsBody: 'TagsBodyView',
         DeletedInbox: 'DeletedInboxView',
         CurrentKey: 'CurrentKeyView',
         FaultRule: 'FaultRuleView',

@@ -15,8 +15,8 @@ const { describe, it, before, after } = exports.lab = Lab.script();
 
 function record(body: string, rawKey = 'k1'): EmailRecord {
     return {
-        messageId: 'm@x', sourceId: 'm@x', inbox: 'box', sender: 's@x', recipient: 'box@x', subject: 's',
-        body, htmlBody: '', receivedAt: 1_750_000_000_000, rawKey, rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: []
+        messageId: 'm@x', sourceId: 'm@x', inbox: 'box', sender: 's@x', senderName: '', recipient: 'box@x', subject: 's',
+        body, htmlBody: '', receivedAt: 1_750_000_000_000, rawKey, rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: [], tags: []
     };
 }
 
@@ -51,6 +51,16 @@ describe('email-json', () => {
             const a = await source.acquire(record('old', 'k1'));
             const b = await source.acquire(record('new', 'k2'));
             expect(b.json.view.body).to.equal('new');
+            a.release();
+            b.release();
+        });
+
+        it('builds a copy whose tags changed anew, while the JSON of its old tags is still held', async () => {
+            const source = createEmailJsonSource(createMessageBudget(1024 * 1024), '');
+            const a = await source.acquire(record('same'));
+            const b = await source.acquire({ ...record('same'), tags: ['reviewed'] });
+            expect(a.json.view.tags).to.equal([]);
+            expect(b.json.view.tags).to.equal(['reviewed']);
             a.release();
             b.release();
         });

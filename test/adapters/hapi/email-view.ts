@@ -24,13 +24,15 @@ function record(overrides: Partial<EmailRecord> = {}): EmailRecord {
         attachments: [],
         links: [],
         codes: [],
+        tags: [],
+        senderName: '',
         ...overrides
     };
 }
 
 /** The attachments of the attachments.eml fixture, as stored. */
 const ATTACHMENTS: EmailRecord['attachments'] = [
-    { filename: '0-logo.png', contentType: 'image/png', size: 70, blobKey: '0123456789abcdef01234567/att/0' },
+    { filename: '0-logo.png', contentType: 'image/png', size: 70, blobKey: '0123456789abcdef01234567/att/0', contentId: 'logo@example.com' },
     { filename: '1-report.pdf', contentType: 'application/pdf', size: 77, blobKey: '0123456789abcdef01234567/att/1' },
     { filename: '2-attachment.bin', contentType: 'application/octet-stream', size: 256, blobKey: '0123456789abcdef01234567/att/2' }
 ];
@@ -70,6 +72,7 @@ describe('email-view', () => {
                 messageId: 'plain-1@example.com',
                 inbox: 'inbox',
                 sender: 'sender@example.com',
+                senderName: '',
                 recipient: 'inbox@example.com',
                 subject: 'Plain text',
                 body: 'Hello,\nthis is the plain text body.\n',
@@ -78,8 +81,16 @@ describe('email-view', () => {
                 receivedAt: 1_750_000_000_000,
                 rawUrl: '/v1/emails/plain-1%40example.com/raw',
                 links: [],
-                codes: []
+                codes: [],
+                tags: []
             });
+        });
+
+        it('gives the sender name and the tags of the record, the tags as a copy', () => {
+            const tags = ['welcome'];
+            const view = toEmailView(record({ senderName: 'Sender Name', tags }));
+            expect(view).to.include({ senderName: 'Sender Name', tags });
+            expect(view.tags).to.not.shallow.equal(tags);
         });
 
         it('gives the links and codes of the record, as copies (EXTENSIONS §1)', () => {
@@ -95,16 +106,16 @@ describe('email-view', () => {
         it('lists the attachments in order with their download URLs', () => {
             const view = toEmailView(record({ messageId: 'att-1@example.com', attachments: ATTACHMENTS }));
             expect(view.attachments).to.equal([
-                { filename: '0-logo.png', contentType: 'image/png', size: 70, url: '/v1/emails/att-1%40example.com/attachments/0-logo.png' },
-                { filename: '1-report.pdf', contentType: 'application/pdf', size: 77, url: '/v1/emails/att-1%40example.com/attachments/1-report.pdf' },
-                { filename: '2-attachment.bin', contentType: 'application/octet-stream', size: 256, url: '/v1/emails/att-1%40example.com/attachments/2-attachment.bin' }
+                { filename: '0-logo.png', contentType: 'image/png', size: 70, url: '/v1/emails/att-1%40example.com/attachments/0-logo.png', contentId: 'logo@example.com' },
+                { filename: '1-report.pdf', contentType: 'application/pdf', size: 77, url: '/v1/emails/att-1%40example.com/attachments/1-report.pdf', contentId: '' },
+                { filename: '2-attachment.bin', contentType: 'application/octet-stream', size: 256, url: '/v1/emails/att-1%40example.com/attachments/2-attachment.bin', contentId: '' }
             ]);
         });
 
         it('keeps blob keys, source id and raw size inside', () => {
             const view = toEmailView(record({ attachments: ATTACHMENTS }));
-            expect(Object.keys(view).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawUrl', 'receivedAt', 'recipient', 'sender', 'subject']);
-            expect(Object.keys(view.attachments[0]).sort()).to.equal(['contentType', 'filename', 'size', 'url']);
+            expect(Object.keys(view).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawUrl', 'receivedAt', 'recipient', 'sender', 'senderName', 'subject', 'tags']);
+            expect(Object.keys(view.attachments[0]).sort()).to.equal(['contentId', 'contentType', 'filename', 'size', 'url']);
             expect(JSON.stringify(view)).to.not.contain('raw.eml');
             expect(JSON.stringify(view)).to.not.contain('/att/');
         });

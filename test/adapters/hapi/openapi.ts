@@ -14,12 +14,15 @@ type Email = components['schemas']['Email'];
 type Page = paths['/v1/emails']['get']['responses'][200]['content']['application/json'];
 type NotFound = paths['/v1/emails/{messageId}']['get']['responses'][404]['content']['application/json'];
 
-const attachment: components['schemas']['Attachment'] = { filename: '0-a.pdf', contentType: 'application/pdf', size: 3, url: '/v1/emails/x/attachments/0-a.pdf' };
+const attachment: components['schemas']['Attachment'] = { filename: '0-a.pdf', contentType: 'application/pdf', size: 3, url: '/v1/emails/x/attachments/0-a.pdf', contentId: '' };
 export const email: Email = {
-    messageId: 'x@y', inbox: 'signup', sender: 'a@b', recipient: 'signup@b', subject: 's', body: 'b', htmlBody: '',
+    messageId: 'x@y', inbox: 'signup', sender: 'a@b', senderName: 'A', recipient: 'signup@b', subject: 's', body: 'b', htmlBody: '',
     attachments: [attachment], receivedAt: 1, rawUrl: '/v1/emails/x%40y/raw',
-    links: [{ href: 'https://x.test/verify', text: 'verify' }], codes: ['482913']
+    links: [{ href: 'https://x.test/verify', text: 'verify' }], codes: ['482913'], tags: ['welcome']
 };
+export const tagged: paths['/v1/emails/{messageId}/tags']['put']['responses'][200]['content']['application/json'] = email;
+export const tagsBody: NonNullable<paths['/v1/emails/{messageId}/tags']['put']['requestBody']>['content']['application/json'] = { tags: ['a'] };
+export const search: paths['/v1/emails']['get']['parameters']['query'] = { inbox: 'signup', q: 'from:shop "order 4242"' };
 export const page: components['schemas']['EmailPage'] = { emails: [email], hasMore: true, nextCursor: '1#x@y' };
 export const same: Page = page;
 export const error: components['schemas']['Error'] = { error: 'NOT_FOUND' };

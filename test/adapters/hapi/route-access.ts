@@ -62,12 +62,28 @@ const ROUTES: Record<string, Case[]> = {
         { name: 'an inbox inside the prefix', request: (f) => ({ url: `/v1/emails?inbox=${f.inside.inbox}` }), status: anyKey(200) },
         { name: 'an inbox outside the prefix', request: (f) => ({ url: `/v1/emails?inbox=${f.outside.inbox}` }), status: byKey(200, 403, 200, 403) },
         { name: 'a long-poll outside the prefix', request: (f) => ({ url: `/v1/emails?inbox=${f.outside.inbox}&wait=true&timeout=1` }), status: byKey(200, 403, 200, 403) },
-        { name: 'a malformed inbox (400 before 403)', request: () => ({ url: '/v1/emails?inbox=Other!' }), status: anyKey(400) }
+        { name: 'a malformed inbox (400 before 403)', request: () => ({ url: '/v1/emails?inbox=Other!' }), status: anyKey(400) },
+        { name: 'a search outside the prefix', request: (f) => ({ url: `/v1/emails?inbox=${f.outside.inbox}&q=note` }), status: byKey(200, 403, 200, 403) },
+        { name: 'a malformed search (400 before 403)', request: (f) => ({ url: `/v1/emails?inbox=${f.outside.inbox}&q=%22open` }), status: anyKey(400) }
     ],
     'DELETE /v1/emails': [
         { name: 'an inbox inside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.inside.inbox}` }), status: byKey(200, 200, 403, 403) },
         { name: 'an inbox outside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.outside.inbox}` }), status: byKey(200, 403, 403, 403) },
-        { name: 'a malformed inbox (400 before 403)', request: () => ({ method: 'DELETE', url: '/v1/emails?inbox=Other!' }), status: anyKey(400) }
+        { name: 'a malformed inbox (400 before 403)', request: () => ({ method: 'DELETE', url: '/v1/emails?inbox=Other!' }), status: anyKey(400) },
+        {
+            name: 'a search inside the prefix, matching its email',
+            request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.inside.inbox}&q=filename:note` }),
+            status: byKey(200, 200, 403, 403),
+            check: (res) => expect(res.result).to.equal({ deleted: 1 })
+        },
+        {
+            name: 'a search inside the prefix, matching nothing',
+            request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.inside.inbox}&q=filename:nothing` }),
+            status: byKey(200, 200, 403, 403),
+            check: (res) => expect(res.result).to.equal({ deleted: 0 })
+        },
+        { name: 'a search outside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.outside.inbox}&q=filename:note` }), status: byKey(200, 403, 403, 403) },
+        { name: 'a malformed search (400 before 403)', request: (f) => ({ method: 'DELETE', url: `/v1/emails?inbox=${f.inside.inbox}&q=%22open` }), status: anyKey(400) }
     ],
     'GET /v1/emails/{messageId}': [
         { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}` }), status: anyKey(200) },
@@ -77,6 +93,17 @@ const ROUTES: Record<string, Case[]> = {
         { name: 'an email inside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails/${enc(f.inside.id)}` }), status: byKey(200, 200, 403, 403) },
         { name: 'an email outside the prefix', request: (f) => ({ method: 'DELETE', url: `/v1/emails/${enc(f.outside.id)}` }), status: byKey(200, 404, 403, 403) },
         { name: 'an unknown email (403 before 404)', request: () => ({ method: 'DELETE', url: '/v1/emails/nobody%40x' }), status: byKey(404, 404, 403, 403) }
+    ],
+    'PUT /v1/emails/{messageId}/tags': [
+        {
+            name: 'an email inside the prefix',
+            request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.inside.id)}/tags`, payload: { tags: ['seen'] } }),
+            status: byKey(200, 200, 403, 403),
+            check: (res) => expect((res.result as { tags: string[] }).tags).to.equal(['seen'])
+        },
+        { name: 'an email outside the prefix', request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.outside.id)}/tags`, payload: { tags: ['seen'] } }), status: byKey(200, 404, 403, 403) },
+        { name: 'an unknown email (403 before 404)', request: () => ({ method: 'PUT', url: '/v1/emails/nobody%40x/tags', payload: { tags: ['seen'] } }), status: byKey(404, 404, 403, 403) },
+        { name: 'a body that is not tags (400 before 403)', request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.inside.id)}/tags`, payload: { tags: ['Not a tag!'] } }), status: anyKey(400) }
     ],
     'GET /v1/emails/{messageId}/headers': [
         { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/headers` }), status: anyKey(200) },

@@ -10,6 +10,7 @@ const email = (overrides: Partial<MailEmail> = {}): MailEmail => ({
     messageId: 'a@b',
     inbox: 'box',
     sender: 'app@example.test',
+    senderName: '',
     recipient: 'box@example.test',
     subject: 'Your code',
     body: 'Code 123456',
@@ -18,6 +19,7 @@ const email = (overrides: Partial<MailEmail> = {}): MailEmail => ({
     links: [{ href: 'https://x.test/v', text: 'verify' }],
     codes: ['123456'],
     attachments: [{ filename: '0-a.txt', contentType: 'text/plain', size: 3 }],
+    tags: [],
     ...overrides
 });
 

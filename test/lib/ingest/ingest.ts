@@ -13,6 +13,7 @@ import { createMessageBudget } from '../../../lib/service/message-budget';
 import { createNotifier, type Notifier } from '../../../lib/long-poll/notifier';
 import { emptyParsedMessage } from '../../../lib/mime/parse';
 import { createParsePool } from '../../../lib/mime/parse-pool';
+import { parseSearchQuery } from '../../../lib/search/parse-query';
 import { MAX_RECIPIENTS } from '../../../lib/ingest/recipients';
 import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
@@ -122,6 +123,7 @@ describe('ingest', () => {
                 sourceId: 'plain-1@example.com',
                 inbox: 'inbox',
                 sender: 'sender@example.com',
+                senderName: 'Sender Name',
                 recipient: 'inbox@example.com',
                 subject: 'Plain text',
                 body: 'Hello,\nthis is the plain text body.\n',
@@ -132,7 +134,8 @@ describe('ingest', () => {
                 rawSize: raw.length,
                 rawSha256: createHash('sha256').update(raw).digest('hex'),
                 links: [],
-                codes: []
+                codes: [],
+                tags: []
             }]);
 
             const stored = await p.recordStore.getEmail('plain-1@example.com');
@@ -211,17 +214,21 @@ describe('ingest', () => {
             }
         });
 
-        it('stores a message whose parse was abandoned with the envelope\'s sender and recipient, its raw message, and empty parsed fields', async (flags: Flags) => {
+        it('stores a message whose parse was abandoned with the envelope\'s sender and recipient, its raw message, and empty parsed fields, found by a search of its envelope', async (flags: Flags) => {
             const p = await provision(flags);
             const raw = await fixture('attachments.eml');
             const abandoned = async () => ({ ...emptyParsedMessage(), abandoned: true, error: new Error('the parse took longer than 10000 ms and was abandoned') });
             const [copy] = await p.ingest(raw, { recipients: ['<envelope@example.com>'], mailFrom: 'bounce@sender.test', parse: abandoned });
             expect({ ...copy!, messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined }).to.equal({
                 messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined,
-                inbox: 'envelope', recipient: 'envelope@example.com', sender: 'bounce@sender.test',
-                subject: '', body: '', htmlBody: '', rawSize: raw.length, rawSha256: createHash('sha256').update(raw).digest('hex'), attachments: [], links: [], codes: []
+                inbox: 'envelope', recipient: 'envelope@example.com', sender: 'bounce@sender.test', senderName: '',
+                subject: '', body: '', htmlBody: '', rawSize: raw.length, rawSha256: createHash('sha256').update(raw).digest('hex'),
+                attachments: [], links: [], codes: [], tags: []
             });
             expect(copy!.sourceId).to.equal(copy!.messageId);
+            const found = await p.recordStore.listEmails({ inbox: 'envelope', limit: 10, q: parseSearchQuery('from:bounce@sender to:envelope@example') });
+            expect(found.records.map((r) => r.messageId)).to.equal([copy!.messageId]);
+            expect((await p.recordStore.listEmails({ inbox: 'envelope', limit: 10, q: parseSearchQuery('from:someone-else') })).records).to.equal([]);
             expect(await p.readBlob(copy!.rawKey)).to.equal(raw);
             expect(p.logged.map((l) => (l.error as Error).message)).to.equal(['the parse took longer than 10000 ms and was abandoned']);
             await rejectsWith(p.ingest(raw, { parse: abandoned }), 'NO_RECIPIENT');
@@ -283,7 +290,7 @@ describe('ingest', () => {
             const prefix = copy.rawKey.slice(0, -'/raw.eml'.length);
 
             expect(copy.attachments).to.equal([
-                { filename: '0-logo.png', contentType: 'image/png', size: PNG.length, blobKey: `${prefix}/att/0` },
+                { filename: '0-logo.png', contentType: 'image/png', size: PNG.length, blobKey: `${prefix}/att/0`, contentId: 'logo@example.com' },
                 { filename: '1-report.pdf', contentType: 'application/pdf', size: 77, blobKey: `${prefix}/att/1` },
                 { filename: '2-attachment.bin', contentType: 'application/octet-stream', size: 256, blobKey: `${prefix}/att/2` }
             ]);
@@ -846,7 +853,10 @@ describe('ingest', () => {
             const copies = await p.ingest(await fixture('recipients.eml'));
             expect(copies).to.have.length(6);
             for (const copy of copies) {
-                expect(Object.keys(copy).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSha256', 'rawSize', 'receivedAt', 'recipient', 'sender', 'sourceId', 'subject']);
+                expect(Object.keys(copy).sort()).to.equal([
+                    'attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSha256', 'rawSize', 'receivedAt', 'recipient',
+                    'sender', 'senderName', 'sourceId', 'subject', 'tags'
+                ]);
                 expect(await p.recordStore.getEmail(copy.messageId)).to.equal(copy);
             }
         });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { linksAndCodesOf } from '../../../lib/extract/links-and-codes';
+import { searchTextOf } from '../../../lib/extract/search-text';
 import { bodyText, emptyParsedMessage, parseMessage } from '../../../lib/mime/parse';
 import { createParsePool } from '../../../lib/mime/parse-pool';
 
@@ -35,7 +36,8 @@ describe('parse-pool', () => {
                     const inWorker = await pool.parse(raw);
                     const found = linksAndCodesOf({ subject: inThread.subject, body: bodyText(inThread), htmlBody: inThread.html });
                     expect(inWorker.linksAndCodes, name).to.equal(found);
-                    expect(comparable({ ...inWorker, linksAndCodes: undefined }), name).to.equal(comparable({ ...inThread, linksAndCodes: undefined }));
+                    expect(inWorker.searchText, name).to.equal(searchTextOf(bodyText(inThread), inThread.textFromHtml));
+                    expect(comparable({ ...inWorker, linksAndCodes: undefined, searchText: undefined }), name).to.equal(comparable({ ...inThread, linksAndCodes: undefined, searchText: undefined }));
                     expect(inWorker.attachments.every((a) => Buffer.isBuffer(a.content)), name).to.be.true();
                 }
             }

@@ -34,8 +34,8 @@ describe('parse', () => {
 
         it('drops C0 control characters but TAB, LF and CR from every text field, the text derived from HTML included', async () => {
             const controls = '\u0001\u0002\u0008\u000b\u000c\u001b\u001f';
-            const plain = await parseMessage(Buffer.from(`From: a${controls}@x.test\r\nTo: b${controls}@x.test\r\nMessage-ID: <m${controls}@x.test>\r\nSubject: =?utf-8?Q?s=01=1Bt?=\r\n\r\ntab\there ${controls}${controls}\r\nend\r\n`, 'latin1'));
-            expect([plain.from, plain.to, plain.subject, plain.text]).to.equal(['a@x.test', ['b@x.test'], 'st', 'tab\there \nend\n']);
+            const plain = await parseMessage(Buffer.from(`From: =?utf-8?Q?A=01n=1Bn?= <a${controls}@x.test>\r\nTo: b${controls}@x.test\r\nMessage-ID: <m${controls}@x.test>\r\nSubject: =?utf-8?Q?s=01=1Bt?=\r\n\r\ntab\there ${controls}${controls}\r\nend\r\n`, 'latin1'));
+            expect([plain.from, plain.fromName, plain.to, plain.subject, plain.text]).to.equal(['a@x.test', 'Ann', ['b@x.test'], 'st', 'tab\there \nend\n']);
             // The Message-ID is the email's identity: kept as sent (and addressable).
             expect(plain.messageId).to.equal(`m${controls}@x.test`);
             const html = await parseMessage(Buffer.from(`To: b@x.test\r\nContent-Type: text/html\r\n\r\n<p>a${controls}b &#1;&#x1b;c</p>\r\n`, 'latin1'));
@@ -43,11 +43,57 @@ describe('parse', () => {
             expect(html.textFromHtml).to.equal('ab c');
         });
 
-        it('takes both parts of multipart/alternative and derives nothing', async () => {
+        it('drops control characters from an inline image\'s Content-ID as from the HTML\'s cid: link, so the two still match', async () => {
+            const raw = [
+                'To: b@x.test',
+                'Content-Type: multipart/related; boundary="b"',
+                '',
+                '--b',
+                'Content-Type: text/html',
+                '',
+                '<img src="cid:logo\u0001\u001b@x.test">',
+                '--b',
+                'Content-Type: image/png',
+                'Content-ID: <logo\u0001\u001b@x.test>',
+                'Content-Transfer-Encoding: base64',
+                '',
+                'iVBORw0KGgo=',
+                '--b--',
+                ''
+            ].join('\r\n');
+            const parsed = await parseMessage(Buffer.from(raw, 'latin1'));
+            expect(parsed.attachments.map((a) => a.contentId)).to.equal(['logo@x.test']);
+            expect(parsed.html).to.contain('cid:logo@x.test');
+        });
+
+        it('takes both parts of multipart/alternative, and the HTML\'s text for search', async () => {
             const parsed = await parseMessage(fixture('alternative.eml'));
             expect(parsed.text).to.equal('Plain version');
             expect(parsed.html).to.equal('<html><body><p>HTML version</p></body></html>');
-            expect(parsed.textFromHtml).to.equal('');
+            expect(parsed.textFromHtml).to.equal('HTML version');
+        });
+
+        it('reads the From display name, decoded, and the tags of every X-Tags field', async () => {
+            const raw = Buffer.from([
+                'From: "=?utf-8?q?M=C3=BCller?=, Anna" <anna@example.com>, bob@example.com',
+                'To: inbox@example.com',
+                'X-Tags: Welcome, beta,bad tag',
+                'x-tags: ONBOARDING',
+                'Subject: hi',
+                '',
+                'hi',
+                ''
+            ].join('\r\n'));
+            const parsed = await parseMessage(raw);
+            expect(parsed.from).to.equal('anna@example.com');
+            expect(parsed.fromName).to.equal('Müller, Anna');
+            expect(parsed.tags).to.equal(['welcome', 'beta', 'onboarding']);
+        });
+
+        it('has no display name and no tags when the message gives none', async () => {
+            const parsed = await parseMessage(Buffer.from('From: a@example.com\r\nTo: b@example.com\r\n\r\nx\r\n'));
+            expect(parsed.fromName).to.equal('');
+            expect(parsed.tags).to.equal([]);
         });
 
         it('lists attachments in message order, the inline image included, with decoded contents', async () => {

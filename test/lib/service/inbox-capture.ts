@@ -27,7 +27,9 @@ function record(n: number): EmailRecord {
         rawSha256: 'a'.repeat(64),
         attachments: [{ filename: '0-a.txt', contentType: 'text/plain', size: 1, blobKey: `k${n}/att/0` }],
         links: [],
-        codes: []
+        codes: [],
+        tags: [],
+        senderName: ''
     };
 }
 

@@ -5,7 +5,8 @@ import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
-import { openSqliteReader, type SqliteReader } from '../../../lib/sqlite/reader';
+import { MAX_CACHED_SQL_TEXTS, openSqliteReader, type SqliteReader } from '../../../lib/sqlite/reader';
+import * as Sqlite3 from 'sqlite3';
 import { draft } from '../../helpers/email-draft';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -97,6 +98,41 @@ describe('sqlite/reader', () => {
 
         it('refuses a file path it cannot share with a writer', () => {
             expect(() => openSqliteReader(':memory:')).to.throw(/database file/);
+        });
+
+        it('keeps the statements of at most MAX_CACHED_SQL_TEXTS SQL texts, the least recently used dropped first', async () => {
+            const own = openSqliteReader(filename);
+            // Counted on the real statements: what the reader finalizes is what it stops keeping.
+            const prototype = Sqlite3.Statement.prototype as unknown as { finalize: (...args: unknown[]) => unknown };
+            const finalize = prototype.finalize;
+            let finalized = 0;
+            prototype.finalize = function (this: unknown, ...args: unknown[]) {
+                finalized++;
+                return finalize.apply(this, args);
+            };
+            try {
+                // Each text its own statement: a comment makes the SQL differ.
+                const text = (n: number) => `${SELECT_ONE} -- ${n}`;
+                for (let n = 0; n < MAX_CACHED_SQL_TEXTS; n++) {
+                    await own.all<Row>(text(n), [1]);
+                }
+
+                expect(finalized).to.equal(0);
+                // Text 0 used again is the most recent: text 1 goes first.
+                await own.all<Row>(text(0), [1]);
+                for (let n = MAX_CACHED_SQL_TEXTS; n < MAX_CACHED_SQL_TEXTS + 10; n++) {
+                    await own.all<Row>(text(n), [1]);
+                }
+
+                expect(finalized).to.equal(10);
+                const before = finalized;
+                await own.all<Row>(text(0), [1]);
+                expect(finalized).to.equal(before);
+            }
+            finally {
+                prototype.finalize = finalize;
+                await own.close();
+            }
         });
 
         it('lets the reads in flight finish on close(), then refuses new ones', async () => {

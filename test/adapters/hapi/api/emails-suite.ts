@@ -46,6 +46,7 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
                 messageId: 'get-one@example.com',
                 inbox: 'get.test',
                 sender: 'sender@example.com',
+                senderName: 'Sender Name',
                 recipient: 'Get.Test@example.com',
                 subject: 'Hello there',
                 body: 'plain body, code 482913: https://x.test/go.',
@@ -54,12 +55,14 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
                     filename: '0-report.pdf',
                     contentType: 'application/pdf',
                     size: 13,
-                    url: '/v1/emails/get-one%40example.com/attachments/0-report.pdf'
+                    url: '/v1/emails/get-one%40example.com/attachments/0-report.pdf',
+                    contentId: ''
                 }],
                 receivedAt: 1_700_000_000_123,
                 rawUrl: '/v1/emails/get-one%40example.com/raw',
                 links: [{ href: 'https://x.test/v?a=1&b=2', text: 'Verify' }, { href: 'https://x.test/go', text: 'https://x.test/go' }],
-                codes: ['482913']
+                codes: ['482913'],
+                tags: []
             });
             expect(res.result).to.equal(stored);
         });

@@ -8,6 +8,7 @@ import { inboxesSuite } from './inboxes-suite';
 import type { SuiteLab } from './lab-types';
 import { listSuite } from './list-suite';
 import { longPollSuite } from './long-poll-suite';
+import { searchSuite } from './search-suite';
 
 /**
  * The whole HTTP API of the Hapi plugin against one backend: every rule of spec
@@ -34,5 +35,6 @@ export function hapiApiSuite(lab: SuiteLab, factory: StoreFactory): void {
         downloadsSuite(lab, factory);
         longPollSuite(lab, factory);
         crossProcessSuite(lab, factory);
+        searchSuite(lab, factory);
     });
 }

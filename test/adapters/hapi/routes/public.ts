@@ -108,14 +108,15 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /version',
                 'POST /mcp',
                 'POST /v1/emails/{messageId}/release',
-                'POST /v1/faults'
+                'POST /v1/faults',
+                'PUT /v1/emails/{messageId}/tags'
             ]);
         });
 
         it('documents every parameter of the list endpoint', () => {
             const names = doc.paths['/v1/emails'].get.parameters!.map((x) => `${x.in}:${x.name}${x.required ? '!' : ''}`);
-            expect(names).to.equal(['query:inbox!', 'query:limit', 'query:cursor', 'query:wait', 'query:timeout', 'query:sender', 'query:subject', 'query:receivedAfter', 'query:receivedBefore', 'query:hasAttachments']);
-            expect(doc.paths['/v1/emails'].delete.parameters!.map((x) => x.name)).to.equal(['inbox']);
+            expect(names).to.equal(['query:inbox!', 'query:limit', 'query:cursor', 'query:wait', 'query:timeout', 'query:sender', 'query:subject', 'query:receivedAfter', 'query:receivedBefore', 'query:hasAttachments', 'query:q']);
+            expect(doc.paths['/v1/emails'].delete.parameters!.map((x) => x.name)).to.equal(['inbox', 'q']);
             expect(doc.paths['/v1/inboxes'].get.parameters!.map((x) => `${x.in}:${x.name}${x.required ? '!' : ''}`)).to.equal(['query:limit', 'query:cursor', 'query:prefix']);
             expect(doc.paths['/v1/emails/{messageId}/attachments/{filename}'].get.parameters!.map((x) => `${x.in}:${x.name}!${x.required}`)).to.equal(['path:messageId!true', 'path:filename!true']);
         });

@@ -22,7 +22,7 @@ async function seed(knex: Knex): Promise<void> {
     const rows: Record<string, unknown>[] = [];
     for (let i = 0; i < EMAILS; ++i) {
         const record = { ...draft(`box-${i % INBOXES}`, i), messageId: `m${i}@plan`, links: [], codes: [] };
-        rows.push(toInsertRow({ record, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) }));
+        rows.push(toInsertRow({ record, searchText: record.searchText, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) }));
     }
 
     for (let i = 0; i < rows.length; i += 500) {

@@ -45,6 +45,7 @@ describe('clean-text', () => {
                 sourceId: '<m\u0000@x>',
                 inbox: 'in\uD800box',
                 sender: 's\u0000',
+                senderName: 'N\u0000ame',
                 recipient: 'r\uDC00',
                 subject: 'su\u0000b',
                 body: 'b\uD800',
@@ -53,14 +54,17 @@ describe('clean-text', () => {
                 rawKey: 'raw\u0000key',
                 rawSize: 45,
                 rawSha256: 'a'.repeat(64),
-                attachments: [{ filename: 'f\u0000.txt', contentType: 'text/\uD800plain', size: 6, blobKey: 'blob\u0000' }],
+                attachments: [{ filename: 'f\u0000.txt', contentType: 'text/\uD800plain', size: 6, blobKey: 'blob\u0000', contentId: 'c\u0000id' }],
                 links: [{ href: 'https://x.test/\u0000a', text: 't\uDC00' }],
-                codes: ['1234']
+                codes: ['1234'],
+                tags: ['ok', 'Not OK', 'ok', 'b'],
+                searchText: 'b\uD800'
             };
             expect(cleanDraft(dirty)).to.equal({
                 sourceId: '<m@x>',
                 inbox: 'in\uFFFDbox',
                 sender: 's',
+                senderName: 'Name',
                 recipient: 'r\uFFFD',
                 subject: 'sub',
                 body: 'b\uFFFD',
@@ -69,17 +73,19 @@ describe('clean-text', () => {
                 rawKey: 'raw\u0000key',
                 rawSize: 45,
                 rawSha256: 'a'.repeat(64),
-                attachments: [{ filename: 'f.txt', contentType: 'text/\uFFFDplain', size: 6, blobKey: 'blob\u0000' }],
+                attachments: [{ filename: 'f.txt', contentType: 'text/\uFFFDplain', size: 6, blobKey: 'blob\u0000', contentId: 'cid' }],
                 links: [{ href: 'https://x.test/a', text: 't\uFFFD' }],
-                codes: ['1234']
+                codes: ['1234'],
+                tags: ['ok', 'b'],
+                searchText: 'b\uFFFD'
             });
             expect(dirty.sourceId).to.equal('<m\u0000@x>');
         });
 
         it('keeps the links and codes given, never working them out', () => {
             const draft: EmailDraft = {
-                sourceId: '<m@x>', inbox: 'i', sender: '', recipient: 'i@x', subject: 'Code 482913', body: 'https://x.test/go',
-                htmlBody: '', receivedAt: 1, rawKey: 'k', rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: []
+                sourceId: '<m@x>', inbox: 'i', sender: '', senderName: '', recipient: 'i@x', subject: 'Code 482913', body: 'https://x.test/go',
+                htmlBody: '', receivedAt: 1, rawKey: 'k', rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: [], tags: [], searchText: ''
             };
             expect(cleanDraft(draft)).to.include({ links: [], codes: [] });
         });

@@ -29,7 +29,7 @@ async function seed(knex: Knex): Promise<void> {
         const inbox = `box-${String(i).padStart(5, '0')}`;
         for (let copy = 0; copy < (i % 10 === 0 ? 2 : 1); ++copy) {
             const record = { ...draft(inbox, i - copy), messageId: `${inbox}-${copy}@plan`, links: [], codes: [] };
-            rows.push(toInsertRow({ record, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) }));
+            rows.push(toInsertRow({ record, searchText: record.searchText, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) }));
         }
     }
 

@@ -24,6 +24,8 @@ function row(overrides: Partial<EmailRow> = {}): EmailRow {
         attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
         links: '[{"href":"https://x.test/a","text":"A"}]',
         codes: '["482913"]',
+        tags: '["welcome"]',
+        sender_name: 'From Name',
         ...overrides
     };
 }
@@ -38,6 +40,7 @@ describe('rows', () => {
                 sourceId: '<m@x>',
                 inbox: 'a',
                 sender: 'from@x.test',
+                senderName: 'From Name',
                 recipient: 'a@x.test',
                 subject: 'Hi',
                 body: 'text',
@@ -48,7 +51,8 @@ describe('rows', () => {
                 rawSha256: 'f'.repeat(64),
                 attachments: [{ filename: 'a.pdf', contentType: 'application/pdf', size: 9, blobKey: 'k2' }],
                 links: [{ href: 'https://x.test/a', text: 'A' }],
-                codes: ['482913']
+                codes: ['482913'],
+                tags: ['welcome']
             });
         });
 
@@ -58,9 +62,13 @@ describe('rows', () => {
             expect(record.rawSize).to.equal(42);
         });
 
-        it('keeps only the four attachment fields', () => {
-            const record = toRecord(row({ attachments: '[{"filename":"f","contentType":"t","size":1,"blobKey":"b","extra":true}]' }));
-            expect(record.attachments).to.equal([{ filename: 'f', contentType: 't', size: 1, blobKey: 'b' }]);
+        it('keeps only the known attachment fields, a Content-ID when one is stored', () => {
+            const record = toRecord(row({ attachments: '[{"filename":"f","contentType":"t","size":1,"blobKey":"b","extra":true},{"filename":"g","contentType":"t","size":1,"blobKey":"c","contentId":"logo@x"}]' }));
+            expect(record.attachments).to.equal([{ filename: 'f', contentType: 't', size: 1, blobKey: 'b' }, { filename: 'g', contentType: 't', size: 1, blobKey: 'c', contentId: 'logo@x' }]);
+        });
+
+        it('throws when the stored tags are not a JSON array', () => {
+            expect(() => toRecord(row({ tags: '"a"' }))).to.throw('Stored tags are not a JSON array');
         });
 
         it('reads an empty attachment list', () => {
@@ -91,7 +99,7 @@ describe('rows', () => {
 
         it('writes every record field, the digests, the folded text and the attachment flag', () => {
             const record = toRecord(row({ sender: 'From@X.test', subject: 'Hi There' }));
-            expect(toInsertRow({ record, sourceHash: 'sh', messageHash: 'mh' })).to.equal({
+            expect(toInsertRow({ record, searchText: 'text', sourceHash: 'sh', messageHash: 'mh' })).to.equal({
                 message_id: '<m@x>~a',
                 message_id_hash: 'mh',
                 source_id: '<m@x>',
@@ -111,15 +119,20 @@ describe('rows', () => {
                 has_attachments: true,
                 attachments: '[{"filename":"a.pdf","contentType":"application/pdf","size":9,"blobKey":"k2"}]',
                 links: '[{"href":"https://x.test/a","text":"A"}]',
-                codes: '["482913"]'
+                codes: '["482913"]',
+                tags: '["welcome"]',
+                sender_name: 'From Name',
+                recipient_folded: 'a@x.test',
+                filenames_folded: 'a.pdf',
+                body_folded: 'text'
             });
         });
 
         it('reads back as the same record', () => {
             const record = toRecord(row());
-            const inserted = toInsertRow({ record, sourceHash: 'sh', messageHash: 'mh' });
+            const inserted = toInsertRow({ record, searchText: 'text', sourceHash: 'sh', messageHash: 'mh' });
             expect(toRecord({ seq: 1, ...inserted } as unknown as EmailRow)).to.equal(record);
-            expect(toInsertRow({ record: { ...record, attachments: [] }, sourceHash: 'sh', messageHash: 'mh' })).to.include({ has_attachments: false, attachments: '[]' });
+            expect(toInsertRow({ record: { ...record, attachments: [] }, searchText: 'text', sourceHash: 'sh', messageHash: 'mh' })).to.include({ has_attachments: false, attachments: '[]', filenames_folded: '' });
         });
     });
 
@@ -150,7 +163,10 @@ describe('rows', () => {
     describe('EMAIL_COLUMNS and KEY_COLUMNS', () => {
 
         it('select the columns the rows are read from, never the key hash', () => {
-            expect(EMAIL_COLUMNS).to.equal(['seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'attachments', 'links', 'codes']);
+            expect(EMAIL_COLUMNS).to.equal([
+                'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size',
+                'raw_sha256', 'attachments', 'links', 'codes', 'tags', 'sender_name'
+            ]);
             expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only']);
         });
     });

@@ -23,12 +23,17 @@ function draft(sourceId: string, inbox: string, extra: Partial<EmailDraft> = {})
         attachments: [{ filename: 'a.txt', contentType: 'text/plain', size: 1, blobKey: `att-${inbox}` }],
         links: [],
         codes: [],
+        tags: [],
+        senderName: '',
+        searchText: 'body',
         ...extra
     };
 }
 
 function stored(seq: number, messageId: string, sourceId: string, inbox: string): StoredRow {
-    const record: EmailRecord = { messageId, ...draft(sourceId, inbox), links: [], codes: [] } as EmailRecord;
+    const fields: Partial<EmailDraft> = draft(sourceId, inbox);
+    delete fields.searchText;
+    const record = { messageId, ...fields, links: [], codes: [] } as EmailRecord;
     return { seq, record, messageHash: sha256Hex(messageId), sourceHash: sha256Hex(sourceId) };
 }
 
@@ -81,7 +86,9 @@ describe('save-plan', () => {
             expect(p.inserts.map((i) => i.messageHash)).to.equal([sha256Hex('<m@x>')]);
             expect(p.inserts[0]!.sourceHash).to.equal(sha256Hex('<m@x>'));
             expect(p.inserts[0]!.record).to.shallow.equal(p.results[0]!.saved[0]!);
-            expect(p.inserts[0]!.record).to.equal({ messageId: '<m@x>', ...draft('<m@x>', 'one') });
+            const { searchText, ...fields } = draft('<m@x>', 'one');
+            expect(p.inserts[0]!.record).to.equal({ messageId: '<m@x>', ...fields });
+            expect(p.inserts[0]!.searchText).to.equal(searchText);
         });
 
         it('gives a single-inbox delivery of an unaddressable Message-ID a derived id', () => {

@@ -22,7 +22,7 @@ const MIGRATION = '20261124200000_inbox_summary';
 /** An `emails` row written by hand, as the CLI, a bench seeder or a DBA would, bypassing the store. */
 function emailRow(inbox: string, n: number): Record<string, unknown> {
     const record = { ...draft(inbox, n), messageId: `${inbox}-${n}-${Math.random()}@hand`, links: [], codes: [] };
-    return toInsertRow({ record, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
+    return toInsertRow({ record, searchText: record.searchText, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
 }
 
 /** The summary as stored, and as the emails say it must be. */
