@@ -25,7 +25,7 @@ export function startRelay(capture: Pick<InboxCapture, 'recordStore' | 'blobStor
     let auto: { relay: Relay; dispatcher: OutboxDispatcher } | undefined;
     try {
         if (options.autoMatch !== undefined) {
-            const matches = autoMatcher(options.autoMatch);
+            const matches = autoMatcher(options.autoMatch, capture.recordStore);
             const concurrency = options.delivery?.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY;
             const pooled = createRelay(options, { maxConnections: concurrency, maxMessages: POOLED_MESSAGES });
             auto = { relay: pooled, dispatcher: startAutoRelay(capture, { ...options.delivery, relay: pooled, matches, relayTimeoutMs: options.timeoutMs, log }) };

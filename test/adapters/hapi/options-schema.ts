@@ -92,11 +92,17 @@ describe('options-schema', () => {
             });
         }
 
-        it('fails registration for an auto-relay query this build cannot read, naming the setting', async () => {
+        it('fails registration for an auto-relay query that is not of the search language, naming the setting; a good one registers', async () => {
             const server = Hapi.server();
             const dataDir = await tempDir('relay-options');
             try {
-                await expect(server.register({ plugin, options: { dataDir, ui: false, relay: { url: 'smtp://127.0.0.1:1', allow: ['*@example.org'], autoMatch: 'tag:release' } } })).to.reject(/INBOX_CAPTURE_RELAY_AUTO_MATCH/);
+                await expect(server.register({ plugin, options: { dataDir, ui: false, relay: { url: 'smtp://127.0.0.1:1', allow: ['*@example.org'], autoMatch: 'subject:"unclosed' } } })).to.reject(/INBOX_CAPTURE_RELAY_AUTO_MATCH/);
+                const good = Hapi.server();
+                const goodDir = await tempDir('relay-options');
+                await good.register({ plugin, options: { dataDir: goodDir, ui: false, relay: { url: 'smtp://127.0.0.1:1', allow: ['*@example.org'], autoMatch: 'tag:release' } } });
+                await good.initialize();
+                await good.stop();
+                await Fs.rm(goodDir, { recursive: true, force: true });
             }
             finally {
                 await server.stop();

@@ -1,6 +1,8 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
+import { autoMatcher } from '../../../adapters/relay/auto-match';
 import { startAutoRelay, type AutoRelayMatcher } from '../../../adapters/relay/auto-relay';
+import { parseSearchQuery } from '../../../lib/search/parse-query';
 import { createRelay } from '../../../adapters/relay/relay-options';
 import type { OutboxDispatcher } from '../../../lib/outbox/outbox-dispatcher';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
@@ -14,7 +16,7 @@ import { waitUntil } from '../../helpers/wait-until';
 const { expect } = Code;
 const { describe, it, before, after, afterEach } = exports.lab = Lab.script();
 
-/** The stand-in for the search language in these tests: the subject says whether to relay. */
+/** A matcher of the tests' own: the subject says whether to relay (the search language has its test below). */
 const subjectSaysRelease: AutoRelayMatcher = (record) => Promise.resolve(record.subject.includes('[release]'));
 
 function message(subject: string, to: string): { envelope: { from: string; to: string[] }; raw: Buffer } {
@@ -86,6 +88,48 @@ describe('auto-relay', () => {
             await waitUntil('the relay took it on the third attempt', () => sink.received.length === 1, { limitMs: 20_000 });
             expect(sink.received[0]!.to).to.equal(['erin@example.org']);
         });
+    });
+
+    it('matches with the search language through the store: only mail the same q finds on GET /v1/emails is relayed', async () => {
+        const sink = await startSmtpSink();
+        const smtp = await startSmtpCapture();
+        const query = 'subject:receipt body:"order 4242" -tag:hold';
+        const auto = startAutoRelay(smtp.capture, {
+            relay: createRelay({ url: sink.url(), allow: ['*@example.org'] }, { maxConnections: 1, maxMessages: 10 }),
+            matches: autoMatcher(query, smtp.capture.recordStore),
+            firstRetryMs: 50,
+            pollIntervalMs: 50
+        });
+        try {
+            const send = (subject: string, body: string, headers = '') => smtp.transport().sendMail({
+                envelope: { from: 'orders@shop.test', to: ['frank@example.org'] },
+                raw: Buffer.from(`From: orders@shop.test\r\nTo: frank@example.org\r\nSubject: ${subject}\r\n${headers}Message-ID: <${Math.random().toString(36).slice(2)}@shop.test>\r\n\r\n${body}\r\n`)
+            });
+            await send('Your receipt', 'Thanks for order 4242.');
+            await send('Your receipt', 'Thanks for order 4243.');
+            await send('Your receipt', 'Thanks for order 4242.', 'X-Tags: hold\r\n');
+            await send('Newsletter', 'Order 4242 is on its way.');
+            await waitUntil('every delivery was claimed', async () => (await smtp.capture.recordStore.claimDeliveries!('relay', ['relay'], 10, 60_000)).length === 0 && sink.received.length >= 1);
+            // The store's own search agrees: one email of the four.
+            const found = await smtp.capture.listEmails({ inbox: 'frank', limit: 10, q: parseSearchQuery(query) });
+            expect(found.records.map((r) => r.body.trim())).to.equal(['Thanks for order 4242.']);
+            // And the matcher, asked of each stored copy, says the same (newest first: the two after the match do not).
+            const all = (await smtp.capture.listEmails({ inbox: 'frank', limit: 10 })).records;
+            const matches = autoMatcher(query, smtp.capture.recordStore);
+            expect(await Promise.all(all.map((r) => matches(r)))).to.equal([false, false, false, true]);
+            expect(sink.received.length).to.equal(1);
+            const raw = await readAll((await smtp.capture.blobStore.get(found.records[0]!.rawKey))!);
+            expect(sink.received[0]!.raw.equals(raw)).to.be.true();
+        }
+        finally {
+            await auto.close();
+            await smtp.stop();
+            await sink.close();
+        }
+    });
+
+    it('refuses a malformed query at start, naming the setting', () => {
+        expect(() => autoMatcher('subject:"unclosed', { listEmails: () => Promise.reject(new Error('never asked')) })).to.throw(TypeError, /INBOX_CAPTURE_RELAY_AUTO_MATCH/);
     });
 
     it('records the delivery in the email\'s commit: a service that starts later sends what an earlier one stored', async () => {
