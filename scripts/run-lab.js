@@ -56,6 +56,7 @@ child.once('exit', (code, signal) => {
     }
 
     console.error(`run-lab: lab finished its report: ${verdict}`);
+    console.error(slowest(report, 10));
     finish(0);
 });
 
@@ -67,6 +68,19 @@ function readReport() {
     catch {
         return null;
     }
+}
+
+// CI has a time budget: naming where a passing run spent its time shows what to trim first.
+// Lab times tests, not hooks, so a suite's before() (a database starting) is not counted.
+// Its JSON joins a test's describe titles with '/', which titles also hold, so blocks are
+// ranked whole rather than by their first title.
+function slowest(report, count) {
+    const blocks = Object.entries(report.tests)
+        .map(([path, tests]) => [path, tests.reduce((sum, test) => sum + (test.duration ?? 0), 0)])
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, count)
+        .map(([path, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${path}`);
+    return [`run-lab: lab ran ${(report.duration / 1000).toFixed(0)} s; the slowest describe blocks (their tests' time, hooks not counted):`, ...blocks].join('\n');
 }
 
 function finish(code) {

@@ -32,6 +32,13 @@ describe('scripts/run-lab.js', () => {
         expect(result.stderr).to.contain('run-lab: lab finished its report: 2 tests reported, 0 failed');
     });
 
+    it('names where a passing run spent its time, so the CI budget shows what to trim', async () => {
+        const result = await runLab(fixture('passes.js'));
+        expect(result.code).to.equal(0);
+        expect(result.stderr).to.match(/run-lab: lab ran \d+ s; the slowest describe blocks/);
+        expect(result.stderr).to.match(/^ +\d+\.\d s {2}a passing file$/m);
+    });
+
     it('fails when a test fails', async () => {
         const result = await runLab(fixture('fails.js'));
         expect(result.code).to.equal(1);
