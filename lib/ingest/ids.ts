@@ -49,10 +49,20 @@ export function contentDerivedId(sourceId: string, inbox: string, rawSha256: str
 }
 
 /**
- * SHA-256 hex of a raw message, worked out on libuv's thread pool (WebCrypto), so a
- * message of megabytes does not hold the event loop while it is hashed.
+ * Messages up to this size are hashed in the calling thread, where a hand-off to the
+ * thread pool costs more than the hash. Tuned by measurement: bench/README.md, "Tuned constants › HASH_IN_THREAD_BYTES".
+ */
+export const HASH_IN_THREAD_BYTES = 64 * 1024;
+
+/**
+ * SHA-256 hex of a raw message: a small one at once, a larger one on libuv's thread pool
+ * (WebCrypto), so a message of megabytes does not hold the event loop while it is hashed.
  */
 export async function rawSha256Hex(raw: Uint8Array): Promise<string> {
+    if (raw.byteLength <= HASH_IN_THREAD_BYTES) {
+        return createHash('sha256').update(raw).digest('hex');
+    }
+
     return Buffer.from(await webcrypto.subtle.digest('SHA-256', raw)).toString('hex');
 }
 

@@ -1,11 +1,37 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { deriveMessageId, firstChoiceId, generateMessageId, isAddressableId, MAX_MESSAGE_ID_BYTES, sha256Hex, shortId } from '../../../lib/ingest/ids';
+import { createHash } from 'node:crypto';
+import { deriveMessageId, firstChoiceId, generateMessageId, HASH_IN_THREAD_BYTES, isAddressableId, MAX_MESSAGE_ID_BYTES, rawSha256Hex, sha256Hex, shortId } from '../../../lib/ingest/ids';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
 describe('ids', () => {
+
+    describe('rawSha256Hex()', () => {
+
+        const bytesOf = (size: number) => Buffer.alloc(size, 'inbox-capture ');
+        const expected = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+        it('gives the SHA-256 of the bytes at every size, either side of the in-thread bound', async () => {
+            expect(await rawSha256Hex(Buffer.alloc(0))).to.equal('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+            for (const size of [1, 1024, HASH_IN_THREAD_BYTES, HASH_IN_THREAD_BYTES + 1, 3 * 1024 * 1024]) {
+                const bytes = bytesOf(size);
+                expect(await rawSha256Hex(bytes), `${size} bytes`).to.equal(expected(bytes));
+                // A view into a larger buffer hashes its own bytes only.
+                const whole = Buffer.concat([Buffer.from('xx'), bytes, Buffer.from('yy')]);
+                const view = new Uint8Array(whole.buffer, whole.byteOffset + 2, size);
+                expect(await rawSha256Hex(view), `a view of ${size} bytes`).to.equal(expected(bytes));
+            }
+        });
+
+        it('hashes a small message at once, without a round trip through the thread pool', async () => {
+            // Settles in this turn's microtasks: a thread pool job needs a turn of the event loop.
+            const later = new Promise<'later'>((resolve) => setImmediate(() => resolve('later')));
+            const small = bytesOf(4096);
+            expect(await Promise.race([rawSha256Hex(small), later])).to.equal(expected(small));
+        });
+    });
 
     describe('isAddressableId()', () => {
 
