@@ -7,7 +7,7 @@ import { describeMachine } from './machine';
 import { markdownResult, markdownTable, verdict, type BenchResult } from './report';
 
 /** Every benchmark, in the order they run (cheap and independent first). */
-export const BENCHMARKS = ['fsync-bandwidth', 'parse-ceiling', 'send-latency', 'hostile-messages', 'smtp-ingest', 'cpu-profile', 'get-one', 'long-poll-fanout', 'list', 'inboxes', 'retention', 'search', 'faults'] as const;
+export const BENCHMARKS = ['fsync-bandwidth', 'parse-ceiling', 'send-latency', 'hostile-messages', 'smtp-ingest', 'cpu-profile', 'thread-cpu', 'get-one', 'long-poll-fanout', 'list', 'inboxes', 'retention', 'search', 'faults'] as const;
 
 /** Longest a benchmark may run before it is killed, ms: a smoke run takes seconds, a full one minutes. */
 const LIMIT_MS = { smoke: 180_000, full: 60 * 60_000 };

@@ -27,6 +27,8 @@ export interface StandaloneOptions {
     nodeFlags?: string[];
     /** More environment variables, e.g. `INBOX_CAPTURE_MAX_HTTP_CONNECTIONS` or `INBOX_CAPTURE_WEBHOOK_URL`. */
     env?: Record<string, string>;
+    /** Another checkout whose dist/ is built (another commit, for a before/after); default this one. */
+    root?: string;
 }
 
 /** A running `node examples/standalone.js`. */
@@ -88,12 +90,13 @@ export async function startStandalone(options: StandaloneOptions = {}): Promise<
         ...options.env
     });
 
-    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', `bench-${process.pid}-${port}`], { cwd: ROOT, env });
+    const root = options.root ?? ROOT;
+    const { stdout } = await promisify(execFile)(process.execPath, [Path.join(root, Path.relative(ROOT, CLI)), 'keys', 'create', `bench-${process.pid}-${port}`], { cwd: root, env });
     const apiKey = stdout.trim();
 
     const spawnedAt = Date.now();
-    const child: ChildProcess = spawn(process.execPath, [...(options.nodeFlags ?? []), STANDALONE], {
-        cwd: ROOT,
+    const child: ChildProcess = spawn(process.execPath, [...(options.nodeFlags ?? []), Path.join(root, Path.relative(ROOT, STANDALONE))], {
+        cwd: root,
         env,
         stdio: ['ignore', 'pipe', 'pipe']
     });

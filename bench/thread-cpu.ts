@@ -1,0 +1,201 @@
+/**
+ * Where the CPU of a durable small message goes, thread by thread, and what one wake-up
+ * between two threads costs on this machine: the profile behind the small-mail figures of
+ * bench/README.md, "Thread CPU". For each checkout and C, the standalone service takes
+ * SMTP load from our generator while the bench reads each of its threads' CPU time from
+ * /proc (Linux only); then two threads of the bench process pass a message back and forth.
+ *
+ *   node dist-bench/bench/thread-cpu.js [--roots DIR,DIR] [--c 1,4,16] [--rounds 3] [--profile text-1k]
+ *
+ * `--roots` are checkouts whose dist/ is built (other commits, for a before/after; default
+ * this one); rounds alternate between them, so a busy spell of the machine hits each alike.
+ */
+import { execFileSync } from 'node:child_process';
+import * as Fs from 'node:fs';
+import * as Path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
+import { runBench, type BenchArgs, type Table } from './report';
+import { runLoad } from './smtp-load';
+import { ROOT, startStandalone } from './standalone';
+import { fmt, median } from './stats';
+
+/** Messages of a measured cell at most, and its time at most, ms. */
+const CELL_MESSAGES = 6000;
+const CELL_MS = 6000;
+/** Messages sent before measuring: the service's code compiled, its workers started. */
+const WARM_UP_MESSAGES = 500;
+/** Round trips of the two-thread measurement. */
+const ROUND_TRIPS = 20_000;
+
+/** CPU ticks (user + system) of each thread of `pid`, and its nice value, by thread id. */
+function threadTicks(pid: number): Map<string, { ticks: number; nice: number }> {
+    const threads = new Map<string, { ticks: number; nice: number }>();
+    for (const tid of Fs.readdirSync(`/proc/${pid}/task`)) {
+        try {
+            const stat = Fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+            // Fields after the command name, which may hold spaces: state is the first (field 3).
+            const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+            threads.set(tid, { ticks: Number(fields[11]) + Number(fields[12]), nice: Number(fields[16]) });
+        }
+        catch {
+            // The thread ended between the listing and the read.
+        }
+    }
+
+    return threads;
+}
+
+function clockTicksPerSecond(): number {
+    try {
+        return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    }
+    catch {
+        return 100;
+    }
+}
+
+/** The short commit of a checkout, or its path. */
+function checkoutName(root: string): string {
+    try {
+        return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    }
+    catch {
+        return root;
+    }
+}
+
+interface Cell {
+    msgPerSec: number;
+    p50: number;
+    /** µs of CPU per acknowledged message: every thread, the main thread, the parse workers (nice 19), the rest. */
+    all: number;
+    main: number;
+    parse: number;
+    other: number;
+}
+
+async function measureCell(root: string, sessions: number, profile: ProfileName, smoke: boolean, tag: string): Promise<Cell> {
+    const service = await startStandalone({ root });
+    try {
+        const load = (messages: number, prefix: string) => runLoad({
+            port: service.smtpPort, profile: profiles()[profile], sessions, maxMessages: messages, maxMs: smoke ? 2000 : CELL_MS, inboxPrefix: prefix, tag: `${tag}-${prefix}`
+        });
+        await load(smoke ? 10 : WARM_UP_MESSAGES, 'warm');
+        const before = threadTicks(service.pid);
+        const result = await load(smoke ? 30 : CELL_MESSAGES, 'cell');
+        const after = threadTicks(service.pid);
+        const perMessage = (ticks: number) => ticks / clockTicksPerSecond() * 1e6 / Math.max(1, result.acked);
+        let main = 0;
+        let parse = 0;
+        let other = 0;
+        for (const [tid, { ticks, nice }] of after) {
+            const spent = ticks - (before.get(tid)?.ticks ?? 0);
+            if (tid === String(service.pid)) {
+                main += spent;
+            }
+            else if (nice > 0) {
+                parse += spent;
+            }
+            else {
+                other += spent;
+            }
+        }
+
+        return { msgPerSec: result.msgPerSec, p50: result.latency.p50, all: perMessage(main + parse + other), main: perMessage(main), parse: perMessage(parse), other: perMessage(other) };
+    }
+    finally {
+        await service.stop();
+    }
+}
+
+/** `count` round trips of a small message between this thread and a worker that answers at once: wall and CPU (both threads) per round trip, µs. */
+async function roundTrips(count: number): Promise<{ wall: number; user: number; system: number }> {
+    const worker = new Worker(`const { parentPort } = require('node:worker_threads'); parentPort.on('message', (m) => parentPort.postMessage(m));`, { eval: true });
+    try {
+        // Started and compiled before the clock runs.
+        await new Promise<void>((resolve) => {
+            worker.once('message', () => resolve());
+            worker.postMessage(0);
+        });
+        const cpu = process.cpuUsage();
+        const start = process.hrtime.bigint();
+        await new Promise<void>((resolve) => {
+            let done = 0;
+            worker.on('message', () => {
+                if (++done === count) {
+                    resolve();
+                }
+                else {
+                    worker.postMessage(done);
+                }
+            });
+            worker.postMessage(0);
+        });
+        const wall = Number(process.hrtime.bigint() - start) / 1e3 / count;
+        const used = process.cpuUsage(cpu);
+        return { wall, user: used.user / count, system: used.system / count };
+    }
+    finally {
+        await worker.terminate();
+    }
+}
+
+async function bench(args: BenchArgs) {
+    const smoke = args.smoke;
+    const roots = (args.values.roots as string | undefined)?.split(',').map((r) => Path.resolve(r)) ?? [ROOT];
+    const cs = smoke ? [2] : ((args.values.c as string | undefined) ?? '1,4,16').split(',').map(Number);
+    const rounds = smoke ? 1 : Number(args.values.rounds ?? 3);
+    const profile = (args.values.profile ?? 'text-1k') as ProfileName;
+    if (!PROFILE_NAMES.includes(profile)) {
+        throw new Error(`unknown profile ${profile}; known: ${PROFILE_NAMES.join(', ')}`);
+    }
+
+    const cells = new Map<string, Cell[]>();
+    for (let round = 1; round <= rounds; round++) {
+        for (const root of roots) {
+            for (const c of cs) {
+                const cell = await measureCell(root, c, profile, smoke, `r${round}-${Date.now()}`);
+                const key = `${root}\u0000${c}`;
+                cells.set(key, [...cells.get(key) ?? [], cell]);
+                console.error(`round ${round} ${checkoutName(root)} C=${c}: ${fmt(cell.msgPerSec)} msg/s, ${fmt(cell.all)} µs CPU a message`);
+            }
+        }
+    }
+
+    const perThread: Table = {
+        title: `Server CPU per acknowledged ${profile} message, by thread (µs; medians of ${rounds} round${rounds === 1 ? '' : 's'}, rounds alternating between checkouts)`,
+        columns: ['checkout', 'C', 'msg/s', 'p50 ack ms', 'all threads', 'main thread', 'parse workers (nice 19)', 'other threads (writer, libuv pool, V8 helpers)'],
+        rows: []
+    };
+    for (const root of roots) {
+        for (const c of cs) {
+            const sample = cells.get(`${root}\u0000${c}`)!;
+            const m = (pick: (cell: Cell) => number) => fmt(median(sample.map(pick)));
+            perThread.rows.push([checkoutName(root), String(c), m((x) => x.msgPerSec), m((x) => x.p50), m((x) => x.all), m((x) => x.main), m((x) => x.parse), m((x) => x.other)]);
+        }
+    }
+
+    const trips = [];
+    for (let i = 0; i < (smoke ? 1 : 3); i++) {
+        trips.push(await roundTrips(smoke ? 200 : ROUND_TRIPS));
+    }
+
+    const crossing: Table = {
+        title: 'One round trip between two threads of one process, each waiting for the other (µs; median of 3 runs)',
+        columns: ['round trips', 'wall', 'CPU, both threads', 'of which user', 'of which system'],
+        rows: [[String(smoke ? 200 : ROUND_TRIPS), fmt(median(trips.map((t) => t.wall))), fmt(median(trips.map((t) => t.user + t.system))), fmt(median(trips.map((t) => t.user))), fmt(median(trips.map((t) => t.system)))]]
+    };
+
+    return {
+        tables: [perThread, crossing],
+        targets: [],
+        notes: [
+            'CPU is each thread\'s user + system time from /proc/<pid>/task/<tid>/stat over the cell. Main thread: the service\'s event loop (SMTP sessions, HTTP, ingest). Parse workers: the threads at nice 19 (none in checkouts that parse on the main thread). Other threads: the SQLite writer thread, libuv\'s thread pool (SQLite statements, fsync, file I/O) and V8\'s helper threads (garbage collection, compilation); Linux names them all "node".',
+            'Each cell is a fresh service: warmed with ' + (smoke ? 10 : WARM_UP_MESSAGES) + ' messages, then ' + (smoke ? 30 : CELL_MESSAGES) + ' messages or ' + (smoke ? 2 : CELL_MS / 1000) + ' s from C sessions of our generator (one message at a time per session, as nodemailer sends).',
+            'A message crosses threads at least twice for its parse (to a parse worker and back) and shares the writer thread\'s crossings with its batch; each statement of a save is one more round trip, between the writer thread and libuv\'s pool. The second table is what one such round trip costs here when both sides sleep between messages.'
+        ]
+    };
+}
+
+runBench('Thread CPU (where a small message\'s CPU goes)', 'thread-cpu', bench, ['roots', 'c', 'rounds', 'profile']);
