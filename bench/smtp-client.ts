@@ -20,7 +20,7 @@ export interface SendOutcome {
 /** Bodies already checked for a line starting with a dot (a profile shares one body between messages). */
 const checkedBodies = new WeakMap<Buffer, Buffer>();
 
-/** `part` with a dot doubled at the start of every line (RFC 5321 §4.5.2); the same Buffer when none starts with one. */
+/** `part` with a dot doubled at the start of every line (RFC 5321 section 4.5.2); the same Buffer when none starts with one. */
 function dotStuffed(part: Buffer): Buffer {
     const known = checkedBodies.get(part);
     if (known) {

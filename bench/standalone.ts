@@ -17,7 +17,7 @@ const START_TIMEOUT_MS = 60_000;
 /** Longest wait for a clean stop after SIGTERM, ms, before SIGKILL. */
 const STOP_TIMEOUT_MS = 30_000;
 
-/** How to run the service: the variables of DECISIONS "Configuration" beyond ports and data dir. */
+/** How to run the service: the variables of docs/api.md, "Environment variables", beyond ports and data dir. */
 export interface StandaloneOptions {
     /** DATABASE_URL (Postgres) instead of SQLite in the data dir. */
     databaseUrl?: string;

@@ -194,7 +194,8 @@ export function recordStoreContract(script: ContractScript, name: string, open: 
                 expect(listed!.body === body && listed!.htmlBody === htmlBody).to.be.true();
             });
 
-            it('stores the links and codes given and returns them from get and list (EXTENSIONS §1)', async () => {
+            it('stores the links and codes given and returns them from get and list', async () => {
+                // A store keeps what it is given and never works them out again (docs/design.md, "The email object").
                 const links = [{ href: 'https://x.test/a?b=1&c=2', text: 'Öffnen 👋' }, { href: 'mailto:a@x.test', text: '' }];
                 const d = draft(newInbox(), { links, codes: ['482913', '0042'] });
                 const saved = await saveOne(store(), d);

@@ -25,7 +25,7 @@ export async function walkInboxes(store: RecordStore, query: Omit<InboxQuery, 'a
     }
 }
 
-/** EXTENSIONS §3 at the store: listInboxes() on the summary the triggers keep, for every record store. */
+/** The inbox list at the store (docs/api.md, "GET /v1/inboxes"): listInboxes() on the summary the triggers keep, for every record store. */
 export function recordStoreInboxesContract(lab: ContractScript, kind: string, open: () => Promise<OpenedRecordStore>): void {
     const { describe, it, before, after } = lab;
 

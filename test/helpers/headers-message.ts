@@ -1,7 +1,7 @@
-// A message for the headers endpoint (EXTENSIONS §2) and what it must answer, shared by
+// A message for the headers endpoint (docs/api.md, "Header fields") and what it must answer, shared by
 // the plugin's API suite and the end-to-end test.
 
-/** A message with every kind of header field EXTENSIONS §2 names, and a MIME part with headers of its own. */
+/** A message with every kind of header field the headers endpoint handles, and a MIME part with headers of its own. */
 export const HEADERS_MESSAGE = [
     'Received: from relay1.example.test by mx.example.test',
     'Received: from sender.example.test',

@@ -1,7 +1,8 @@
 /**
- * The issue 17 reproduction of copies without an envelope: one message whose To
- * header names `count` addresses of distinct inboxes (`0@x`, `1@x`, ...),
- * folded 60 to a line; with 2,000 addresses about 16 KB.
+ * A message without an envelope whose To header names `count` addresses of distinct
+ * inboxes (`0@x`, `1@x`, ...), folded 60 to a line; with 2,000 addresses about 16 KB.
+ * Past 100 inboxes it must be refused whole (docs/guarantees.md, "Limits", copies of
+ * one message); it used to become one copy per inbox.
  */
 export function manyRecipientsMessage(count: number, messageId = 'many-recipients@x.test'): Buffer {
     const addresses = Array.from({ length: count }, (_, i) => `${i}@x`);

@@ -15,8 +15,9 @@ import { tempDir } from '../helpers/temp-dir';
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-// Issue 16 item 6 and EXTENSIONS §2 end to end: mail in over real SMTP, out over real
-// HTTP with plain fetch() and the curl binary, on SQLite + files and on Postgres + S3.
+// Hostile Message-IDs and the headers endpoint end to end (docs/api.md, "Addressable message ids"
+// and "Header fields"): mail in over real SMTP, out over real HTTP with plain fetch() and
+// the curl binary, on SQLite + files and on Postgres + S3.
 
 const ROOT = Path.join(__dirname, '..', '..');
 const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
@@ -183,7 +184,7 @@ describe('every stored messageId is addressable (standalone service, real SMTP, 
                     }
                 }
 
-                // EXTENSIONS §2 over real SMTP and HTTP.
+                // The header fields over real SMTP and HTTP.
                 const headers = await fetch(`${base}/v1/emails/headers-test%40example.test/headers`, { headers: auth });
                 expect(headers.status).to.equal(200);
                 expect(await headers.json()).to.equal({ headers: HEADERS_EXPECTED });

@@ -28,7 +28,7 @@ const CASE_TIMEOUT_MS = 30_000;
 /**
  * `attachment; filename="<fallback>"; filename*=UTF-8''<name>` and nothing else: the
  * fallback printable ASCII without `"` or `\`, the name only RFC 5987 attr-chars and
- * percent escapes (RFC 6266 §4.1). No CR, LF or NUL can hide in either.
+ * percent escapes (RFC 6266 section 4.1). No CR, LF or NUL can hide in either.
  */
 const CONTENT_DISPOSITION = /^attachment; filename="([\x20-\x21\x23-\x5b\x5d-\x7e]*)"; filename\*=UTF-8''((?:[A-Za-z0-9!#$&+\-.^_`|~]|%[0-9A-F]{2})+)$/;
 
@@ -50,8 +50,8 @@ const ATTACHMENT_CASES: Array<{ name: string; filenames?: string[] }> = [
 
 /**
  * Message-ID cases that must be readable, downloadable and deletable over HTTP, and
- * what their id keeps: a 10,000-character one is stored under its digest id (issue 17
- * item 4; docs/api.md "Addressable message ids").
+ * what their id keeps: a 10,000-character one is stored under its digest id
+ * (docs/api.md, "Addressable message ids").
  */
 const MESSAGE_ID_CASES: Array<{ name: string; idKeeps: RegExp }> = [
     { name: 'message-id-control-characters', idKeeps: /^ctl[\u0001-\u001f\u007f]/ },

@@ -7,7 +7,7 @@ import { startStandalone, type StandaloneService } from '../helpers/standalone-s
 
 // The client examples run as a user runs them (node --test) against the standalone
 // service; the README shows exactly the Playwright one, which
-// test/system/playwright-fixture.ts runs. They read `codes` and `links` (EXTENSIONS §1).
+// test/system/playwright-fixture.ts runs. They read `codes` and `links` (docs/api.md, "Links and codes").
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

@@ -33,7 +33,7 @@ async function modesUnder(dir: string): Promise<Map<string, { mode: number; dire
 describe('file modes', () => {
 
     it('keeps every file of a data dir someone else made 0755 at 0600 (directories we make 0700) under umask 022', { timeout: 90_000 }, async () => {
-        // The issue 17 reproduction: the SQLite files (and their -wal and -shm) were 0644.
+        // Before, the SQLite files (and their -wal and -shm) were 0644 here.
         const dataDir = await tempDir('file-modes');
         await Fs.chmod(dataDir, 0o755);
         const port = await freePort();

@@ -9,7 +9,7 @@ import { startStandalone, type StandaloneService } from '../helpers/standalone-s
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-// Issue 17 item 6 against the standalone service: idle TCP connections used to take
+// The HTTP connection cap against the standalone service: idle TCP connections used to take
 // every file descriptor, so /health was reset and SMTP deliveries failed until they
 // closed. The service runs under `ulimit -n 512`, and the test opens more idle
 // connections than that.

@@ -39,7 +39,7 @@ const SIGNUP = {
         '<!-- <a href="https://example.test/hidden">hidden</a> --><p>&copy; 2026 Example Inc.</p></body></html>'
 };
 
-/** What EXTENSIONS §1 makes of it. */
+/** Its links and codes (docs/api.md, "Links and codes"). */
 const EXPECTED = {
     links: [
         { href: 'https://click.example.test/ls/click?upn=abc&u=1', text: 'Confirm my account' },

@@ -7,7 +7,7 @@ import { startStandalone, type StandaloneService } from '../helpers/standalone-s
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-// Issue 17 item 4 against the standalone service: a Message-ID of 10,000 characters
+// Long Message-IDs against the standalone service: a Message-ID of 10,000 characters
 // and one of 2,000 CJK characters, among older and newer mail. Before, the first
 // one's cursor was refused (400) and nothing older could be paged to.
 

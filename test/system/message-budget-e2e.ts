@@ -7,7 +7,7 @@ import { startStandalone, type StandaloneService } from '../helpers/standalone-s
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-// Issue 17 item 5 against the standalone service: 50 senders each deliver a 24 MiB
+// The memory budget against the standalone service: 50 senders each deliver a 24 MiB
 // message at once. Without a budget every one was held and parsed together (about
 // 110 MiB of RSS each, 5.5 GB in all); with the default budget (128 MiB of raw bytes)
 // the ones that do not fit get 421 mid-DATA, the connection closed at once (the rest of

@@ -104,7 +104,9 @@ async function deleteOne(server: ProvisionedServer, messageId: string): Promise<
     return (await server.server.inject({ method: 'DELETE', url: `/v1/emails/${encodeURIComponent(messageId)}`, headers: server.auth })).statusCode;
 }
 
-describe('shared blobs (issue 17 item 2)', () => {
+// The copies of one delivery share its blobs; each copy goes on its own and the last takes
+// them (docs/design.md, "What happens to a message › Deletes and shared blobs").
+describe('shared blobs: the copies of one delivery', () => {
 
     for (const backend of BACKENDS) {
         describe(backend.name, () => {

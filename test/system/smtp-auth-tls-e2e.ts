@@ -55,7 +55,8 @@ function loggedFingerprint(service: StandaloneService): string {
     return match![1];
 }
 
-describe('SMTP authentication and TLS of the standalone service (EXTENSIONS §7)', () => {
+// docs/operations.md, "SMTP authentication and TLS", end to end.
+describe('SMTP authentication and TLS of the standalone service', () => {
 
     it('offers neither AUTH nor STARTTLS by default, and says so at start', { timeout: 60_000 }, async () => {
         const service = await startStandalone();

@@ -87,7 +87,8 @@ async function sqliteEnv(vars: Record<string, string>): Promise<NodeJS.ProcessEn
     return isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, ...vars });
 }
 
-describe('webhooks (EXTENSIONS §6) against the standalone service', () => {
+// docs/api.md, "Webhooks", end to end.
+describe('webhooks against the standalone service', () => {
 
     afterEach(async () => {
         await Promise.all(running.splice(0).map(kill));

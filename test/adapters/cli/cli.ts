@@ -313,7 +313,7 @@ describe('cli', () => {
         });
 
         it('refuses a message whose To header names more than 100 inboxes with exit 1, storing nothing', async () => {
-            // The issue 17 reproduction: without --recipient, 2,000 To addresses used to be 2,000 copies.
+            // Without --recipient, 2,000 To addresses used to be 2,000 copies.
             const result = await cli(['ingest'], { input: manyRecipientsMessage(2000) });
             expect(result.code).to.equal(1);
             expect(result.stdout).to.equal('');

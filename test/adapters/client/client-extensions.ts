@@ -5,8 +5,8 @@ import { POSTGRES_S3, SQLITE_FS, type ClientBackend, type ClientBackendKind } fr
 import { buildMail } from '../../helpers/mail';
 import { recordingFetch } from '../../helpers/recording-fetch';
 
-// The client methods of the endpoints issue 16 adds (EXTENSIONS §1–§3): headers,
-// inboxes, and the links and codes of the email object.
+// The client methods of the header fields, the inbox list, and the links and codes of the
+// email object (docs/api.md, "The client: inbox-capture/client").
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -24,7 +24,7 @@ function suite(kind: ClientBackendKind): void {
         after(() => backend?.cleanup());
 
         describe('getHeaders()', () => {
-            it('answers the top-level header fields in message order, unfolded and decoded (EXTENSIONS §2)', async () => {
+            it('answers the top-level header fields in message order, unfolded and decoded', async () => {
                 const raw = [
                     'From: App <app@sender.test>',
                     'To: headers@test.example',
@@ -62,7 +62,7 @@ function suite(kind: ClientBackendKind): void {
         });
 
         describe('listInboxes()', () => {
-            it('pages the inboxes that hold mail, most recent first, filtered by prefix (EXTENSIONS §3)', async () => {
+            it('pages the inboxes that hold mail, most recent first, filtered by prefix', async () => {
                 for (const [inbox, count] of [['inb-a', 1], ['inb-b', 2], ['inb-c', 1], ['other', 1]] as const) {
                     for (let i = 0; i < count; i++) {
                         await backend.p.api.ingestForApi(buildMail({ to: `${inbox}@test.example` }));
@@ -109,7 +109,7 @@ function suite(kind: ClientBackendKind): void {
         });
 
         describe('links and codes', () => {
-            it('come with the email that waitForEmail answers (EXTENSIONS §1)', async () => {
+            it('come with the email that waitForEmail answers', async () => {
                 await backend.p.api.ingestForApi(buildMail({
                     to: 'codes@test.example',
                     subject: 'Your code is 482913',

@@ -93,7 +93,8 @@ describe('email-view', () => {
             expect(view.tags).to.not.shallow.equal(tags);
         });
 
-        it('gives the links and codes of the record, as copies (EXTENSIONS §1)', () => {
+        it('gives the links and codes of the record, as copies', () => {
+            // docs/api.md, "Links and codes": worked out at ingest, so the view only copies them.
             const links = [{ href: 'https://x.test/verify', text: 'Verify' }];
             const codes = ['482913'];
             const view = toEmailView(record({ links, codes }));

@@ -3,8 +3,8 @@ import * as Lab from '@hapi/lab';
 import { generateTypes, typecheckAgainst } from '../../helpers/openapi-types';
 import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
 
-// The component names of the issue-16 shapes (EXTENSIONS §1–§3) for code generators:
-// passes once the links/codes, headers and inboxes endpoints are merged.
+// The component names code generators get for the links and codes of an email, the header
+// fields and the inbox list (docs/api.md, "The OpenAPI document and code generators").
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -23,7 +23,7 @@ export const listed: paths['/v1/inboxes']['get']['responses'][200]['content']['a
 export const read: paths['/v1/emails/{messageId}/headers']['get']['responses'][200]['content']['application/json'] = headers;
 `;
 
-describe('adapters/hapi/openapi: issue-16 shapes', () => {
+describe('adapters/hapi/openapi: the shapes of links and codes, header fields and inboxes', () => {
     let p: ProvisionedServer;
     let document: { components: { schemas: Record<string, unknown> } };
 

@@ -12,7 +12,7 @@ import { startStandalone } from '../../helpers/standalone-service';
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-/** The interface's limit (issue 19): every file it serves, uncompressed. */
+/** The interface's size limit (docs/ui.md, "Size and build"): every file it serves, uncompressed. */
 const MAX_UI_BYTES = 100 * 1024;
 
 async function filesUnder(dir: string): Promise<string[]> {

@@ -76,7 +76,7 @@ describe('smtp-tls', () => {
                 expect(wrong.responseCode).to.equal(535);
                 const anonymous = await sendError(t.transport(settings).sendMail(mailTo('tls-users', 'anonymous')));
                 expect(anonymous.responseCode).to.equal(530);
-                // AUTH without TLS still works next to STARTTLS (EXTENSIONS §7).
+                // AUTH without TLS still works next to STARTTLS (docs/operations.md, "SMTP authentication and TLS").
                 await t.transport({ auth: { user: 'app', pass: 'app-secret' } }).sendMail(mailTo('tls-users', 'authed in plain text'));
                 expect((await t.subjects('tls-users')).sort()).to.equal(['authed in plain text', 'authed over tls']);
             }

@@ -30,7 +30,8 @@ describe('env-config', () => {
 
     describe('readEnvConfig()', () => {
 
-        it('applies the DECISIONS defaults to an empty environment', () => {
+        it('applies the documented defaults to an empty environment', () => {
+            // docs/api.md, "Environment variables"; docs/design.md, "Configuration".
             expect(readEnvConfig({}, '/srv/app')).to.equal({
                 dataDir: '/srv/app/data',
                 host: '127.0.0.1',

@@ -28,7 +28,8 @@ describe('smtp-env-config', () => {
 
     describe('readSmtpEnvConfig()', () => {
 
-        it('defaults to no AUTH and no TLS (EXTENSIONS §7); empty variables count as unset', () => {
+        it('defaults to no AUTH and no TLS; empty variables count as unset', () => {
+            // docs/api.md, "Environment variables": SMTP_AUTH none, SMTP_TLS off.
             expect(readSmtpEnvConfig({}, '/srv')).to.equal({ auth: 'none', tls: 'off' });
             expect(readSmtpEnvConfig({ SMTP_AUTH: '', SMTP_TLS: ' ', SMTP_AUTH_USERS: '', SMTP_TLS_CERT: '' }, '/srv')).to.equal({ auth: 'none', tls: 'off' });
         });

@@ -5,7 +5,7 @@ import { extractCodes, MAX_CODES } from '../../../lib/extract/codes';
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-/** A real-world shape: subject and text body, and the codes EXTENSIONS §1 gives them. */
+/** A real-world shape: subject and text body, and the codes it has (docs/api.md, "Links and codes"). */
 interface Shape {
     name: string;
     subject: string;
@@ -34,7 +34,7 @@ const SHAPES: Shape[] = [
         codes: []
     },
     {
-        name: 'phone numbers grouped with spaces: groups of 4 stand alone (EXTENSIONS §1 takes them)',
+        name: 'phone numbers grouped with spaces: groups of 4 stand alone, so they are codes (on purpose)',
         subject: '',
         body: 'Support: +44 20 7946 0958',
         codes: ['7946', '0958']

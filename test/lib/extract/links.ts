@@ -6,7 +6,7 @@ import type { Link } from '../../../lib/types';
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-/** A real-world shape: the HTML and text bodies, and the links EXTENSIONS §1 gives them. */
+/** A real-world shape: the HTML and text bodies, and the links they have (docs/api.md, "Links and codes"). */
 interface Shape {
     name: string;
     html: string;

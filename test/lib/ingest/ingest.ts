@@ -374,7 +374,8 @@ describe('ingest', () => {
             expect(await p.records('inbox')).to.have.length(2);
         });
 
-        it('works out links and codes once from the parsed fields and stores them on every copy (EXTENSIONS §1)', async (flags: Flags) => {
+        it('works out links and codes once from the parsed fields and stores them on every copy', async (flags: Flags) => {
+            // Worked out once, at ingest, and shared by the copies (docs/design.md, "The email object").
             const p = await provision(flags);
             const raw = crlf([
                 'From: Example <noreply@example.com>',
@@ -435,7 +436,7 @@ describe('ingest', () => {
             // alice+tag@another.example maps to alice-tag too: still one copy there.
             expect(await p.records('alice-tag')).to.have.length(1);
 
-            // The copies share the delivery's one raw blob (issue 17 item 2).
+            // The copies share the delivery's one raw blob (docs/design.md, "What happens to a message › Deletes and shared blobs").
             const records = await Promise.all(views.map((v) => p.recordStore.getEmail(v.messageId)));
             expect(new Set(records.map((r) => r!.rawKey)).size).to.equal(1);
             expect(await p.allBlobKeys()).to.equal([records[0]!.rawKey]);
@@ -483,7 +484,7 @@ describe('ingest', () => {
 
         it('refuses a message whose To header maps to more than MAX_RECIPIENTS inboxes with TOO_MANY_RECIPIENTS and stores nothing', async (flags: Flags) => {
             const p = await provision(flags);
-            // The issue 17 reproduction: 2,000 To addresses used to be 2,000 copies.
+            // 2,000 To addresses used to be 2,000 copies.
             await rejectsWith(p.ingest(manyRecipientsMessage(2000)), 'TOO_MANY_RECIPIENTS');
             await rejectsWith(p.ingest(manyRecipientsMessage(MAX_RECIPIENTS + 1)), 'TOO_MANY_RECIPIENTS');
             expect(await p.records('0')).to.equal([]);

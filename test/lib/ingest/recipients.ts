@@ -11,7 +11,8 @@ describe('recipients', () => {
 
     describe('defaultInboxFromAddress()', () => {
 
-        it('maps Test+Run42@x to test-run42 (the DECISIONS example)', () => {
+        it('maps Test+Run42@x to test-run42 (the example of the documented rule)', () => {
+            // docs/design.md, "Identity and inboxes".
             expect(defaultInboxFromAddress('Test+Run42@x')).to.equal('test-run42');
         });
 

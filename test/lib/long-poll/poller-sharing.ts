@@ -177,7 +177,7 @@ describe('long-poll/poller', () => {
         });
 
         it('probes an idle inbox as often for 200 waiters as for one', { timeout: 10_000 }, async () => {
-            // Deadlines before the second check of the spec's schedule (FIRST_CHECK_MS, then twice that).
+            // Deadlines before the second check of the schedule (FIRST_CHECK_MS, then twice that; docs/design.md, "Listing and long-polling").
             const windowMs = FIRST_CHECK_MS * 3 - 100;
             // A probe answers every caller while in flight and VERSION_SHARE_MS after: whatever
             // the schedule and however many waiters arrive, at most one store call per

@@ -12,7 +12,7 @@ interface NameCase {
     expected: string;
 }
 
-// One row per rule of DECISIONS "Attachments"; each runs as its own test.
+// One row per rule of the safe file name (docs/design.md, "The email object"); each runs as its own test.
 const cases: NameCase[] = [
     { title: 'keeps an ordinary name', filename: 'report.pdf', contentType: 'application/pdf', expected: 'report.pdf' },
     { title: 'keeps spaces and unicode', filename: 'Grüße à vous 東京.pdf', contentType: 'application/pdf', expected: 'Grüße à vous 東京.pdf' },

@@ -16,7 +16,7 @@ describe('header-fields', () => {
 
     describe('parseHeaderFields()', () => {
 
-        // EXTENSIONS §2: one row per rule; each input is a header section as stored.
+        // One row per rule of docs/api.md, "Header fields"; each input is a header section as stored.
         const table: Array<{ rule: string; lines: string[]; expected: HeaderField[] }> = [
             {
                 rule: 'unfolds a line break followed by spaces into those spaces',
@@ -39,7 +39,7 @@ describe('header-fields', () => {
                 expected: [field('Subject', 'Hello ✓')]
             },
             {
-                rule: 'joins adjacent encoded-words without the white space between them (RFC 2047 §6.2)',
+                rule: 'joins adjacent encoded-words without the white space between them (RFC 2047 section 6.2)',
                 lines: ['Subject: =?UTF-8?Q?Your_code?= =?UTF-8?Q?_is?=   =?UTF-8?B?IDEyMzQ1Ng==?='],
                 expected: [field('Subject', 'Your code is 123456')]
             },

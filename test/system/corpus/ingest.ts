@@ -24,8 +24,8 @@ const CORPUS_TIMEOUT_MS = 20_000;
 /** Bound of one adversarial case, ms: the 10,000-part case writes thousands of blobs. */
 const ADVERSARIAL_TIMEOUT_MS = 120_000;
 
-// Characters no attachment name may keep (DECISIONS: no `/`, `\`, control characters;
-// attachment-name.ts also removes the bidi controls behind the U+202E trick).
+// Characters no attachment name may keep: `/`, `\`, control characters, and the bidi controls
+// behind the U+202E trick (docs/design.md, "The email object").
 const UNSAFE_NAME_CHARACTER = /[/\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** Parts of attacker-chosen file names that must never show up in a blob path. */

@@ -18,7 +18,7 @@ export function fingerprint(res: ServerInjectResponse): string {
     return JSON.stringify({ status: res.statusCode, headers, body: res.payload });
 }
 
-/** Spec §5 and DECISIONS: the Bearer scheme, and one identical 401 for every bad token. */
+/** The Bearer scheme, and one identical 401 for every bad token (docs/design.md, "Keys and authentication"). */
 export function authSuite(lab: SuiteLab, factory: StoreFactory): void {
     const { describe, it, before, after } = lab;
 

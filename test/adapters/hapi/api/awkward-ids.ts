@@ -1,5 +1,6 @@
 /**
- * Message-IDs that must survive the trip through a URL path segment (DECISIONS):
+ * Message-IDs that must survive the trip through a URL path segment (docs/design.md,
+ * "Identity and inboxes"):
  * each of `/ + % # ? &`, spaces, non-ASCII, and look-alikes of percent-encoding.
  */
 export const AWKWARD_IDS: string[] = [

@@ -97,8 +97,9 @@ function heardBy(capture: InboxCapture): { heard: string[]; restore: () => void 
 }
 
 /**
- * Spec §4.2 rule 7 across processes: mail another process stores is found by the
- * scheduled checks on every backend, and on Postgres at once through LISTEN/NOTIFY.
+ * Long-polling across processes (docs/design.md, "Listing and long-polling"): mail another
+ * process stores is found by the scheduled checks on every backend, and on Postgres at once
+ * through LISTEN/NOTIFY.
  * "Another process" is a second service on the same data through connections of its own.
  */
 export function crossProcessSuite(lab: SuiteLab, factory: StoreFactory): void {

@@ -9,7 +9,7 @@ import type { SuiteLab } from './lab-types';
 
 const { expect } = Code;
 
-/** Spec §8: download links live 15 minutes. */
+/** Download links live 15 minutes (docs/design.md, "Deletes and downloads"). */
 const LINK_LIFETIME_SECONDS = 900;
 
 /** What a download link must promise for one blob. */
@@ -42,7 +42,7 @@ function expectLinkTerms(factory: StoreFactory, location: string, expected: Expe
     }
 }
 
-/** Spec §4.6–§4.7 and DECISIONS: 302 to a time-limited link that serves the exact bytes as an attachment. */
+/** Downloads (docs/design.md, "Deletes and downloads"): 302 to a time-limited link that serves the exact bytes as an attachment. */
 export function downloadsSuite(lab: SuiteLab, factory: StoreFactory): void {
     const { describe, it, before, after } = lab;
 

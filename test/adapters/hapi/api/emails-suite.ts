@@ -16,7 +16,7 @@ async function blobExists(p: ProvisionedServer, key: string): Promise<boolean> {
     return stream !== null;
 }
 
-/** Spec §4.3–§4.5: one email, deleting one, deleting an inbox. */
+/** One email, deleting one, deleting an inbox (docs/api.md, "HTTP API"; docs/design.md, "Deletes and downloads"). */
 export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
     const { describe, it, before, after } = lab;
 

@@ -7,7 +7,7 @@ import type { SuiteLab } from './lab-types';
 
 const { expect } = Code;
 
-/** EXTENSIONS §2: GET /v1/emails/{messageId}/headers. */
+/** GET /v1/emails/{messageId}/headers (docs/api.md, "Header fields"). */
 export function headersSuite(lab: SuiteLab, factory: StoreFactory): void {
     const { describe, it, before, after } = lab;
 

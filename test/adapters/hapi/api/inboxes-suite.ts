@@ -9,7 +9,7 @@ import { INGEST_CONCURRENCY, T0 } from './list-suite';
 
 const { expect } = Code;
 
-/** EXTENSIONS §3: GET /v1/inboxes: validation and precedence, order, pages, prefix, deletes. */
+/** GET /v1/inboxes (docs/api.md, "GET /v1/inboxes"): validation and precedence, order, pages, prefix, deletes. */
 export function inboxesSuite(lab: SuiteLab, factory: StoreFactory): void {
     const { describe, it, before, after } = lab;
 

@@ -14,7 +14,7 @@ export const T0 = 1_700_000_000_000;
 /** Emails stored at once while setting up: order comes from receivedAt and messageId, never from arrival. */
 export const INGEST_CONCURRENCY = 8;
 
-/** Spec §4.2 and DECISIONS for GET /v1/emails: validation, precedence, order, pages, filters. */
+/** GET /v1/emails (docs/api.md, "HTTP API"; docs/design.md, "Listing and long-polling"): validation, precedence, order, pages, filters. */
 export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
     const { describe, it, before, after } = lab;
 
@@ -286,7 +286,7 @@ export function listSuite(lab: SuiteLab, factory: StoreFactory): void {
             });
         });
 
-        describe('byte budget (issue 17)', () => {
+        describe('byte budget (maxPageBytes)', () => {
             // Small enough that a few 20 kB emails fill a page.
             const BUDGET = 64 * 1024;
 

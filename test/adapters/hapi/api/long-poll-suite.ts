@@ -22,7 +22,7 @@ export async function until(condition: () => boolean, limitMs = 10_000): Promise
     }
 }
 
-/** Spec §4.2 rule 7 and DECISIONS: long-polling over HTTP. */
+/** Long-polling over HTTP (docs/design.md, "Listing and long-polling"). */
 export function longPollSuite(lab: SuiteLab, factory: StoreFactory): void {
     const { describe, it, before, after } = lab;
 

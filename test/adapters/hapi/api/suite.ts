@@ -11,8 +11,8 @@ import { longPollSuite } from './long-poll-suite';
 import { searchSuite } from './search-suite';
 
 /**
- * The whole HTTP API of the Hapi plugin against one backend: every rule of spec
- * §4–§7 and DECISIONS that holds for any record store and blob store.
+ * The whole HTTP API of the Hapi plugin against one backend: every rule of docs/api.md,
+ * "HTTP API" (and its reasons in docs/design.md) that holds for any record store and blob store.
  */
 export function hapiApiSuite(lab: SuiteLab, factory: StoreFactory): void {
     lab.describe(`Hapi plugin API (${factory.name})`, () => {

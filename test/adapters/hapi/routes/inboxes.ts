@@ -30,7 +30,8 @@ describe('routes/inboxes', () => {
         expect(res.result).to.equal({ inboxes: [{ name: 'prefixed', count: 1, lastReceivedAt: 1_700_000_000_000 }], hasMore: false });
     });
 
-    it('documents the answer as the named schemas InboxPage and Inbox (EXTENSIONS §3)', async () => {
+    it('documents the answer as the named schemas InboxPage and Inbox', async () => {
+        // docs/api.md, "The OpenAPI document and code generators".
         const res = await p.server.inject('/mail/openapi.json');
         const doc = JSON.parse(res.payload) as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: SchemaObject }> }> }>>; components: { schemas: Record<string, SchemaObject> } };
         const ok = doc.paths['/mail/v1/inboxes']!.get!.responses['200']!.content['application/json']!.schema;

@@ -151,7 +151,8 @@ describe('Hapi plugin public endpoints', () => {
             }
         });
 
-        it('answers the headers endpoint with the named schema Headers (EXTENSIONS §2)', () => {
+        it('answers the headers endpoint with the named schema Headers', () => {
+            // docs/api.md, "The OpenAPI document and code generators".
             const ok = raw.paths['/v1/emails/{messageId}/headers'].get.responses[200] as unknown as { content: Record<string, { schema: { $ref: string } }> };
             expect(ok.content['application/json'].schema.$ref).to.equal('#/components/schemas/Headers');
             const schemas = (raw.components as unknown as { schemas: Record<string, { required?: string[] }> }).schemas;
