@@ -1,6 +1,7 @@
 import * as Boom from '@hapi/boom';
 import type { Request } from '@hapi/hapi';
 import { isInboxCaptureError } from '../../lib/errors';
+import { detailLine, ERROR_DETAIL_HEADER, quoted } from '../error-detail/detail-line';
 
 /** Every `error` code the plugin's routes answer with. */
 export type ApiErrorCode =
@@ -26,26 +27,35 @@ export const RETRY_AFTER_SECONDS = 5;
 /** The one WWW-Authenticate value of every 401, whatever was wrong with the token (docs/design.md). */
 export const WWW_AUTHENTICATE = 'Bearer';
 
-/** An error the plugin raises on purpose: its status and code reach the client as they are. */
+/**
+ * An error the plugin raises on purpose: its status and code reach the client as they are,
+ * and `detail` (what is wrong, in our words) as the detail header of a 4xx.
+ */
 export class ApiError extends Error {
     readonly code: ApiErrorCode;
+    readonly detail: string | undefined;
+    /** Headers the answer needs besides the detail (a 405's `Allow`). */
+    readonly headers: Readonly<Record<string, string>>;
 
-    constructor(code: ApiErrorCode) {
-        super(code);
+    constructor(code: ApiErrorCode, detail?: string, headers: Record<string, string> = {}) {
+        super(detail === undefined ? code : `${code}: ${detail}`);
         this.name = 'ApiError';
         this.code = code;
+        this.detail = detail;
+        this.headers = headers;
     }
 }
 
-/** A Boom error carrying one of our codes (Boom, so hapi does not log it as a crash). */
-export function apiError(statusCode: number, code: ApiErrorCode): Boom.Boom {
-    return Boom.boomify(new ApiError(code), { statusCode });
+/** A Boom error carrying one of our codes and what is wrong (Boom, so hapi does not log it as a crash). */
+export function apiError(statusCode: number, code: ApiErrorCode, detail?: string, headers?: Record<string, string>): Boom.Boom {
+    return Boom.boomify(new ApiError(code, detail, headers), { statusCode });
 }
 
 /** What the client gets for an error: status, body code and extra headers. */
 export interface ErrorReply {
     statusCode: number;
     code: ApiErrorCode;
+    /** Headers to add, the detail header of a 4xx among them. */
     headers: Record<string, string>;
     /** The failure behind a 500, for the server log (never the body). */
     cause?: unknown;
@@ -63,7 +73,8 @@ const CLIENT_CODES: Record<number, ApiErrorCode> = {
 };
 
 /**
- * THE mapping from anything a plugin route can fail with to `{ error: CODE }`.
+ * THE mapping from anything a plugin route can fail with to `{ error: CODE }`, and of
+ * every 4xx but a 401 to its detail header (docs/api.md, "Errors").
  * Unknown failures are 500 INTERNAL_ERROR with the failure as `cause`, which the
  * response extension hands to hapi's log of failed requests (never to the client);
  * a 503 of the core is logged on the request here.
@@ -72,8 +83,42 @@ export function toErrorReply(err: unknown, request: Request): ErrorReply {
     const { statusCode, code } = classify(err, request);
     // Every 401 looks the same, whatever the token was (docs/design.md).
     const headers: Record<string, string> = statusCode === 401 ? { 'WWW-Authenticate': WWW_AUTHENTICATE } :
-        statusCode === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {};
+        statusCode === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : { ...(err instanceof ApiError ? err.headers : {}) };
+    if (statusCode >= 400 && statusCode < 500 && statusCode !== 401) {
+        headers[ERROR_DETAIL_HEADER] = detailLine(detailOf(err, statusCode, code, request));
+    }
+
     return statusCode === 500 ? { statusCode, code, headers, cause: err } : { statusCode, code, headers };
+}
+
+// What is wrong: the words the route gave, or those of hapi's own refusal.
+function detailOf(err: unknown, statusCode: number, code: ApiErrorCode, request: Request): string {
+    const raised = err instanceof ApiError ? err : undefined;
+    if (raised?.detail !== undefined) {
+        return raised.detail;
+    }
+
+    switch (statusCode) {
+        case 404:
+            return `path: nothing at ${String(request.method).toUpperCase()} ${quoted(request.path)}`;
+        case 413: {
+            const maxBytes = request.route?.settings.payload?.maxBytes;
+            return maxBytes === undefined ? 'body: too large' : `body: larger than ${maxBytes} bytes`;
+        }
+
+        case 415:
+            return `content-type: ${quoted(request.headers?.['content-type'] ?? '')} is not accepted here; send application/json`;
+        default:
+            break;
+    }
+
+    // hapi's own words for a body it cannot read ("Invalid request payload JSON format").
+    const message = Boom.isBoom(err) ? err.message : '';
+    if (statusCode === 400 && /JSON/.test(message)) {
+        return 'body: not valid JSON';
+    }
+
+    return message ? `request: ${message}` : `request: refused (${code})`;
 }
 
 function classify(err: unknown, request: Request): { statusCode: number; code: ApiErrorCode } {

@@ -7,6 +7,7 @@ import { parseInstant } from '../../lib/util/instant';
 import { parseSearchQuery } from '../../lib/search/parse-query';
 import { MAX_QUERY_CHARS, type SearchTerm } from '../../lib/search/search-query';
 import type { CursorPosition, ListQuery } from '../../lib/types';
+import { validationWords } from '../error-detail/validation-words';
 import { apiError } from './error-mapping';
 
 /** docs/design.md: page size 1..100, default 50. */
@@ -53,14 +54,8 @@ export const inboxSchema = Joi.string()
 export const searchSchema = Joi.string().allow('')
     // A first bound before parsing: the parser's own is 1,024 characters (code points, so up to 2,048 UTF-16 units).
     .max(2 * MAX_QUERY_CHARS)
-    .custom((value: string, helpers) => {
-        try {
-            return parseSearchQuery(value);
-        }
-        catch {
-            return helpers.error('any.invalid');
-        }
-    })
+    // What the parser throws (its reason and position) is joi's `any.custom` finding, put in words at the edge.
+    .custom((value: string) => parseSearchQuery(value))
     .description('A search (docs/api.md, "Search"): terms separated by spaces, all of which must match; `"..."` quotes, `-` negates; `from:` `to:` `subject:` `body:` `filename:` (substrings, case-insensitive), `tag:`, `has:attachment|link|code`, `before:` `after:` (Unix ms or ISO 8601), `larger:` `smaller:` (bytes, K, M); a term without a field is a substring of the subject, the body or the sender. At most 1,024 characters and 20 terms.')
     .example('from:shop "order 4242" -tag:done');
 
@@ -141,31 +136,45 @@ export function toListQuery(values: ListQueryValues): ListQuery {
     return query;
 }
 
+/** A failed query: its one code and the findings that code stands for. */
+export interface QueryFailure {
+    code: 'MISSING_INBOX' | 'INVALID_INBOX' | 'INVALID_LIMIT' | 'VALIDATION_ERROR';
+    details: Joi.ValidationErrorItem[];
+}
+
 /**
  * The one code for a failed query, by the precedence of docs/design.md: MISSING_INBOX,
- * INVALID_INBOX, INVALID_LIMIT, then VALIDATION_ERROR for everything else.
+ * INVALID_INBOX, INVALID_LIMIT, then VALIDATION_ERROR for everything else; with the
+ * findings behind that code, which its detail puts in words.
  */
-export function queryErrorCode(details: readonly Joi.ValidationErrorItem[]): 'MISSING_INBOX' | 'INVALID_INBOX' | 'INVALID_LIMIT' | 'VALIDATION_ERROR' {
+export function queryFailure(details: readonly Joi.ValidationErrorItem[]): QueryFailure {
     // An unknown parameter is VALIDATION_ERROR whatever its name (`limit` on bulk delete).
     const on = (key: string) => details.filter((d) => d.path[0] === key && d.type !== 'object.unknown');
     const inbox = on('inbox');
     if (inbox.some((d) => d.type === 'any.required' || d.type === 'string.empty')) {
-        return 'MISSING_INBOX';
+        return { code: 'MISSING_INBOX', details: inbox };
     }
 
     if (inbox.length > 0) {
-        return 'INVALID_INBOX';
+        return { code: 'INVALID_INBOX', details: inbox };
     }
 
-    if (on('limit').length > 0) {
-        return 'INVALID_LIMIT';
+    const limit = on('limit');
+    if (limit.length > 0) {
+        return { code: 'INVALID_LIMIT', details: limit };
     }
 
-    return 'VALIDATION_ERROR';
+    return { code: 'VALIDATION_ERROR', details: [...details] };
 }
 
-/** hapi `failAction` of the query validation: every failure becomes one code of ours. */
-export function queryFailAction(_request: Request, _h: ResponseToolkit, err?: Error): never {
-    const details = (err as Joi.ValidationError | undefined)?.details ?? [];
-    throw apiError(400, queryErrorCode(details));
+/** The one code for a failed query (queryFailure() without its findings). */
+export function queryErrorCode(details: readonly Joi.ValidationErrorItem[]): QueryFailure['code'] {
+    return queryFailure(details).code;
+}
+
+/** hapi `failAction` of the query validation: every failure becomes one code of ours, and its detail. */
+export function queryFailAction(request: Request, _h: ResponseToolkit, err?: Error): never {
+    const failure = queryFailure((err as Joi.ValidationError | undefined)?.details ?? []);
+    const schema = request.route.settings.validate?.query as Joi.Schema | undefined;
+    throw apiError(400, failure.code, validationWords(failure.details, 'query', schema));
 }

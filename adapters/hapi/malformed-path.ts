@@ -1,5 +1,6 @@
 import * as Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
+import { detailLine, ERROR_DETAIL_HEADER, quoted } from '../error-detail/detail-line';
 import { secureResponse } from './response-ext';
 
 /**
@@ -21,7 +22,8 @@ export function malformedPathGuard(prefix: string): Lifecycle.Method {
 
         const path = request.path;
         if (path === base || path.startsWith(`${base}/`)) {
-            return secureResponse(h.response({ error: 'NOT_FOUND' }).code(404));
+            return secureResponse(h.response({ error: 'NOT_FOUND' }).code(404))
+                .header(ERROR_DETAIL_HEADER, detailLine(`path: ${quoted(path)} cannot be percent-decoded`));
         }
 
         return h.continue;

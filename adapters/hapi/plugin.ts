@@ -1,4 +1,4 @@
-import type { Plugin, Server } from '@hapi/hapi';
+import type { Plugin, Server, ServerRoute } from '@hapi/hapi';
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
@@ -11,6 +11,7 @@ import { startWebhooks } from '../webhooks/start-webhooks';
 import type { EmailView } from './api-types';
 import { registerAuth } from './auth-scheme';
 import { docsRoutes } from './docs-page';
+import { exposeErrorDetail } from './cors-expose';
 import { createEmailJsonSource } from './email-json';
 import { toEmailView } from './email-view';
 import { releaseAfterResponse } from './json-response';
@@ -138,32 +139,34 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             }
 
             assertAccessDeclared(keyed);
-            server.route([...keyed, notFoundRoute()]);
+            // Every route of the plugin: browsers of a host with CORS may read the detail header.
+            const route = (routes: ServerRoute | ServerRoute[]) => server.route(exposeErrorDetail(([] as ServerRoute[]).concat(routes), server.settings.routes?.cors));
+            route([...keyed, notFoundRoute()]);
             if (servesOwnLinks(capture.blobStore)) {
-                server.route(blobRoutes(capture.blobStore, async (key) => (await capture.recordStore.referencedBlobKeys([key])).has(key)));
+                route(blobRoutes(capture.blobStore, async (key) => (await capture.recordStore.referencedBlobKeys([key])).has(key)));
             }
 
             // Under their own prefix if asked, beside a host's own /health.
             const publicRoutes = options.publicRoutes;
             const at = publicRoutes.prefix;
             if (publicRoutes.health) {
-                server.route(healthRoute(at));
+                route(healthRoute(at));
             }
 
             if (publicRoutes.version) {
-                server.route(versionRoute(version, at));
+                route(versionRoute(version, at));
             }
 
             if (options.docs && publicRoutes.openapi) {
-                server.route(openapiRoute(version, at));
+                route(openapiRoute(version, at));
             }
 
             if (options.docs && publicRoutes.docs) {
-                server.route(docsRoutes({ prefix, at, openapiPath: `${at}${OPENAPI_PATH}`, title: 'inbox-capture API' }));
+                route(docsRoutes({ prefix, at, openapiPath: `${at}${OPENAPI_PATH}`, title: 'inbox-capture API' }));
             }
 
             if (options.ui) {
-                server.route(uiRoutes({ prefix, connectSources: await downloadOrigins(capture.blobStore) }));
+                route(uiRoutes({ prefix, connectSources: await downloadOrigins(capture.blobStore) }));
             }
 
             // Last: a route clash with the host (say its own /health) fails before any migration.

@@ -2,6 +2,7 @@ import type { Lifecycle, Request, ResponseToolkit, ServerRoute } from '@hapi/hap
 import { FULL_ACCESS, inboxInScope } from '../../lib/service/key-scope';
 import type { KeyScope } from '../../lib/types';
 import { AUTH_STRATEGY, type ApiKeyCredentials } from './auth-scheme';
+import { quoted } from '../error-detail/detail-line';
 import { apiError } from './error-mapping';
 
 /**
@@ -59,11 +60,12 @@ export function enforceRouteAccess(request: Request, h: ResponseToolkit): Lifecy
 
     const scope = keyScopeOf(request);
     if (declared.access === 'change' && scope.readOnly) {
-        throw apiError(403, 'FORBIDDEN');
+        throw apiError(403, 'FORBIDDEN', `key scope: this key is read-only; ${request.method.toUpperCase()} ${request.route.path} changes data`);
     }
 
-    if (declared.inboxFromQuery && !inboxInScope(scope, (request.query as { inbox: string }).inbox)) {
-        throw apiError(403, 'FORBIDDEN');
+    const inbox = (request.query as { inbox: string }).inbox;
+    if (declared.inboxFromQuery && !inboxInScope(scope, inbox)) {
+        throw apiError(403, 'FORBIDDEN', `key scope: inbox ${quoted(inbox)} is outside the prefix ${quoted(scope.inboxPrefix)}`);
     }
 
     return h.continue;

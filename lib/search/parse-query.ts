@@ -1,11 +1,11 @@
 /**
  * The search language of `q` (docs/api.md, "Search"): terms separated by white space, all
  * of which must match; `"..."` quotes (with `\"` and `\\`), a leading `-` negates, and
- * `field:value` picks a field. Knows no HTTP: a malformed query throws INVALID_INPUT and
- * the adapter says how it answers.
+ * `field:value` picks a field. Knows no HTTP: a malformed query throws a SearchSyntaxError
+ * (INVALID_INPUT with a reason and a position) and the adapter says how it answers.
  */
 
-import { InboxCaptureError } from '../errors';
+import { echoed, SearchSyntaxError } from './search-syntax-error';
 import { parseInstant } from '../util/instant';
 import { MAX_QUERY_CHARS, MAX_QUERY_TERMS, type HasWhat, type SearchTerm } from './search-query';
 
@@ -24,13 +24,15 @@ const FIELD_NAME = /^[a-z]+$/i;
 
 /** One term as written: its sign, the field it names (if a known one), and its value with quotes resolved. */
 interface RawTerm {
+    /** UTF-16 index of its first character (the `-` of a negated one). */
+    start: number;
     negated: boolean;
     field: FieldName | undefined;
     value: string;
 }
 
 /**
- * The terms of a search; throws InboxCaptureError INVALID_INPUT when it is malformed: over
+ * The terms of a search; throws SearchSyntaxError (INVALID_INPUT) when it is malformed: over
  * MAX_QUERY_CHARS characters or MAX_QUERY_TERMS terms, an unclosed quote, an empty
  * `field:` or `""`, a `has:`, date or size it cannot read. An empty query has no terms.
  */
@@ -38,10 +40,10 @@ export function parseSearchQuery(q: string): SearchTerm[] {
     // Code points, not UTF-16 units: an emoji is one character to whoever typed it.
     // A string of more UTF-16 units than twice the limit has more code points than the limit.
     if (q.length > MAX_QUERY_CHARS && (q.length > 2 * MAX_QUERY_CHARS || Array.from(q).length > MAX_QUERY_CHARS)) {
-        throw malformed(`longer than ${MAX_QUERY_CHARS} characters`);
+        throw new SearchSyntaxError(`longer than ${MAX_QUERY_CHARS} characters`, MAX_QUERY_CHARS + 1);
     }
 
-    return readTerms(q).map(toTerm);
+    return readTerms(q).map((term) => toTerm(term, characterAt(q, term.start)));
 }
 
 function readTerms(q: string): RawTerm[] {
@@ -57,9 +59,10 @@ function readTerms(q: string): RawTerm[] {
         }
 
         if (terms.length === MAX_QUERY_TERMS) {
-            throw malformed(`more than ${MAX_QUERY_TERMS} terms`);
+            throw new SearchSyntaxError(`more than ${MAX_QUERY_TERMS} terms (the next starts at character ${characterAt(q, i)})`, characterAt(q, i));
         }
 
+        const start = i;
         // A `-` alone is the text "-", not a sign.
         const negated = q[i] === '-' && i + 1 < q.length && !WHITE_SPACE.test(q[i + 1]);
         if (negated) {
@@ -80,7 +83,7 @@ function readTerms(q: string): RawTerm[] {
 
         const read = readValue(q, i);
         i = read.end;
-        terms.push({ negated, field, value: read.value });
+        terms.push({ start, negated, field, value: read.value });
     }
 }
 
@@ -95,10 +98,12 @@ function readValue(q: string, from: number): { value: string; end: number } {
         }
 
         // A quoted section: white space kept, `\"` and `\\` are the characters; any other `\` is itself.
+        const opened = i;
         i++;
         for (;;) {
             if (i >= q.length) {
-                throw malformed('an unclosed quote');
+                const at = characterAt(q, opened);
+                throw new SearchSyntaxError(`unclosed quote at character ${at}`, at);
             }
 
             const c = q[i];
@@ -121,9 +126,9 @@ function readValue(q: string, from: number): { value: string; end: number } {
     return { value, end: i };
 }
 
-function toTerm({ negated, field, value }: RawTerm): SearchTerm {
+function toTerm({ negated, field, value }: RawTerm, position: number): SearchTerm {
     if (value.length === 0) {
-        throw malformed(field ? `an empty ${field}:` : 'an empty phrase');
+        throw new SearchSyntaxError(field ? `${field}: needs a value` : `empty phrase "" at character ${position}`, position);
     }
 
     switch (field) {
@@ -140,7 +145,7 @@ function toTerm({ negated, field, value }: RawTerm): SearchTerm {
         case 'has': {
             const has = HAS.find((h) => h === value.toLowerCase());
             if (!has) {
-                throw malformed(`has:${value} (attachment, link or code)`);
+                throw new SearchSyntaxError(`has:${echoed(value)} is not a known has: value (${HAS.join(', ')})`, position);
             }
 
             return { negated, field, has };
@@ -150,7 +155,7 @@ function toTerm({ negated, field, value }: RawTerm): SearchTerm {
         case 'after': {
             const at = parseInstant(value);
             if (at === null) {
-                throw malformed(`${field}:${value} (Unix ms or an ISO 8601 date or date-time)`);
+                throw new SearchSyntaxError(`${field}:${echoed(value)} is not a date (Unix ms or ISO 8601)`, position);
             }
 
             return { negated, field, at };
@@ -160,7 +165,7 @@ function toTerm({ negated, field, value }: RawTerm): SearchTerm {
         case 'smaller': {
             const match = SIZE.exec(value);
             if (!match) {
-                throw malformed(`${field}:${value} (bytes, or a number with K or M)`);
+                throw new SearchSyntaxError(`${field}:${echoed(value)} is not a size (bytes, or a number with K or M)`, position);
             }
 
             return { negated, field, bytes: Number(match[1]) * SIZE_UNITS[match[2].toLowerCase()] };
@@ -168,6 +173,7 @@ function toTerm({ negated, field, value }: RawTerm): SearchTerm {
     }
 }
 
-function malformed(what: string): InboxCaptureError {
-    return new InboxCaptureError('INVALID_INPUT', `malformed search: ${what}`);
+/** The 1-based character (code point, as whoever typed it counts) at UTF-16 index `index`. */
+function characterAt(q: string, index: number): number {
+    return Array.from(q.slice(0, index)).length + 1;
 }

@@ -445,7 +445,7 @@ describe('abuse', () => {
             { name: 'a 404', status: 404, request: () => inject('/v1/emails/missing%40example.test') },
             { name: 'a 500', status: 500, request: () => inject('/v1/emails?inbox=headers', { authorization: `Bearer ${poison}` }) },
             { name: 'a 404 for an unknown /v1 path', status: 404, request: () => inject('/v1/nothing', false) },
-            { name: 'a 405-like unknown method', status: 404, request: () => inject('/v1/emails?inbox=headers', true, 'PATCH') }
+            { name: 'a 405 for a method the path does not have', status: 405, request: () => inject('/v1/emails?inbox=headers', true, 'PATCH') }
         ];
 
         for (const c of CASES) {

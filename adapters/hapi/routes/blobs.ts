@@ -29,6 +29,9 @@ export function downloadLocation(link: DownloadLink, prefix: string): string {
     return `${prefix}${BLOB_LINK_PATH}/${encodeURIComponent(link.key)}?${new URLSearchParams(link.query).toString()}`;
 }
 
+// A link not signed by this server, or past its expiry: which one is not said.
+const BAD_LINK = 'link: the signature does not match or the link has expired; ask the API for a new one';
+
 /**
  * The route serving a self-served store's signed links: no API key, the HMAC and
  * expiry in the query are the credential; a bad or expired one is 403 FORBIDDEN
@@ -41,7 +44,7 @@ export function blobRoutes(blobStore: SelfServedBlobStore, isReferenced: (key: s
         // Fields other than the signed four are ignored; a repeated one arrives as an array and fails.
         const verified = blobStore.verifyDownload(key, request.query);
         if (!verified) {
-            throw apiError(403, 'FORBIDDEN');
+            throw apiError(403, 'FORBIDDEN', BAD_LINK);
         }
 
         const stream = await blobStore.get(key);
@@ -53,7 +56,7 @@ export function blobRoutes(blobStore: SelfServedBlobStore, isReferenced: (key: s
             }
 
             // Deleted with its email after the link was made: the link is genuine, the blob is gone.
-            throw apiError(404, 'NOT_FOUND');
+            throw apiError(404, 'NOT_FOUND', 'link: the file was deleted with its email');
         }
 
         const response = h.response(stream)
@@ -92,7 +95,7 @@ export function blobRoutes(blobStore: SelfServedBlobStore, isReferenced: (key: s
                     }).unknown(true).label('BlobQuery'),
                     // The signature check itself decides: a malformed query is a bad signature.
                     failAction: () => {
-                        throw apiError(403, 'FORBIDDEN');
+                        throw apiError(403, 'FORBIDDEN', BAD_LINK);
                     }
                 },
                 plugins: {

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { DownloadLink } from '../../../lib/blob-store/blob-store';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
+import { quoted } from '../../error-detail/detail-line';
 import { apiError } from '../error-mapping';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_DOWNLOADS, type RouteContext } from '../route-context';
@@ -22,20 +23,23 @@ export function downloadRoutes(context: RouteContext): ServerRoute[] {
     const { capture, prefix } = context;
 
     // The link expires, so no cache may keep the redirect.
-    const redirect = (h: ResponseToolkit, link: DownloadLink | null) => {
+    const redirect = (h: ResponseToolkit, link: DownloadLink | null, what: string) => {
         if (link === null) {
-            throw apiError(404, 'NOT_FOUND');
+            throw apiError(404, 'NOT_FOUND', what);
         }
 
         return h.redirect(downloadLocation(link, prefix)).code(302).header('Cache-Control', 'no-store');
     };
 
     const raw = async (request: Request, h: ResponseToolkit) => {
-        return redirect(h, await capture.rawDownloadLink(request.params.messageId as string, keyScopeOf(request)));
+        const messageId = request.params.messageId as string;
+        return redirect(h, await capture.rawDownloadLink(messageId, keyScopeOf(request)), `messageId: no email ${quoted(messageId)}`);
     };
 
     const attachment = async (request: Request, h: ResponseToolkit) => {
-        return redirect(h, await capture.attachmentDownloadLink(request.params.messageId as string, request.params.filename as string, keyScopeOf(request)));
+        const { messageId, filename } = request.params as { messageId: string; filename: string };
+        // One answer for a missing email and a missing attachment: neither says which.
+        return redirect(h, await capture.attachmentDownloadLink(messageId, filename, keyScopeOf(request)), `filename: no attachment ${quoted(filename)} of an email ${quoted(messageId)}`);
     };
 
     const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };

@@ -6,6 +6,8 @@ import type { RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS, tagsBodySchema } from '../api-schemas';
 import type { DeletedEmailView, DeletedInboxView, HeadersView, TagsBodyView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
+import { quoted } from '../../error-detail/detail-line';
+import { validationWords } from '../../error-detail/validation-words';
 import { apiError } from '../error-mapping';
 import { serialisedJson } from '../json-response';
 import { serialiseEmailPage } from '../list-page-body';
@@ -20,15 +22,24 @@ export const messageIdParams = Joi.object({
         .example('abc@example.com')
 }).label('MessageIdParams');
 
+/** The 404 of an email that is not there, or not the key's to see: the same words for both. */
+export function noSuchEmail(messageId: unknown): Error {
+    return apiError(404, 'NOT_FOUND', `messageId: no email ${quoted(messageId)}`);
+}
+
 /** Any params failure means no such email: the API has no 400 for these routes (docs/design.md). */
-export function paramsFailAction(): never {
-    throw apiError(404, 'NOT_FOUND');
+export function paramsFailAction(request: Request): never {
+    throw noSuchEmail(request.params?.messageId ?? '');
 }
 
 // PUT .../tags: a params failure is still no such email; a body that is not tags is VALIDATION_ERROR.
-function tagsFailAction(_request: Request, _h: ResponseToolkit, err?: Error): never {
+function tagsFailAction(request: Request, _h: ResponseToolkit, err?: Error): never {
     const source = (err as { output?: { payload?: { validation?: { source?: string } } } } | undefined)?.output?.payload?.validation?.source;
-    throw source === 'params' ? apiError(404, 'NOT_FOUND') : apiError(400, 'VALIDATION_ERROR');
+    if (source === 'params') {
+        paramsFailAction(request);
+    }
+
+    throw apiError(400, 'VALIDATION_ERROR', validationWords((err as Joi.ValidationError | undefined)?.details ?? [], 'payload', tagsBodySchema));
 }
 
 /** The email routes: list (with long-polling), get, delete one, delete all (docs/design.md). */
@@ -80,7 +91,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     const get = async (request: Request) => {
         const record = await capture.getEmail(request.params.messageId as string, keyScopeOf(request));
         if (!record) {
-            throw apiError(404, 'NOT_FOUND');
+            throw noSuchEmail(request.params.messageId);
         }
 
         // Serialised in slices, as a list page is, once for every request that wants it meanwhile,
@@ -92,7 +103,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     const headers = async (request: Request): Promise<HeadersView> => {
         const fields = await capture.getHeaders(request.params.messageId as string, keyScopeOf(request));
         if (!fields) {
-            throw apiError(404, 'NOT_FOUND');
+            throw noSuchEmail(request.params.messageId);
         }
 
         return { headers: fields };
@@ -101,7 +112,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     const remove = async (request: Request): Promise<DeletedEmailView> => {
         const messageId = request.params.messageId as string;
         if (!(await capture.deleteEmail(messageId, keyScopeOf(request)))) {
-            throw apiError(404, 'NOT_FOUND');
+            throw noSuchEmail(messageId);
         }
 
         return { deleted: true, messageId };
@@ -117,7 +128,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         const { tags } = request.payload as TagsBodyView;
         const record = await capture.setTags(request.params.messageId as string, tags, keyScopeOf(request));
         if (!record) {
-            throw apiError(404, 'NOT_FOUND');
+            throw noSuchEmail(request.params.messageId);
         }
 
         const { json, release } = await emailJson.acquire(record);

@@ -4,6 +4,8 @@ import { checkFaultRuleInput, MAX_FAULT_DELAY_MS, type FaultRuleInput } from '..
 import { deletedFaultSchema, deletedFaultsSchema, errorResponses, faultListSchema, faultMatchSchema, faultReplySchema, faultRuleSchema, SERVER_ERRORS } from '../api-schemas';
 import type { DeletedFaultsView, DeletedFaultView, FaultListView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
+import { quoted } from '../../error-detail/detail-line';
+import { validationWords } from '../../error-detail/validation-words';
 import { apiError } from '../error-mapping';
 import { faultInScope } from '../../../lib/service/key-scope';
 import { keyScopeOf, routeAccess } from '../route-access';
@@ -33,6 +35,13 @@ const faultIdParams = Joi.object({
     id: Joi.string().required().description('The rule\'s `id`.')
 }).label('FaultIdParams');
 
+const noSuchRule = (id: unknown) => apiError(404, 'NOT_FOUND', `id: no fault rule ${quoted(id)}`);
+
+// A rule joi or the core's check refuses: VALIDATION_ERROR, with what is wrong.
+function faultFailAction(_request: Request, _h: ResponseToolkit, err?: Error): never {
+    throw apiError(400, 'VALIDATION_ERROR', validationWords((err as Joi.ValidationError | undefined)?.details ?? [], 'payload', faultRuleInputSchema));
+}
+
 /** POST, GET and DELETE /v1/faults and DELETE /v1/faults/{id} (docs/api.md, "Faults"). */
 export function faultRoutes(context: RouteContext): ServerRoute[] {
     const { faults } = context.capture;
@@ -40,8 +49,9 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
     const create = async (request: Request, h: ResponseToolkit): Promise<ResponseObject> => {
         const input = request.payload as FaultRuleInput;
         // A key with a prefix makes rules for an inbox inside it only: any other rule acts on every inbox's mail.
-        if (!faultInScope(keyScopeOf(request), input.match)) {
-            throw apiError(403, 'FORBIDDEN');
+        const scope = keyScopeOf(request);
+        if (!faultInScope(scope, input.match)) {
+            throw apiError(403, 'FORBIDDEN', `key scope: a key limited to the prefix ${quoted(scope.inboxPrefix)} makes only rules whose match.inbox starts with it`);
         }
 
         return h.response(await faults.create(input)).code(201);
@@ -51,7 +61,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
 
     const remove = async (request: Request): Promise<DeletedFaultView> => {
         if (!(await faults.delete(request.params.id as string, keyScopeOf(request)))) {
-            throw apiError(404, 'NOT_FOUND');
+            throw noSuchRule(request.params.id);
         }
 
         return { deleted: true };
@@ -73,7 +83,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 tags,
                 description: 'Create a fault rule: the SMTP listener misbehaves on purpose',
                 notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted. A read-only key is 403; a key with an inbox prefix must name a `match.inbox` inside it (else 403). Errors take precedence in this order: 401, VALIDATION_ERROR, 403.',
-                validate: { payload: faultRuleInputSchema },
+                validate: { payload: faultRuleInputSchema, failAction: faultFailAction },
                 plugins: {
                     ...routeAccess({ access: 'change' }),
                     'hapi-swagger': {
@@ -108,7 +118,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 tags,
                 description: 'Delete one fault rule',
                 notes: 'A read-only key is 403; a rule a key with an inbox prefix does not see is 404, as one that does not exist.',
-                validate: { params: faultIdParams, failAction: () => { throw apiError(404, 'NOT_FOUND'); } },
+                validate: { params: faultIdParams, failAction: (request) => { throw noSuchRule(request.params.id); } },
                 plugins: { ...routeAccess({ access: 'change' }), 'hapi-swagger': { id: 'deleteFault', security: BEARER_SECURITY, responses: { 200: { description: 'Deleted', schema: deletedFaultSchema }, ...errors({ 403: ['FORBIDDEN'], 404: ['NOT_FOUND'] }) } } }
             },
             handler: remove

@@ -8,7 +8,8 @@ import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_EMAILS, type RouteContext } from '../route-context';
-import { messageIdParams, paramsFailAction } from './emails';
+import { validationWords } from '../../error-detail/validation-words';
+import { messageIdParams, noSuchEmail, paramsFailAction } from './emails';
 
 /** Envelope recipients of one release, at most: smtp-server's and most relays' own bound. */
 export const MAX_RELEASE_RECIPIENTS = 100;
@@ -22,18 +23,20 @@ export const releaseRequestSchema = Joi.object({
 
 // A path no email can have is NOT_FOUND, as on every single-email route; a bad body is
 // VALIDATION_ERROR, an address of `to` the allow-list does not name RECIPIENT_NOT_ALLOWED.
-function releaseFailAction(_request: Request, _h: unknown, err?: Error): never {
-    const failure = err as { output?: { payload?: { validation?: { source?: string } } }; details?: Array<{ context?: { error?: unknown } }> } | undefined;
+function releaseFailAction(request: Request, _h: unknown, err?: Error): never {
+    const failure = err as { output?: { payload?: { validation?: { source?: string } } }; details?: Joi.ValidationErrorItem[] } | undefined;
     if (failure?.output?.payload?.validation?.source === 'params') {
-        paramsFailAction();
+        paramsFailAction(request);
     }
 
     if (isInboxCaptureError(failure?.details?.[0]?.context?.error, 'RECIPIENT_NOT_ALLOWED')) {
-        throw apiError(400, 'RECIPIENT_NOT_ALLOWED');
+        throw notAllowed();
     }
 
-    throw apiError(400, 'VALIDATION_ERROR');
+    throw apiError(400, 'VALIDATION_ERROR', validationWords(failure?.details ?? [], 'payload', releaseRequestSchema));
 }
+
+const notAllowed = () => apiError(400, 'RECIPIENT_NOT_ALLOWED', 'to: an address is not on the relay\'s allow-list; nothing was sent');
 
 /** POST /v1/emails/{messageId}/release (docs/api.md, "Release"): the stored raw message to the configured relay. */
 export function releaseRoutes(context: RouteContext, relayOf: () => Relay | undefined): ServerRoute[] {
@@ -55,14 +58,14 @@ export function releaseRoutes(context: RouteContext, relayOf: () => Relay | unde
     const release = async (request: Request): Promise<ReleasedView> => {
         const relay = relayOf();
         if (!relay) {
-            throw apiError(409, 'RELAY_NOT_CONFIGURED');
+            throw apiError(409, 'RELAY_NOT_CONFIGURED', 'relay: this service has no relay configured');
         }
 
         const asked = (request.payload as { to?: string[] } | null)?.to;
         // An email of an inbox outside the key's prefix is answered as one that does not exist.
         const record = await capture.getEmail(request.params.messageId as string, keyScopeOf(request));
         if (!record) {
-            throw apiError(404, 'NOT_FOUND');
+            throw noSuchEmail(request.params.messageId);
         }
 
         try {
@@ -71,7 +74,7 @@ export function releaseRoutes(context: RouteContext, relayOf: () => Relay | unde
         }
         catch (err) {
             if (isInboxCaptureError(err, 'RECIPIENT_NOT_ALLOWED')) {
-                throw apiError(400, 'RECIPIENT_NOT_ALLOWED');
+                throw notAllowed();
             }
 
             if (isInboxCaptureError(err, 'RELAY_FAILED')) {

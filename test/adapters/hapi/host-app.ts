@@ -144,12 +144,19 @@ describe('Hapi plugin in a host app', () => {
             await host.register({ plugin, options: { dataDir: dir } });
             await host.initialize();
             expect((await host.inject('/v1/users')).result).to.equal([{ id: 1 }]);
-            for (const [method, url] of [['GET', '/v1/nothing'], ['GET', '/v1/emails/a/b/c'], ['PUT', '/v1/emails'], ['POST', '/v1/users']]) {
+            // POST /v1/users: the host's path, not the plugin's, so no 405 on the host's behalf.
+            for (const [method, url] of [['GET', '/v1/nothing'], ['GET', '/v1/emails/a/b/c'], ['POST', '/v1/users']]) {
                 const res = await host.inject({ method, url });
                 expect(res.statusCode, `${method} ${url}`).to.equal(404);
                 expect(res.result).to.equal({ error: 'NOT_FOUND' });
                 expect(res.headers['x-content-type-options']).to.equal('nosniff');
             }
+
+            // A path of the plugin's with a method it does not have.
+            const wrongMethod = await host.inject({ method: 'PUT', url: '/v1/emails' });
+            expect(wrongMethod.statusCode).to.equal(405);
+            expect(wrongMethod.result).to.equal({ error: 'METHOD_NOT_ALLOWED' });
+            expect(wrongMethod.headers.allow).to.equal('GET, HEAD, DELETE');
 
             const hostNotFound = await host.inject('/nothing');
             expect(hostNotFound.result).to.equal({ statusCode: 404, error: 'Not Found', message: 'Not Found' });
