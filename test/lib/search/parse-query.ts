@@ -3,6 +3,7 @@ import * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../../lib/errors';
 import { parseSearchQuery } from '../../../lib/search/parse-query';
 import { MAX_QUERY_CHARS, MAX_QUERY_TERMS, type SearchTerm } from '../../../lib/search/search-query';
+import { isSearchSyntaxError, type SearchSyntaxError } from '../../../lib/search/search-syntax-error';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -151,4 +152,43 @@ describe('parseSearchQuery()', () => {
         // A far bound (100 parses in 1 s): the parse is linear, a regular expression gone wrong would not be.
         expect(Number(process.hrtime.bigint() - started) / 1e6).to.be.below(1000);
     });
+});
+
+/** What a malformed query says: the reason in words and the 1-based character (code point) where the fault starts. */
+const REASONS: Array<[string, string, number]> = [
+    ['subject:"unclosed', 'unclosed quote at character 9', 9],
+    ['a b "c d', 'unclosed quote at character 5', 5],
+    ['🙂🙂 "x', 'unclosed quote at character 4', 4],
+    ['has:html', 'has:html is not a known has: value (attachment, link, code)', 1],
+    ['x -has:IMAGE', 'has:IMAGE is not a known has: value (attachment, link, code)', 3],
+    ['after:yesterday', 'after:yesterday is not a date (Unix ms or ISO 8601)', 1],
+    ['smaller:10KB', 'smaller:10KB is not a size (bytes, or a number with K or M)', 1],
+    ['from:', 'from: needs a value', 1],
+    ['x to: y', 'to: needs a value', 3],
+    ['ab ""', 'empty phrase "" at character 4', 4],
+    [`has:${'x'.repeat(50)}`, `has:${'x'.repeat(40)}... is not a known has: value (attachment, link, code)`, 1],
+    [Array.from({ length: MAX_QUERY_TERMS + 1 }, () => 'ab').join(' '), `more than ${MAX_QUERY_TERMS} terms (the next starts at character ${3 * MAX_QUERY_TERMS + 1})`, 3 * MAX_QUERY_TERMS + 1],
+    ['x'.repeat(MAX_QUERY_CHARS + 1), `longer than ${MAX_QUERY_CHARS} characters`, MAX_QUERY_CHARS + 1]
+];
+
+describe('parseSearchQuery() errors', () => {
+
+    for (const [q, reason, position] of REASONS) {
+        it(`says "${reason.slice(0, 60)}" at character ${position}`, () => {
+            let caught: unknown;
+            try {
+                parseSearchQuery(q);
+            }
+            catch (err) {
+                caught = err;
+            }
+
+            expect(isSearchSyntaxError(caught), String(caught)).to.be.true();
+            const error = caught as SearchSyntaxError;
+            expect(error.reason).to.equal(reason);
+            expect(error.position).to.equal(position);
+            expect(isInboxCaptureError(error, 'INVALID_INPUT')).to.be.true();
+            expect(error.message).to.equal(`malformed search: ${reason}`);
+        });
+    }
 });
