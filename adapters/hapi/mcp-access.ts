@@ -9,7 +9,9 @@ import { newInbox } from '../client/new-inbox';
 import { MAX_ATTACHMENT_BYTES } from '../mcp/attachment-content';
 import { ToolError, type MailAccess, type MailEmail, type MailFilter } from '../mcp/mail-access';
 import { toEmailView } from './email-view';
-import { listQuerySchema, queryErrorCode, toListQuery, type ListQueryValues } from './list-query-schema';
+import { detailLine, quoted } from '../error-detail/detail-line';
+import { validationWords } from '../error-detail/validation-words';
+import { listQuerySchema, queryFailure, toListQuery, type ListQueryValues } from './list-query-schema';
 
 /** What /mcp's tools reach the service with: the service itself, and the calling key's scope. */
 export interface ServiceAccessOptions {
@@ -26,7 +28,8 @@ export interface ServiceAccessOptions {
 // The API's view, URLs and all: the tools read what they need of it.
 const toMail = (record: EmailRecord): MailEmail => toEmailView(record, '');
 
-const notFound = (what: string) => new ToolError('NOT_FOUND', `no ${what}`);
+// The API's words for the same 404s: the tools and the routes read alike.
+const noEmail = (messageId: string) => new ToolError('NOT_FOUND', `messageId: no email ${quoted(messageId)}`);
 const forbidden = (why: string) => new ToolError('FORBIDDEN', why);
 
 /**
@@ -56,19 +59,23 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
 
         const { error, value } = listQuerySchema.validate(raw, { abortEarly: false });
         if (error) {
-            throw new ToolError(queryErrorCode(error.details), error.message);
+            // The route's words, with the tool's name of `q`.
+            const failure = queryFailure(error.details);
+            throw new ToolError(failure.code, detailLine(validationWords(failure.details, 'arguments', listQuerySchema, { q: 'query' })));
         }
 
         if (!inboxInScope(scope, filter.inbox)) {
-            throw forbidden(`inbox ${filter.inbox} is outside this key's prefix`);
+            throw outsidePrefix(filter.inbox);
         }
 
         return { ...toListQuery(value as ListQueryValues), maxBytes: maxPageBytes };
     };
 
+    const outsidePrefix = (inbox: string) => forbidden(`key scope: inbox ${quoted(inbox)} is outside the prefix ${quoted(scope.inboxPrefix)}`);
+
     const writable = () => {
         if (scope.readOnly) {
-            throw forbidden('this key is read-only');
+            throw forbidden('key scope: this key is read-only; this tool deletes');
         }
     };
 
@@ -114,7 +121,7 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
         async getEmail(messageId) {
             const record = await capture.getEmail(messageId, scope);
             if (!record) {
-                throw notFound(`email ${messageId}`);
+                throw noEmail(messageId);
             }
 
             return toMail(record);
@@ -123,7 +130,7 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
         async getHeaders(messageId) {
             const headers = await capture.getHeaders(messageId, scope);
             if (!headers) {
-                throw notFound(`email ${messageId}`);
+                throw noEmail(messageId);
             }
 
             return headers;
@@ -133,7 +140,7 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
             const attachment = (await capture.getEmail(messageId, scope))?.attachments.find((a) => a.filename === filename);
             const stream = attachment ? await capture.blobStore.get(attachment.blobKey) : null;
             if (!stream) {
-                throw notFound(`attachment ${filename} of email ${messageId}`);
+                throw new ToolError('NOT_FOUND', `filename: no attachment ${quoted(filename)} of an email ${quoted(messageId)}`);
             }
 
             return readBounded(stream, MAX_ATTACHMENT_BYTES, 'attachment');
@@ -142,14 +149,14 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
         async deleteEmail(messageId) {
             writable();
             if (!(await capture.deleteEmail(messageId, scope))) {
-                throw notFound(`email ${messageId}`);
+                throw noEmail(messageId);
             }
         },
 
         async deleteInbox(inbox) {
             writable();
             if (!inboxInScope(scope, inbox)) {
-                throw forbidden(`inbox ${inbox} is outside this key's prefix`);
+                throw outsidePrefix(inbox);
             }
 
             return capture.deleteInbox(inbox);

@@ -12,12 +12,13 @@ export interface ClientAccessOptions {
 }
 
 /**
- * The API's answer as a tool failure: its code as it is (the API's scope rules, 403 and 404,
- * reach the agent unchanged); a service that cannot be reached is SERVICE_UNAVAILABLE.
+ * The API's answer as a tool failure: its code and detail as they are (the API's scope
+ * rules, 403 and 404, reach the agent unchanged), the API's `q` named as the tool's
+ * `query`; a service that cannot be reached is SERVICE_UNAVAILABLE.
  */
 function toToolError(err: unknown, baseUrl: string): unknown {
     if (err instanceof InboxCaptureApiError) {
-        return new ToolError(err.code, `the inbox-capture API answered ${err.status}`);
+        return new ToolError(err.code, err.detail?.replace(/^q: /, 'query: ') ?? `the inbox-capture API answered ${err.status}`);
     }
 
     // fetch() fails with a TypeError and the socket's error as its cause.

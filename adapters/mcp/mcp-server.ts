@@ -2,6 +2,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type Joi from 'joi';
 import { toJsonSchema } from './json-schema';
+import { detailLine } from '../error-detail/detail-line';
+import { validationWords } from '../error-detail/validation-words';
 import { ToolError, type MailAccess } from './mail-access';
 import { INPUTS, OUTPUTS } from './tool-schemas';
 import { TOOLS, type ToolDefinition } from './tools';
@@ -51,7 +53,8 @@ function validated(tool: ToolDefinition, args: unknown): Record<string, unknown>
     const schema: Joi.ObjectSchema = INPUTS[tool.name];
     const { error, value } = schema.validate(args ?? {});
     if (error) {
-        throw new ToolError('VALIDATION_ERROR', error.message);
+        // The API's words for the same rules (docs/api.md, "Errors"), naming the tool's argument.
+        throw new ToolError('VALIDATION_ERROR', detailLine(validationWords(error.details, 'arguments', schema)));
     }
 
     return value as Record<string, unknown>;

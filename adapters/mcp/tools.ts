@@ -1,5 +1,6 @@
 import { attachmentBlock, checkAttachmentSize, type AttachmentBlock } from './attachment-content';
 import { describeDetail, describeSummaries, toDetail, toSummary } from './email-views';
+import { quoted } from '../error-detail/detail-line';
 import { ToolError, type MailAccess, type MailEmail } from './mail-access';
 import type { ToolName } from './tool-schemas';
 
@@ -123,7 +124,7 @@ export const TOOLS: ToolDefinition[] = [
             const email = await access.getEmail(messageId, signal);
             const attachment = email.attachments.find((a) => a.filename === filename);
             if (!attachment) {
-                throw new ToolError('NOT_FOUND', `email ${messageId} has no attachment named ${JSON.stringify(filename)}`);
+                throw new ToolError('NOT_FOUND', `filename: no attachment ${quoted(filename)} of an email ${quoted(messageId)}`);
             }
 
             checkAttachmentSize(attachment.size);

@@ -88,15 +88,20 @@ export async function withApi<T>(call: (api: InboxCaptureClient) => Promise<T>):
     }
 }
 
-/** A short, human sentence for a failed call (the API's code, or the network). */
+/** `sentence`, then what the server said is wrong when it said it (docs/api.md, "Errors"). */
+function withDetail(sentence: string, err: InboxCaptureApiError): string {
+    return err.detail ? `${sentence} ${err.detail}` : sentence;
+}
+
+/** A short, human sentence for a failed call (the API's code and detail, or the network). */
 export function describeError(err: unknown): string {
     if (err instanceof InboxCaptureApiError) {
         if (err.code === 'NOT_FOUND') {
-            return 'Not found: it may have been deleted.';
+            return withDetail('Not found: it may have been deleted.', err);
         }
 
         // A key with a scope (docs/api.md, "Keys with a scope").
-        return err.code === 'FORBIDDEN' ? 'This key may not do that: it is read-only, or limited to other inboxes (403).' : `The server answered ${err.status} ${err.code}.`;
+        return withDetail(err.code === 'FORBIDDEN' ? 'This key may not do that: it is read-only, or limited to other inboxes (403).' : `The server answered ${err.status} ${err.code}.`, err);
     }
 
     return 'The server cannot be reached.';

@@ -85,9 +85,9 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         status.textContent = list.children.length > 0 ? '' : (s.q ? 'No email matches the search.' : 'This inbox is empty.');
     };
 
-    // A search the server cannot read says so (and how to write one), not "400".
+    // A search the server cannot read says so, what is wrong with it, and where to read how to write one; not "400".
     const describeListError = (err: unknown) => err instanceof InboxCaptureApiError && err.code === 'VALIDATION_ERROR'
-        ? 'The search cannot be read: check its quotes and fields (How to search).'
+        ? (err.detail ? `The search cannot be read: ${err.detail} (How to search).` : 'The search cannot be read: check its quotes and fields (How to search).')
         : describeError(err);
 
     const loadPage = async (s: State) => {
