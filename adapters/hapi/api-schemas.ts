@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { MAX_TAG_CHARS, MAX_TAGS, normaliseTags, TAG_PATTERN } from '../../lib/search/tags';
+import { ERROR_DETAIL_HEADER, MAX_DETAIL_CHARS } from '../error-detail/detail-line';
 import type { ApiErrorCode } from './error-mapping';
 
 // Joi descriptions of what the routes answer: the one declaration of the API's shapes.
@@ -182,6 +183,11 @@ const DESCRIPTIONS: Record<number, string> = {
     503: 'The record store is unavailable; retry after `Retry-After` seconds'
 };
 
+const DETAIL_HEADER_DOC = {
+    description: 'What is wrong, in one line of printable ASCII: the parameter, field, search term or key scope at fault and the rule it broke, e.g. `timeout: must be an integer from 1 to 28`.',
+    schema: { type: 'string', maxLength: MAX_DETAIL_CHARS }
+};
+
 // Labels must be unique per code set, or the OpenAPI builder would merge different enums.
 const labelOf = (status: number, codes: readonly string[]) => `Error${status}_${codes.map((c) => c.toLowerCase().replace(/_(.)/g, (_m, ch: string) => ch.toUpperCase())).join('_')}`;
 
@@ -209,6 +215,11 @@ export function errorResponses(byStatus: Record<number, readonly ApiErrorCode[]>
         };
         if (status === 401) {
             out[status].headers = { 'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string' } } };
+        }
+
+        // Every 4xx but a 401 says what is wrong (docs/api.md, "Errors").
+        if (status >= 400 && status < 500 && status !== 401) {
+            out[status].headers = { [ERROR_DETAIL_HEADER]: DETAIL_HEADER_DOC };
         }
 
         if (status === 503) {

@@ -155,6 +155,16 @@ describe('the detail header of error answers', () => {
         expect(res.headers.get(DETAIL)).to.be.null();
     });
 
+    it('the OpenAPI document declares the header on every 4xx but a 401', async () => {
+        const doc = await (await fetch(`${base}/openapi.json`)).json() as { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, { schema: { maxLength?: number } }> }> }>> };
+        const list = doc.paths['/v1/emails'].get.responses;
+        expect(list['400'].headers![ERROR_DETAIL_HEADER].schema.maxLength).to.equal(300);
+        expect(list['403'].headers![ERROR_DETAIL_HEADER]).to.exist();
+        expect(list['401'].headers![ERROR_DETAIL_HEADER]).to.not.exist();
+        expect(list['500'].headers?.[ERROR_DETAIL_HEADER]).to.not.exist();
+        expect(doc.paths['/v1/emails/{messageId}'].get.responses['404'].headers![ERROR_DETAIL_HEADER]).to.exist();
+    });
+
     it('a 200 carries no detail', async () => {
         const res = await send({ path: '/v1/emails?inbox=orders' });
         expect(res.status).to.equal(200);
