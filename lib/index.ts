@@ -24,6 +24,7 @@ export { encodeInboxCursor, decodeInboxCursor } from './cursor/inbox-cursor';
 
 // Search and tags (docs/api.md, "Search"): a `q` parsed into the terms ListQuery takes.
 export { parseSearchQuery } from './search/parse-query';
+export { SearchSyntaxError, isSearchSyntaxError } from './search/search-syntax-error';
 export type { HasWhat, SearchTerm, TextField } from './search/search-query';
 export { isValidTag } from './search/tags';
 
