@@ -33,16 +33,23 @@ export const WWW_AUTHENTICATE = 'Bearer';
  */
 export class ApiError extends Error {
     readonly code: ApiErrorCode;
-    readonly detail: string | undefined;
     /** Headers the answer needs besides the detail (a 405's `Allow`). */
     readonly headers: Readonly<Record<string, string>>;
+    // Private, and the message is the code alone: hapi logs a handler's error, and loggers
+    // walk its properties, but the detail may echo the request (a token pasted into a path).
+    readonly #detail: string | undefined;
 
     constructor(code: ApiErrorCode, detail?: string, headers: Record<string, string> = {}) {
-        super(detail === undefined ? code : `${code}: ${detail}`);
+        super(code);
         this.name = 'ApiError';
         this.code = code;
-        this.detail = detail;
+        this.#detail = detail;
         this.headers = headers;
+    }
+
+    /** What is wrong, in our words: the detail header of a 4xx. */
+    get detail(): string | undefined {
+        return this.#detail;
     }
 }
 
