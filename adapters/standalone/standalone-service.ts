@@ -7,6 +7,7 @@
 import * as Hapi from '@hapi/hapi';
 import { DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } from '../../lib/service/defaults';
 import { createInboxCapture } from '../../lib/service/inbox-capture';
+import { detailLine, ERROR_DETAIL_HEADER, quoted } from '../error-detail/detail-line';
 import { plugin } from '../hapi/plugin';
 import { createSmtpListener, DEFAULT_MAX_CONNECTIONS as SMTP_MAX_CONNECTIONS, type SmtpListener } from '../smtp/smtp-listener';
 import { describeStores, openStoresFromConfig, type EnvConfig } from './env-config';
@@ -94,12 +95,13 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         server.route({ method: 'GET', path: '/', options: { auth: false }, handler: (_request, h) => h.redirect('/ui/') });
 
         // The host's choice (the plugin leaves host 404s alone): every unknown path answers
-        // the API's error shape.
+        // the API's error shape, with its detail (docs/api.md, "Errors").
         server.route({
             method: '*',
             path: '/{any*}',
             options: { auth: false },
-            handler: (_request, h) => h.response({ error: 'NOT_FOUND' }).code(404)
+            handler: (request, h) => h.response({ error: 'NOT_FOUND' }).code(404)
+                .header(ERROR_DETAIL_HEADER, detailLine(`path: no endpoint at ${quoted(request.path)}`))
         });
 
         await server.start();

@@ -193,6 +193,7 @@ describe('standalone example', () => {
             const res = await fetch(`${service.base}/no/such/page`);
             expect(res.status).to.equal(404);
             expect(await res.json()).to.equal({ error: 'NOT_FOUND' });
+            expect(res.headers.get('inbox-capture-error-detail')).to.equal('path: no endpoint at "/no/such/page"');
             expect((await fetch(`${service.base}/docs`)).status).to.equal(200);
 
             service.child.kill('SIGINT');
