@@ -39,11 +39,13 @@ describe('migrations/20261206000000_sender_name_search', () => {
             it('fills the folded display name of rows stored before, indexes it, and search finds them by it', { timeout: 60_000 }, async () => {
                 const { knex, store, close } = await open();
                 try {
-                    // The oldest row has a name no other holds; every third row has none.
+                    // The oldest row has a name no other holds; of the others a third have none, a
+                    // third a name of plain ASCII (folded in SQL), a third one that is not (in JS).
                     const inbox = 'named';
                     const drafts: EmailDraft[] = [draft(inbox, 0, { sourceId: 'oldest@x.test', senderName: 'ÉMILE Ñandú' })];
+                    const names = (i: number) => ['', `Sender Number ${i}`, `ÇELIK Sender Number ${i}`][i % 3]!;
                     for (let i = 1; i < ROWS; i++) {
-                        drafts.push(draft(inbox, i, { sourceId: `row-${i}@x.test`, senderName: i % 3 === 0 ? '' : `Sender Number ${i}` }));
+                        drafts.push(draft(inbox, i, { sourceId: `row-${i}@x.test`, senderName: names(i) }));
                     }
 
                     for (let i = 0; i < drafts.length; i += 100) {
@@ -67,6 +69,8 @@ describe('migrations/20261206000000_sender_name_search', () => {
                     const named = (text: string) => drafts.filter((d) => d.senderName.toLowerCase().includes(text)).map((d) => d.sourceId).reverse();
                     expect(await found('from:"sender number 7"')).to.equal(named('sender number 7'));
                     expect(await found('"number 58"')).to.equal(named('number 58'));
+                    expect(await found('from:"çelik sender number 2"')).to.equal(named('çelik sender number 2'));
+                    expect(await found('-çelik -from:ñandú')).to.equal(drafts.filter((d) => !d.senderName.startsWith('Ç') && !d.senderName.includes('Ñ')).map((d) => d.sourceId).reverse());
                     const unnamed = await knex('emails').count({ n: '*' }).where('sender_name_folded', '').first() as { n: number | string };
                     expect(Number(unnamed.n)).to.equal(Math.floor((ROWS - 1) / 3));
                     if (name === 'SQLite') {
