@@ -38,8 +38,8 @@ const text = (value: string): ContentBlock => ({ type: 'text', text: value });
 // What an agent needs to write a `query` right the first time (docs/api.md, "Search"):
 // the tools that take one say it in their description, each with one example.
 const QUERY_LANGUAGE = 'Every term of `query` must match: words, "phrases", -negation, from:, to:, subject:, body:, filename:, tag:, '
-    + 'has:attachment|link|code, before:, after:, larger:, smaller:. Matching is by case-insensitive substring (from: reads the sender\'s '
-    + 'address and display name; a word without a field reads subject, body and sender). after: and before: read Unix milliseconds or an '
+    + 'has:attachment|link|code, before:, after:, larger:, smaller:. Matching is by case-insensitive substring (tag: by whole tag; from: reads '
+    + 'the sender\'s address and display name; a word without a field reads subject, body and sender). after: and before: read Unix milliseconds or an '
     + 'ISO 8601 date or date-time; a date alone is midnight UTC.';
 const example = (query: string) => `Example query: \`${query}\`.`;
 const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
