@@ -56,7 +56,7 @@ export const searchSchema = Joi.string().allow('')
     .max(2 * MAX_QUERY_CHARS)
     // What the parser throws (its reason and position) is joi's `any.custom` finding, put in words at the edge.
     .custom((value: string) => parseSearchQuery(value))
-    .description('A search (docs/api.md, "Search"): terms separated by spaces, all of which must match; `"..."` quotes, `-` negates; `from:` `to:` `subject:` `body:` `filename:` (substrings, case-insensitive), `tag:`, `has:attachment|link|code`, `before:` `after:` (Unix ms or ISO 8601), `larger:` `smaller:` (bytes, K, M); a term without a field is a substring of the subject, the body or the sender. At most 1,024 characters and 20 terms.')
+    .description('A search (docs/api.md, "Search"): terms separated by spaces, all of which must match; `"..."` quotes, `-` negates; `from:` (the sender\'s address or display name) `to:` `subject:` `body:` `filename:` (substrings, case-insensitive), `tag:`, `has:attachment|link|code`, `before:` `after:` (Unix ms or ISO 8601), `larger:` `smaller:` (bytes, K, M); a term without a field is a substring of the subject, the body, or the sender\'s address or display name. At most 1,024 characters and 20 terms.')
     .example('from:shop "order 4242" -tag:done');
 
 /** Query of GET /v1/emails (docs/design.md). Converts to typed values. */

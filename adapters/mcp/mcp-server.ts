@@ -5,15 +5,10 @@ import { toJsonSchema } from './json-schema';
 import { detailLine } from '../error-detail/detail-line';
 import { validationWords } from '../error-detail/validation-words';
 import { ToolError, type MailAccess } from './mail-access';
-import { INPUTS, OUTPUTS } from './tool-schemas';
+import { INPUTS, OUTPUTS, PROGRESS_INTERVAL_MS } from './tool-schemas';
 import { TOOLS, type ToolDefinition } from './tools';
 
-/**
- * Milliseconds between progress notifications while a tool runs, when the client asked
- * for them (a `progressToken`): a client that resets its request timeout on progress keeps
- * waiting through a wait_for_email of up to 300 s.
- */
-export const PROGRESS_INTERVAL_MS = 10_000;
+export { PROGRESS_INTERVAL_MS };
 
 /** What the server tells a client on initialize: how the tools fit together. */
 export const INSTRUCTIONS = 'inbox-capture holds the email an application sent, per inbox (the local part of the recipient address). '

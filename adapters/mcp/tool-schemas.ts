@@ -8,9 +8,19 @@ import { RANDOM_CHARS } from '../client/new-inbox';
 
 /** Longest `query`, characters: the search language's own limit (docs/api.md, "Search"). */
 export const MAX_QUERY_LENGTH = 1024;
-/** wait_for_email's `timeoutSeconds`: 1 to 300, default 60. */
+/**
+ * wait_for_email's `timeoutSeconds`: 1 to 300, default 45. The default ends a wait before
+ * the 60 s after which MCP clients (the official SDK's among them) give up on a request,
+ * so a call without it answers `found: false` rather than a client-side timeout.
+ */
 export const MAX_WAIT_SECONDS = 300;
-export const DEFAULT_WAIT_SECONDS = 60;
+export const DEFAULT_WAIT_SECONDS = 45;
+/**
+ * Milliseconds between progress notifications while a tool runs, when the client asked
+ * for them (a `progressToken`): at most 10 s, so a client that resets its request timeout
+ * on progress keeps waiting through a wait_for_email of up to 300 s.
+ */
+export const PROGRESS_INTERVAL_MS = 10_000;
 /** search_emails' `limit`: 1 to 100, default 20. */
 export const MAX_SEARCH_LIMIT = 100;
 export const DEFAULT_SEARCH_LIMIT = 20;
@@ -26,7 +36,7 @@ const inbox = Joi.string().max(MAX_INBOX_LENGTH).pattern(INBOX_PATTERN)
 const messageId = Joi.string().max(MAX_MESSAGE_ID_BYTES).required()
     .description('The email\'s messageId, as search_emails or wait_for_email give it');
 const query = Joi.string().allow('').max(MAX_QUERY_LENGTH)
-    .description('Search terms, all of which must match: words, "phrases", -negation, and field:value with from, to, subject, body, filename, tag, has:attachment|link|code, before:, after:, larger:, smaller:');
+    .description('Search terms, all of which must match (case-insensitive substrings): words, "phrases", -negation, and field:value with from, to, subject, body, filename, tag, has:attachment|link|code, before:, after:, larger:, smaller:');
 
 /** Tool inputs, by tool name. */
 export const INPUTS = {
@@ -48,7 +58,7 @@ export const INPUTS = {
         receivedAfter: Joi.alternatives(Joi.number().integer().min(0), Joi.string().max(MAX_TIME_LENGTH))
             .description('Only emails received at or after this: Unix milliseconds, or an ISO 8601 date or date-time'),
         timeoutSeconds: Joi.number().integer().min(1).max(MAX_WAIT_SECONDS).default(DEFAULT_WAIT_SECONDS)
-            .description('How long the server waits for a matching email, seconds')
+            .description(`How long the server waits for a matching email, seconds (default ${DEFAULT_WAIT_SECONDS}: over 60 needs a progressToken and a client that resets its timeout on progress)`)
     }),
     get_email: Joi.object({ messageId }),
     get_attachment: Joi.object({

@@ -2,7 +2,7 @@ import { attachmentBlock, checkAttachmentSize, type AttachmentBlock } from './at
 import { describeDetail, describeSummaries, toDetail, toSummary } from './email-views';
 import { quoted } from '../error-detail/detail-line';
 import { ToolError, type MailAccess, type MailEmail } from './mail-access';
-import type { ToolName } from './tool-schemas';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, PROGRESS_INTERVAL_MS, type ToolName } from './tool-schemas';
 
 // The tools of docs/api.md, "MCP tools": what each does with the MailAccess it is given.
 // Both transports run these same functions; only the MailAccess differs.
@@ -35,6 +35,14 @@ export interface ToolDefinition {
 }
 
 const text = (value: string): ContentBlock => ({ type: 'text', text: value });
+
+// What an agent needs to write a `query` right the first time (docs/api.md, "Search"):
+// the tools that take one say it in their description, each with one example.
+const QUERY_LANGUAGE = 'Every term of `query` must match: words, "phrases", -negation, from:, to:, subject:, body:, filename:, tag:, '
+    + 'has:attachment|link|code, before:, after:, larger:, smaller:. Matching is by case-insensitive substring (tag: by whole tag; from: reads '
+    + 'the sender\'s address and display name; a word without a field reads subject, body and sender). after: and before: read Unix milliseconds or an '
+    + 'ISO 8601 date or date-time; a date alone is midnight UTC.';
+const example = (query: string) => `Example query: \`${query}\`.`;
 const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 const DELETES: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
@@ -62,7 +70,7 @@ export const TOOLS: ToolDefinition[] = [
     {
         name: 'search_emails',
         title: 'Search an inbox',
-        description: 'Emails of one inbox, newest first, with their one-time codes and links; `query` filters them (words, "phrases", -negation, from:, to:, subject:, body:, filename:, tag:, has:attachment|link|code, before:, after:, larger:, smaller:). Read one in full with get_email.',
+        description: `Emails of one inbox, newest first, with their one-time codes and links; \`query\` filters them. ${QUERY_LANGUAGE} ${example('from:"Billing Team" invoice after:2026-05-01')} Read one in full with get_email.`,
         annotations: READS,
         async run(args, access, signal) {
             const limit = args.limit as number;
@@ -85,7 +93,11 @@ export const TOOLS: ToolDefinition[] = [
     {
         name: 'wait_for_email',
         title: 'Wait for an email',
-        description: 'Waits on the server until an email matching `query` is in the inbox (at once if one already is), up to `timeoutSeconds`, and gives the newest one in full: text, codes, links, attachments, headers. Call it once; it does not need to be repeated while it waits.',
+        description: 'Waits on the server until an email matching `query` is in the inbox (at once if one already is), up to `timeoutSeconds`, and gives the newest one in full: '
+            + 'text, codes, links, attachments, headers; else `found: false`. Call it once; it does not need to be repeated while it waits. '
+            + `\`timeoutSeconds\` defaults to ${DEFAULT_WAIT_SECONDS}, under the 60 s after which MCP clients commonly time a request out. To wait longer (up to ${MAX_WAIT_SECONDS}), `
+            + `send a progressToken: the server then sends a progress notification every ${PROGRESS_INTERVAL_MS / 1000} s while it waits, and a client that resets its timeout on progress keeps waiting. `
+            + `${QUERY_LANGUAGE} ${example('subject:"verify your email" has:code')}`,
         annotations: READS,
         async run(args, access, signal) {
             const timeoutSeconds = args.timeoutSeconds as number;

@@ -7,9 +7,10 @@ export const MAX_QUERY_CHARS = 1024;
 export const MAX_QUERY_TERMS = 20;
 
 /**
- * Fields searched for a case-insensitive substring: `from` (the sender), `to` (the
- * recipient), `subject`, `body` (the text body and the HTML's text), `filename` (any
- * attachment's); `text` is a term without a field: the subject, the body or the sender.
+ * Fields searched for a case-insensitive substring: `from` (the sender's address or
+ * display name), `to` (the recipient), `subject`, `body` (the text body and the HTML's
+ * text), `filename` (any attachment's); `text` is a term without a field: the subject,
+ * the body, or the sender's address or display name.
  */
 export type TextField = 'from' | 'to' | 'subject' | 'body' | 'filename' | 'text';
 

@@ -112,7 +112,7 @@ export function recordStoreSearchContract(lab: ContractScript, kind: string, ope
 
             it('reads the tags and sender name back', async () => {
                 const [order] = (await store.listEmails({ inbox, limit: 1, q: parseSearchQuery('tag:shop') })).records;
-                expect(order).to.include({ tags: ['orders', 'shop'], senderName: 'Shop', sender: 'orders@shop.example' });
+                expect(order).to.include({ tags: ['orders', 'shop'], senderName: 'Shop Newsletter', sender: 'orders@shop.example' });
             });
         });
 
@@ -123,7 +123,8 @@ export function recordStoreSearchContract(lab: ContractScript, kind: string, ope
 
             before(async () => {
                 // Three matches older than SEARCH_WINDOW others, and one among the newest.
-                const drafts: EmailDraft[] = older.map((id, i) => draft(inbox, i, { sourceId: id, body: `the needle xq${i} is here` }));
+                // The last of them sent by a display name no other email holds.
+                const drafts: EmailDraft[] = older.map((id, i) => draft(inbox, i, { sourceId: id, body: `the needle xq${i} is here`, ...(i === 2 ? { senderName: 'Xylo Quartzmann' } : {}) }));
                 for (let i = 0; i < SEARCH_WINDOW + 100; i++) {
                     drafts.push(draft(inbox, 10 + i, { sourceId: `hay-${i}-${inbox}@search.test`, body: `hay ${i} and more hay` }));
                 }
@@ -142,6 +143,11 @@ export function recordStoreSearchContract(lab: ContractScript, kind: string, ope
             it('finds one only the oldest holds', async () => {
                 expect(await search(inbox, 'xq0')).to.equal([older[0]]);
                 expect(await search(inbox, 'needle xq1')).to.equal([older[1]]);
+            });
+
+            it('finds one only the oldest holds by its sender\'s display name', async () => {
+                expect(await search(inbox, 'from:"xylo quartz"')).to.equal([older[2]]);
+                expect(await search(inbox, 'QUARTZMANN needle')).to.equal([older[2]]);
             });
 
             it('finds what the index cannot narrow: a term of two characters, a negation', async () => {

@@ -21,7 +21,7 @@ export interface SearchMail {
 export const SEARCH_MAILS: SearchMail[] = [
     {
         key: 'order',
-        from: 'Shop <orders@shop.example>',
+        from: 'Shop Newsletter <orders@shop.example>',
         subject: 'Your ORDER 4242 has shipped',
         text: 'Hello Bob,\nyour order ORD-4242 is on its way.\n',
         html: '<p>Track <a href="https://track.example/t/4242">your parcel</a> — Straße 12</p>',
@@ -29,10 +29,10 @@ export const SEARCH_MAILS: SearchMail[] = [
         tags: ['orders', 'shop'],
         offset: 1
     },
-    { key: 'welcome', from: 'bob@mail.example', subject: 'Welcome aboard', text: 'ÄÖÜ Grüße, welcome to the team\n', tags: ['welcome'], offset: 2 },
+    { key: 'welcome', from: 'Bjørn Ålesund <bob@mail.example>', subject: 'Welcome aboard', text: 'ÄÖÜ Grüße, welcome to the team\n', tags: ['welcome'], offset: 2 },
     {
         key: 'code',
-        from: 'Bank <noreply@bank.example>',
+        from: 'Billing Team <noreply@bank.example>',
         subject: 'Your code',
         text: 'Your verification code is 482913.\n',
         html: '<p>Do <b>not</b> share it</p>',
@@ -68,6 +68,23 @@ export const SEARCH_CASES: SearchCase[] = [
     ['from:shop', ['order']],
     ['from:SHOP.EXAMPLE', ['order']],
     ['-from:bank', ['quote', 'meeting', 'welcome', 'order']],
+    // The sender's display name, as from: and as a term without a field.
+    ['Shop Newsletter', ['order']],
+    ['newsletter', ['order']],
+    ['from:"Billing Team"', ['code']],
+    ['from:BILLING', ['code']],
+    ['"billing team"', ['code']],
+    ['team', ['code', 'welcome']],
+    ['from:team', ['code']],
+    ['-from:"billing team"', ['quote', 'meeting', 'welcome', 'order']],
+    ['-newsletter', ['quote', 'meeting', 'code', 'welcome']],
+    ['from:ÅLESUND', ['welcome']],
+    ['bjørn', ['welcome']],
+    // A name and its address are two texts: no match across them; to: and subject: never read the name.
+    ['from:"team noreply"', []],
+    ['from:"team <noreply"', []],
+    ['to:billing', []],
+    ['subject:newsletter', []],
     ['body:parcel', ['order']],
     ['body:straße', ['order']],
     ['track.example', ['order']],

@@ -3,10 +3,12 @@ import * as Lab from '@hapi/lab';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import { run, runNode } from '../helpers/child-process';
 import { call, expectToolError, runEveryTool, runScopedTools, smtpSender, TOOL_NAMES, type MailSender } from '../helpers/mcp-scenario';
 import { freePort } from '../helpers/net';
+import { removeDir, tempDir } from '../helpers/temp-dir';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
 
 const { expect } = Code;
@@ -157,11 +159,43 @@ describe('MCP end to end', () => {
 
     describe('a second client: the MCP Inspector CLI (mcp-inspector-cli)', () => {
 
-        // The inspector reads its own package.json from `../package.json` relative to the
-        // working directory: run from its build folder, that is its own.
-        const INSPECTOR_DIR = Path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build');
-        const inspector = (args: string[]) => run(process.execPath, [Path.join(ROOT, 'node_modules', '.bin', 'mcp-inspector-cli'), '--cli', `${service.baseUrl}/mcp`, '--transport', 'http', ...args], { cwd: INSPECTOR_DIR, env: { PATH: process.env.PATH ?? '' } });
+        // The installed devDependency, the version docs/api.md pins: it runs from any directory.
+        const inspector = (args: string[]) => run(process.execPath, [Path.join(ROOT, 'node_modules', '.bin', 'mcp-inspector-cli'), '--cli', `${service.baseUrl}/mcp`, '--transport', 'http', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '' } });
         const auth = (key: string) => ['--header', `Authorization: Bearer ${key}`];
+
+        it('runs the command of docs/api.md, as written, from an empty directory (tools/list)', { timeout: 120_000 }, async () => {
+            const docs = Fs.readFileSync(Path.join(ROOT, 'docs', 'api.md'), 'utf8');
+            const commands = docs.match(/^npx -y @modelcontextprotocol\/inspector-cli@\S+ .*$/gm) ?? [];
+            expect(commands).to.have.length(1);
+            const command = commands[0]!;
+            expect(command).to.contain('http://127.0.0.1:3000/mcp');
+            expect(command).to.contain('$AGENT_KEY');
+
+            // The version it pins is the devDependency installed here, so npx runs that one from
+            // the project's tree: offline, with an empty npm cache. The directory is empty and
+            // inside the project (npx looks upwards for it); a version that depends on where it
+            // is run from (0.17.1 to 1.0.3) fails here as it fails for users.
+            const pinned = /inspector-cli@(\S+)/.exec(command)![1];
+            const manifest = JSON.parse(Fs.readFileSync(Path.join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+            expect(manifest.devDependencies['@modelcontextprotocol/inspector-cli']).to.equal(pinned);
+            const cacheRoot = Path.join(ROOT, 'node_modules', '.cache');
+            Fs.mkdirSync(cacheRoot, { recursive: true });
+            const empty = Fs.mkdtempSync(Path.join(cacheRoot, 'inspector-docs-'));
+            const npmCache = await tempDir('npm-cache');
+            try {
+                const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? npmCache, AGENT_KEY: service.apiKey };
+                Object.assign(env, { npm_config_cache: npmCache, npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_fund: 'false' });
+                const result = await run('sh', ['-c', command.replace('http://127.0.0.1:3000', service.baseUrl)], { cwd: empty, env });
+                expect(result.code, result.stderr).to.equal(0);
+                const listed = JSON.parse(result.stdout) as { tools: Array<{ name: string }> };
+                expect(listed.tools.map((t) => t.name)).to.equal(TOOL_NAMES);
+                expect(Fs.readdirSync(empty)).to.equal([]);
+            }
+            finally {
+                await removeDir(empty);
+                await removeDir(npmCache);
+            }
+        });
 
         it('lists the tools with their schemas (tools/list)', { timeout: 60_000 }, async () => {
             const result = await inspector([...auth(service.apiKey), '--method', 'tools/list']);

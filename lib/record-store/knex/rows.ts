@@ -153,6 +153,7 @@ export function toInsertRow({ record, searchText, sourceHash, messageHash }: { r
         codes: JSON.stringify(record.codes),
         tags: JSON.stringify(record.tags),
         sender_name: record.senderName,
+        sender_name_folded: foldForSearch(record.senderName),
         ...searchColumns(record, searchText)
     };
 }

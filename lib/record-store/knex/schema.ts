@@ -51,9 +51,9 @@ export const SEARCH_INDEX_TABLE = 'email_search';
  * SQLite: an email's document in SEARCH_INDEX_TABLE. The inbox between U+0001 and U+0002
  * comes first, so a query names its inbox with trigrams no text holds (foldForSearch()
  * turns those characters into U+FFFD): the index then answers with the inbox's candidates,
- * not the whole store's. The texts follow, each apart (U+0003).
+ * not the whole store's. The texts follow, each apart (U+0003), the display name last.
  */
-export const SQLITE_DOCUMENT_SQL = "char(1) || inbox || char(2) || sender_folded || char(3) || subject_folded || char(3) || coalesce(recipient_folded, '') || char(3) || coalesce(filenames_folded, '') || char(3) || coalesce(body_folded, '')";
+export const SQLITE_DOCUMENT_SQL = "char(1) || inbox || char(2) || sender_folded || char(3) || subject_folded || char(3) || coalesce(recipient_folded, '') || char(3) || coalesce(filenames_folded, '') || char(3) || coalesce(body_folded, '') || char(3) || sender_name_folded";
 
 /** Postgres: the GIN index of (inbox, body_folded) with pg_trgm. */
 export const POSTGRES_SEARCH_INDEX = 'emails_search_trgm';

@@ -16,12 +16,12 @@ type Fold = 'lower' | 'search';
 
 /** The columns a text term compares, with the fold of each. */
 const TEXT_COLUMNS: Record<TextField, Array<[string, Fold]>> = {
-    from: [['sender_folded', 'lower']],
+    from: [['sender_folded', 'lower'], ['sender_name_folded', 'search']],
     to: [['recipient_folded', 'search']],
     subject: [['subject_folded', 'lower']],
     body: [['body_folded', 'search']],
     filename: [['filenames_folded', 'search']],
-    text: [['subject_folded', 'lower'], ['body_folded', 'search'], ['sender_folded', 'lower']]
+    text: [['subject_folded', 'lower'], ['body_folded', 'search'], ['sender_folded', 'lower'], ['sender_name_folded', 'search']]
 };
 
 /** One condition: SQL with `?` placeholders and its bindings. */
@@ -32,10 +32,11 @@ interface Condition {
 
 /**
  * Postgres' columns with a trigram index: sender and subject (20261121120000_search_trigrams),
- * the body with the inbox first (20261201000000_search). The recipient and file names, short
- * and stored inline, are read as the rows are.
+ * the body with the inbox first (20261201000000_search), the display name
+ * (20261206000000_sender_name_search). The recipient and file names, short and stored
+ * inline, are read as the rows are.
  */
-const POSTGRES_INDEXED = new Set(['sender_folded', 'subject_folded', 'body_folded']);
+const POSTGRES_INDEXED = new Set(['sender_folded', 'subject_folded', 'body_folded', 'sender_name_folded']);
 
 /**
  * Adds every term's exact condition to `q` (a query on `emails`). `indexed`: Postgres may

@@ -3,8 +3,11 @@ import * as Hapi from '@hapi/hapi';
 import * as Lab from '@hapi/lab';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { createSmtpListener, type SmtpListener } from '../../../../adapters/smtp';
 import { plugin } from '../../../../adapters/hapi';
+import { PROGRESS_INTERVAL_MS } from '../../../../adapters/mcp/tool-schemas';
+import { parseSearchQuery } from '../../../../lib/search/parse-query';
 import { buildMail } from '../../../helpers/mail';
 import { call, expectToolError, runEveryTool, runScopedTools, smtpSender, structured, type MailSender } from '../../../helpers/mcp-scenario';
 import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
@@ -138,6 +141,62 @@ describe('/mcp', () => {
         expect(structured(result as Parameters<typeof structured>[0])).to.equal({ found: false });
         expect(firstProgressAt).to.be.above(0);
         expect(answeredAt - firstProgressAt).to.be.above(1000);
+    });
+
+    it('finds mail by the sender\'s display name: search_emails and wait_for_email', async () => {
+        const [shop] = await p.api.ingestForApi(buildMail({ to: 'named-senders@x.test', from: 'Shop Newsletter <news@shop.test>', subject: 'Deals' }));
+        const [billing] = await p.api.ingestForApi(buildMail({ to: 'named-senders@x.test', from: 'Billing Team <accounts@corp.test>', subject: 'Invoice' }));
+        const agent = await client();
+        const found = async (query: string) => structured<{ emails: Array<{ messageId: string }> }>(await call(agent, 'search_emails', { inbox: 'named-senders', query })).emails.map((e) => e.messageId);
+        expect(await found('Shop Newsletter')).to.equal([shop!.messageId]);
+        expect(await found('from:"Billing Team"')).to.equal([billing!.messageId]);
+        expect(await found('-from:"billing team"')).to.equal([shop!.messageId]);
+        const waited = structured<{ found: boolean; email: { messageId: string } }>(await call(agent, 'wait_for_email', { inbox: 'named-senders', query: 'from:newsletter', timeoutSeconds: 5 }));
+        expect(waited.email.messageId).to.equal(shop!.messageId);
+    });
+
+    it('lets a wait longer than the client\'s request timeout end in found: false, by the default progress interval', { timeout: 40_000 }, async () => {
+        // The client gives up after 12 s without news; the server waits 14 s. Only a progress
+        // notification within 12 s (the default interval, at most 10 s) keeps the request alive.
+        expect(PROGRESS_INTERVAL_MS).to.be.at.most(10_000);
+        const agent = await client();
+        let progressed = 0;
+        const result = await agent.callTool({ name: 'wait_for_email', arguments: { inbox: 'beyond-the-timeout', timeoutSeconds: 14 } }, undefined, {
+            onprogress: () => {
+                progressed++;
+            },
+            resetTimeoutOnProgress: true,
+            timeout: 12_000
+        });
+        expect(structured(result as Parameters<typeof structured>[0])).to.equal({ found: false });
+        expect(progressed).to.be.at.least(1);
+    });
+
+    it('defaults wait_for_email to 45 s, under the client\'s 60 s, and says so with the progress rule', async () => {
+        const { tools } = await (await client()).listTools();
+        const wait = tools.find((t) => t.name === 'wait_for_email')!;
+        const timeout = (wait.inputSchema.properties as Record<string, { default?: number }>).timeoutSeconds!;
+        expect(timeout.default).to.equal(45);
+        expect(timeout.default! * 1000).to.be.below(DEFAULT_REQUEST_TIMEOUT_MSEC);
+        expect(wait.description).to.contain('defaults to 45');
+        expect(wait.description).to.contain('60 s');
+        expect(wait.description).to.contain('progressToken');
+        expect(wait.description).to.contain('progress notification every 10 s');
+    });
+
+    it('describes the query language in every tool that takes a query: one example, substring matching, the date forms', async () => {
+        const { tools } = await (await client()).listTools();
+        const querying = tools.filter((t) => (t.inputSchema.properties as Record<string, unknown> | undefined)?.query !== undefined);
+        expect(querying.map((t) => t.name)).to.equal(['search_emails', 'wait_for_email']);
+        for (const tool of querying) {
+            const description = tool.description!;
+            const examples = [...description.matchAll(/Example query: `([^`]+)`/g)].map((m) => m[1]!);
+            expect(examples, tool.name).to.have.length(1);
+            // The example is one the service reads.
+            expect(parseSearchQuery(examples[0]!).length, tool.name).to.be.above(1);
+            expect(description, tool.name).to.contain('case-insensitive substring');
+            expect(description, tool.name).to.contain('after: and before: read Unix milliseconds or an ISO 8601 date or date-time; a date alone is midnight UTC');
+        }
     });
 
     it('is served under the plugin\'s route prefix, and absent with mcp: false', async () => {
