@@ -11,6 +11,7 @@ import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 import { readRelayEnv } from '../relay/relay-env';
 import type { RelayOptions } from '../relay/relay-options';
+import { settingName } from './serve-flags';
 
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -74,7 +75,7 @@ function readPort(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
     }
 
     if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
-        throw new ConfigError(`${name} must be a port number 0..65535, got "${value}"`);
+        throw new ConfigError(`${settingName(name)} must be a port number 0..65535, got "${value}"`);
     }
 
     return Number(value);
