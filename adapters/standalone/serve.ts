@@ -56,22 +56,27 @@ export async function serve(io: ServeIo): Promise<number> {
     const { stop } = service;
     return new Promise<number>((resolve) => {
         let stopping = false;
+        let signalled = false;
         let unwatch = () => {};
         const onSignal = (signal: NodeJS.Signals) => {
-            if (stopping) {
+            if (signalled) {
                 line(`inbox-capture: ${signal} again, exiting now`, io.stderr);
                 process.exit(1);
             }
 
-            stopping = true;
+            signalled = true;
             line(`inbox-capture: ${signal} received, finishing what is in flight (again to force)`);
-            beginStop();
-        };
-        const onParentGone = () => {
-            // Ctrl-C ends npm's shell too: that is the same request, not a second one.
             if (!stopping) {
                 stopping = true;
-                line('inbox-capture: the npm process that started it ended, finishing what is in flight (SIGTERM to force)');
+                beginStop();
+            }
+        };
+        const onParentGone = () => {
+            // Ctrl-C ends npm's shell too, maybe noticed before the signal: the same request,
+            // so the signal after it still counts as the first.
+            if (!stopping) {
+                stopping = true;
+                line('inbox-capture: the npm process that started it ended, finishing what is in flight (a signal twice to force)');
                 beginStop();
             }
         };

@@ -161,7 +161,7 @@ describe('inbox-capture serve, the program', () => {
         service.child.kill('SIGTERM');
         // The output closes once every process that held it, the service too, has ended.
         await closed;
-        expect(service.stdout()).to.endWith('inbox-capture: the npm process that started it ended, finishing what is in flight (SIGTERM to force)\ninbox-capture: stopped\n');
+        expect(service.stdout()).to.endWith('inbox-capture: the npm process that started it ended, finishing what is in flight (a signal twice to force)\ninbox-capture: stopped\n');
         expect(await accepts(port)).to.be.false();
     });
 
