@@ -7,20 +7,27 @@
 //
 //   npm ci && node examples/standalone.js
 //
-// It runs the compiled package (npm ci builds it into dist/).
+// It runs the compiled package, dist/. A fresh clone has none: the first run builds it
+// (`npm run build`, output on stderr). The package has no install-time build, so that
+// installing it never runs one (docs/operations.md, "Running the service"); after
+// changing the source, `npm run build` again.
 
-let cli;
-try {
-    cli = require('../dist/adapters/cli/cli');
-}
-catch (err) {
-    if (err.code === 'MODULE_NOT_FOUND' && String(err.message).includes('dist/adapters/cli/cli')) {
-        console.error('inbox-capture: the package is not built yet: run `npm ci` (or `npm run build`) first');
+const Fs = require('node:fs');
+const Path = require('node:path');
+const ChildProcess = require('node:child_process');
+
+const ROOT = Path.join(__dirname, '..');
+if (!Fs.existsSync(Path.join(ROOT, 'dist', 'adapters', 'cli', 'cli.js'))) {
+    console.error('inbox-capture: dist/ is not built yet: running `npm run build` first (a minute or two)');
+    // Its output on stderr: stdout stays the service's own lines. A shell finds npm on Windows too.
+    const built = ChildProcess.spawnSync('npm run build', { cwd: ROOT, stdio: ['ignore', 2, 2], shell: true });
+    if (built.status !== 0) {
+        console.error('inbox-capture: `npm run build` failed (see above); did `npm ci` run?');
         process.exit(1);
     }
-
-    throw err;
 }
+
+const cli = require('../dist/adapters/cli/cli');
 
 const { stdin, stdout, stderr, env } = process;
 cli.run(['serve', ...process.argv.slice(2)], { stdin, stdout, stderr, env, cwd: process.cwd() }).then((code) => {

@@ -48,3 +48,14 @@ export function readRelayEnv(read: (name: string) => string | undefined, fail: (
 
     return { url, allow: patterns, ...(autoMatch !== undefined ? { autoMatch } : {}) };
 }
+
+/**
+ * The relay for the start lines: where it sends, to whom, and what auto-relay sends. Never
+ * the login: the password is secret, and some providers use the same token as user name.
+ */
+export function describeRelay(relay: RelayOptions): string {
+    const { secure, host, port, auth } = parseRelayUrl(relay.url);
+    const target = `${secure ? 'smtps' : 'smtp'}://${host.includes(':') ? `[${host}]` : host}:${port}${auth ? ' (with a login)' : ''}`;
+    const auto = relay.autoMatch === undefined ? 'auto-relay off' : `auto-relay of mail matching ${JSON.stringify(relay.autoMatch)}`;
+    return `relay: to ${target}, only to ${relay.allow.join(', ')}; ${auto}`;
+}

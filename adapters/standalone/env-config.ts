@@ -4,6 +4,7 @@ import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/servic
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/service/defaults';
 import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../../lib/record-store/record-store';
+import { MissingPackageError, requireInstalled } from '../../lib/util/optional-package';
 import type { RetentionOptions } from '../../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
 import { mailDomainSchema } from '../mcp/mail-domain';
@@ -11,6 +12,7 @@ import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 import { readRelayEnv } from '../relay/relay-env';
 import type { RelayOptions } from '../relay/relay-options';
+import { settingName } from './serve-flags';
 
 /** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -74,7 +76,7 @@ function readPort(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
     }
 
     if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
-        throw new ConfigError(`${name} must be a port number 0..65535, got "${value}"`);
+        throw new ConfigError(`${settingName(name)} must be a port number 0..65535, got "${value}"`);
     }
 
     return Number(value);
@@ -212,10 +214,20 @@ export function describeStores(config: EnvConfig): string {
 /**
  * Opens the stores the configuration selects: SQLite and files in the data dir by
  * default, Postgres with DATABASE_URL, S3 with S3_BUCKET (each independently).
- * Drivers load only when selected, so the embedded default never loads the AWS SDK.
+ * Drivers load only when selected, so the embedded default never loads the AWS SDK; they
+ * are optional peer dependencies, and a missing one is a ConfigError that names it.
  * The record store is not migrated yet (InboxCapture.start() or RecordStore.migrate() does).
  */
 export async function openStoresFromConfig(config: EnvConfig): Promise<ConfiguredStores> {
+    // Both drivers before either store: a missing one must leave nothing created behind.
+    if (config.databaseUrl) {
+        needPackages(['pg'], 'DATABASE_URL is a Postgres URL');
+    }
+
+    if (config.s3) {
+        needPackages(['@aws-sdk/client-s3', '@aws-sdk/s3-request-presigner'], 'S3_BUCKET selects the S3 blob store');
+    }
+
     const recordStore = await openRecordStore(config);
     try {
         const blobStore = await openBlobStore(config);
@@ -223,6 +235,20 @@ export async function openStoresFromConfig(config: EnvConfig): Promise<Configure
     }
     catch (err) {
         await recordStore.close();
+        throw err;
+    }
+}
+
+/** The optional drivers a setting needs, or a ConfigError saying which to install (docs/api.md, "Environment variables"). */
+function needPackages(names: string[], setting: string): void {
+    try {
+        requireInstalled(names, setting);
+    }
+    catch (err) {
+        if (err instanceof MissingPackageError) {
+            throw new ConfigError(err.message);
+        }
+
         throw err;
     }
 }

@@ -6,6 +6,7 @@
 
 import type { Writable } from 'node:stream';
 import { readEnvConfig } from './env-config';
+import { startedByNpm, watchParent } from './parent-watch';
 import { readSmtpEnvConfig } from './smtp-env-config';
 import { startStandaloneService, type StandaloneConfig, type StandaloneLog } from './standalone-service';
 
@@ -30,6 +31,8 @@ export function readStandaloneConfig(env: NodeJS.ProcessEnv, cwd: string): Stand
  * after a clean stop). A configuration mistake throws ConfigError before anything opens.
  */
 export async function serve(io: ServeIo): Promise<number> {
+    // Before the slow start: npm may end meanwhile.
+    const parent = process.ppid;
     const config = readStandaloneConfig(io.env, io.cwd);
     const line = (text: string, stream: Writable = io.stdout) => stream.write(`${text}\n`);
     const log: StandaloneLog = (message, error) => {
@@ -41,8 +44,9 @@ export async function serve(io: ServeIo): Promise<number> {
         service = await startStandaloneService(config, log);
     }
     catch (err) {
-        // The message alone: where it failed in here is not the operator's concern.
-        log('cannot start', err instanceof Error ? new Error(err.message) : err);
+        // One line, the message alone: where it failed in here is not the operator's concern.
+        const message = err instanceof Error ? err.message : String(err);
+        line(`inbox-capture: cannot start: ${message.replace(/\s*\n\s*/g, ' ')}`, io.stderr);
         return 1;
     }
 
@@ -52,14 +56,32 @@ export async function serve(io: ServeIo): Promise<number> {
     const { stop } = service;
     return new Promise<number>((resolve) => {
         let stopping = false;
+        let signalled = false;
+        let unwatch = () => {};
         const onSignal = (signal: NodeJS.Signals) => {
-            if (stopping) {
+            if (signalled) {
                 line(`inbox-capture: ${signal} again, exiting now`, io.stderr);
                 process.exit(1);
             }
 
-            stopping = true;
+            signalled = true;
             line(`inbox-capture: ${signal} received, finishing what is in flight (again to force)`);
+            if (!stopping) {
+                stopping = true;
+                beginStop();
+            }
+        };
+        const onParentGone = () => {
+            // Ctrl-C ends npm's shell too, maybe noticed before the signal: the same request,
+            // so the signal after it still counts as the first.
+            if (!stopping) {
+                stopping = true;
+                line('inbox-capture: the npm process that started it ended, finishing what is in flight (a signal twice to force)');
+                beginStop();
+            }
+        };
+        const beginStop = () => {
+            unwatch();
             stop().then(() => {
                 line('inbox-capture: stopped');
                 // Everything is closed; do not let a stray handle keep the process alive.
@@ -73,6 +95,14 @@ export async function serve(io: ServeIo): Promise<number> {
 
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
+        if (startedByNpm(io.env)) {
+            // Its output may have gone with npm (a closed pipe): that must not turn a stop into a crash.
+            for (const stream of [io.stdout, io.stderr]) {
+                stream.on('error', () => undefined);
+            }
+
+            unwatch = watchParent(parent, onParentGone);
+        }
     });
 }
 

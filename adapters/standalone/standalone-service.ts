@@ -10,9 +10,11 @@ import { createInboxCapture } from '../../lib/service/inbox-capture';
 import { detailLine, ERROR_DETAIL_HEADER, quoted } from '../error-detail/detail-line';
 import { plugin } from '../hapi/plugin';
 import { createSmtpListener, DEFAULT_MAX_CONNECTIONS as SMTP_MAX_CONNECTIONS, type SmtpListener } from '../smtp/smtp-listener';
+import { describeRelay } from '../relay/relay-env';
 import { describeStores, openStoresFromConfig, type EnvConfig } from './env-config';
 import { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } from './http-connection-cap';
 import { resetSilentConnections } from './http-silent-reset';
+import { explainListenFailure } from './listen-failure';
 import { describeSmtpSecurity, type SmtpEnvConfig } from './smtp-env-config';
 
 /** Milliseconds hapi waits for requests in flight on stop before cutting them (long-polls end at once). */
@@ -104,10 +106,15 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
                 .header(ERROR_DETAIL_HEADER, detailLine(`path: no endpoint at ${quoted(request.path)}`))
         });
 
-        await server.start();
+        await server.start().catch((err: unknown) => {
+            throw explainListenFailure(err, config.host, config.port, 'PORT');
+        });
         if (config.smtpPort !== 0) {
             smtp = createSmtpListener({ capture, host: config.host, port: config.smtpPort, log, ...config.smtpSecurity });
-            const security = describeSmtpSecurity(config.smtpSecurity, (await smtp.listen()).tls);
+            const listening = await smtp.listen().catch((err: unknown) => {
+                throw explainListenFailure(err, config.host, config.smtpPort, 'SMTP_PORT');
+            });
+            const security = describeSmtpSecurity(config.smtpSecurity, listening.tls);
             smtpText = `SMTP on ${config.host}:${config.smtpPort} (${security})`;
         }
     }
@@ -121,6 +128,7 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         startLines: [
             `inbox-capture listening: HTTP on ${uri} (docs: ${uri}/docs), ${smtpText}`,
             `data: ${describeStores(config)}`,
+            ...(config.relay ? [describeRelay(config.relay)] : []),
             'create an API key: npx inbox-capture keys create <name>'
         ],
         stop

@@ -57,7 +57,7 @@ export async function spawnStandalone(env: NodeJS.ProcessEnv, timeoutMs = 30_000
                 await spawned.exited;
             }
 
-            if (attempt >= PORT_ATTEMPTS || !String((err as Error).message).includes('EADDRINUSE')) {
+            if (attempt >= PORT_ATTEMPTS || !/EADDRINUSE|is already in use/.test(String((err as Error).message))) {
                 throw err;
             }
         }
@@ -70,7 +70,7 @@ const PORT_ATTEMPTS = 3;
 /**
  * Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would.
  * freePort() can only name a port that was free a moment ago: another process on the machine
- * may bind it before the service does, so a start that fails with EADDRINUSE is tried again.
+ * may bind it before the service does, so a start that fails with a port in use is tried again.
  */
 export async function startStandalone(options: StandaloneStartOptions = {}): Promise<StandaloneService> {
     for (let attempt = 1; ; attempt++) {
@@ -78,7 +78,7 @@ export async function startStandalone(options: StandaloneStartOptions = {}): Pro
             return await startOnce(options);
         }
         catch (err) {
-            if (attempt >= PORT_ATTEMPTS || !String((err as Error).message).includes('EADDRINUSE')) {
+            if (attempt >= PORT_ATTEMPTS || !/EADDRINUSE|is already in use/.test(String((err as Error).message))) {
                 throw err;
             }
         }

@@ -1,3 +1,4 @@
+import * as ChildProcess from 'node:child_process';
 import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import * as Code from '@hapi/code';
@@ -123,6 +124,50 @@ function readDisk(path: string): string | null {
     }
 }
 
+/** The files `npm pack` puts in the tarball of this package or of one workspace, relative to its directory (a dry run). */
+function packedFiles(workspace?: string): Set<string> {
+    // Not this run's npm_* variables (an `npm test` sets some that point npm elsewhere), but where packages come from.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) || /^npm_config_(cache|registry|userconfig)$/i.test(name)));
+    const output = ChildProcess.execFileSync('npm', ['pack', ...(workspace ? ['-w', workspace] : []), '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, env, encoding: 'utf8' });
+    const [{ files }] = JSON.parse(output) as Array<{ files: Array<{ path: string }> }>;
+    return new Set(files.map((f) => f.path));
+}
+
+/**
+ * The relative links of a package's README whose file its tarball does not hold: on the
+ * registry's page and in node_modules they lead nowhere.
+ */
+function linksOutsidePackage(markdown: string, packageDir: string, files: Set<string>): string[] {
+    const outside: string[] = [];
+    for (const target of relativeLinks(markdown)) {
+        const pathPart = target.split('#')[0];
+        if (pathPart === '') {
+            continue;
+        }
+
+        const inPackage = Path.relative(packageDir, Path.resolve(packageDir, decodeURIComponent(pathPart))).split(Path.sep).join('/');
+        const packed = files.has(inPackage) || [...files].some((file) => file.startsWith(`${inPackage}/`));
+        if (inPackage.startsWith('..') || !packed) {
+            outside.push(target);
+        }
+    }
+
+    return outside;
+}
+
+/** The repository's web address, from package.json's `repository` (the one place it is written). */
+function repositoryUrl(): string {
+    const pkg = JSON.parse(Fs.readFileSync(Path.join(ROOT, 'package.json'), 'utf8')) as { repository: { url: string } };
+    return pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+}
+
+/** Links of a Markdown text into this repository's files on the web (`<repository>/blob/main/...`), as repository paths. */
+function repositoryLinks(markdown: string, repository: string): string[] {
+    const prefix = `${repository}/blob/main/`;
+    const text = withoutFences(markdown).replace(/`[^`\n]*`/g, '');
+    return [...text.matchAll(/\]\(\s*<?([^)\s>]+)>?/g)].map((m) => m[1]).filter((t) => t.startsWith(prefix)).map((t) => t.slice(prefix.length));
+}
+
 describe('docs links', () => {
 
     describe('slugify()', () => {
@@ -178,6 +223,43 @@ describe('docs links', () => {
             const markdown = '# Title\n\n## Quick start\n\n[ok](#quick-start) [bad](#quick-stop)\n';
             const read = (path: string) => (path === readme ? markdown : readDisk(path));
             expect(brokenLinks([readme], read)).to.equal(['README.md: #quick-stop (no heading "#quick-stop")']);
+        });
+    });
+
+    describe('linksOutsidePackage()', () => {
+
+        it('reports a link to a file the tarball lacks, or outside the package', () => {
+            const markdown = '[a](docs/api.md#errors) [b](docs/ui.md) [c](../README.md) [d](#usage) [e](docs/) [f](LICENSE)';
+            expect(linksOutsidePackage(markdown, ROOT, new Set(['docs/api.md', 'LICENSE', 'README.md']))).to.equal(['docs/ui.md', '../README.md']);
+        });
+    });
+
+    describe('the packages', () => {
+
+        it('hold every file their README links to, so that the links work on the registry\'s page and in node_modules', { timeout: 60_000 }, () => {
+            const readme = Fs.readFileSync(Path.join(ROOT, 'README.md'), 'utf8');
+            const server = packedFiles();
+            expect(server.has('docs/api.md'), 'docs/ is packed').to.be.true();
+            expect(linksOutsidePackage(readme, ROOT, server)).to.equal([]);
+            const clientDir = Path.join(ROOT, 'packages', 'client');
+            expect(linksOutsidePackage(Fs.readFileSync(Path.join(clientDir, 'README.md'), 'utf8'), clientDir, packedFiles('inbox-capture-client'))).to.equal([]);
+        });
+
+        it('name the same repository, homepage and issues, and the client\'s README links into it where it exists', () => {
+            const repository = repositoryUrl();
+            expect(repository).to.match(/^https:\/\/github\.com\/[\w.-]+\/inbox-capture$/);
+            const server = JSON.parse(Fs.readFileSync(Path.join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+            const client = JSON.parse(Fs.readFileSync(Path.join(ROOT, 'packages', 'client', 'package.json'), 'utf8')) as Record<string, unknown>;
+            expect(server).to.include({ homepage: `${repository}#readme`, bugs: { url: `${repository}/issues` } });
+            expect(client).to.include({
+                repository: { type: 'git', url: `git+${repository}.git`, directory: 'packages/client' },
+                homepage: `${repository}/tree/main/packages/client#readme`,
+                bugs: { url: `${repository}/issues` }
+            });
+            const links = repositoryLinks(Fs.readFileSync(Path.join(ROOT, 'packages', 'client', 'README.md'), 'utf8'), repository);
+            expect(links).to.include('docs/api.md#the-client-inbox-captureclient');
+            const readme = Path.join(ROOT, 'README.md');
+            expect(links.map((target) => brokenReason({ from: readme, target }, readDisk)).filter((r) => r !== null)).to.equal([]);
         });
     });
 

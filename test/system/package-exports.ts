@@ -167,7 +167,8 @@ describe('package exports', () => {
             }
         }
 
-        expect(pkg.files).to.equal(['dist']);
+        // The build, and the docs the README links to.
+        expect(pkg.files).to.equal(['dist', 'docs', 'bench/README.md', 'CHANGELOG.md']);
         expect(pkg.bin['inbox-capture']).to.equal('dist/adapters/cli/bin.js');
 
         // TypeScript's older `moduleResolution: node` reads no `exports`: typesVersions names

@@ -120,7 +120,7 @@ describe('the packed packages, installed in empty directories', () => {
     let key: string;
 
     before({ timeout: INSTALL_TIMEOUT_MS + 60_000 }, async () => {
-        // What `npm pack` ships is dist/ as built (npm test builds first); its prepare script would build it again.
+        // What `npm pack` ships is dist/ as built (npm test builds first).
         for (const built of [Path.join(ROOT, 'dist', 'adapters', 'standalone', 'serve.js'), Path.join(ROOT, 'packages', 'client', 'dist', 'cjs', 'playwright.js')]) {
             await Fs.access(built).catch(() => {
                 throw new Error(`${built} is not built: run \`npm run build\` first`);
@@ -159,6 +159,27 @@ describe('the packed packages, installed in empty directories', () => {
         expect(clientFiles).to.include(['package/LICENSE', 'package/README.md', 'package/package.json', 'package/dist/cjs/index.js', 'package/dist/esm/index.js', 'package/dist/esm/playwright.js']);
         expect(clientFiles.filter((f) => !/^package\/(LICENSE|README\.md|package\.json|dist\/(cjs|esm)\/[\w-]+\.(js|d\.ts|json))$/.test(f))).to.equal([]);
         expect(await Fs.readFile(Path.join(clientApp, 'node_modules', 'inbox-capture-client', 'LICENSE'), 'utf8')).to.equal(license);
+    });
+
+    it('ship the docs the README links to, and run no script when installed', async () => {
+        expect(await tarballFiles(serverTarball)).to.include(['package/README.md', 'package/docs/api.md', 'package/docs/operations.md', 'package/bench/README.md', 'package/CHANGELOG.md']);
+        for (const dir of [Path.join(app, 'node_modules', 'inbox-capture'), Path.join(clientApp, 'node_modules', 'inbox-capture-client')]) {
+            const { scripts } = JSON.parse(await Fs.readFile(Path.join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+            // prepare runs where npm installs from git or a directory; the others everywhere.
+            expect(Object.keys(scripts ?? {}).filter((name) => /^(pre|post)?(install|prepare)$/.test(name)), dir).to.equal([]);
+        }
+    });
+
+    it('install the server without the Postgres and S3 drivers, and name the one to install when asked for it', { timeout: 60_000 }, async () => {
+        const installed = await Fs.readdir(Path.join(app, 'node_modules'));
+        expect(installed).to.include(['inbox-capture', 'knex', 'sqlite3']);
+        // One by one: not.include() of a list passes when any one of them is missing.
+        expect(installed).to.not.include('pg');
+        expect(installed).to.not.include('@aws-sdk');
+        const postgres = await run('npx', ['inbox-capture', 'serve', '--port', '0', '--smtp-port', '0'], { cwd: app, env: userEnv({ DATABASE_URL: 'postgres://user:secret@127.0.0.1:1/none' }) });
+        expect(postgres).to.include({ code: 1, stdout: '', stderr: 'inbox-capture: cannot start: DATABASE_URL is a Postgres URL: install the "pg" package (npm install pg)\n' });
+        const s3 = await run('npx', ['inbox-capture', 'keys', 'list'], { cwd: app, env: userEnv({ S3_BUCKET: 'mail' }) });
+        expect(s3).to.include({ code: 1, stdout: '', stderr: 'inbox-capture: configuration: S3_BUCKET selects the S3 blob store: install the "@aws-sdk/client-s3" and "@aws-sdk/s3-request-presigner" packages (npm install @aws-sdk/client-s3 @aws-sdk/s3-request-presigner)\n' });
     });
 
     it('install the client alone with no dependency and no install script', async () => {

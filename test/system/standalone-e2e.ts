@@ -224,6 +224,6 @@ describe('standalone example', () => {
     it('refuses a bad PORT with a clear message and exit 1', async () => {
         const { code, stderr } = await runNode([STANDALONE], { cwd: ROOT, env: isolatedEnv({ PORT: 'http' }) });
         expect(code).to.equal(1);
-        expect(stderr).to.contain('PORT must be a port number');
+        expect(stderr).to.contain('PORT / --port must be a port number');
     });
 });

@@ -1,4 +1,5 @@
 import knexFactory, { type Knex } from 'knex';
+import { requireInstalled } from '../../util/optional-package';
 
 /**
  * Connections per process. node-postgres' own default; each ingest holds one for
@@ -31,5 +32,7 @@ export function postgresKnexConfig(connectionString: string): Knex.Config {
 
 /** A Knex instance for Postgres (the scale-out backend) from a `postgres://` URL. */
 export function openPostgresKnex(connectionString: string): Knex {
+    // knex loads "pg" by name; missing, it would log a stack before throwing.
+    requireInstalled(['pg'], 'the Postgres record store');
     return knexFactory(postgresKnexConfig(connectionString));
 }

@@ -405,7 +405,7 @@ describe('cli', () => {
 
         it('refuses a bad variable with exit 1 and one line naming it, before opening anything', async () => {
             const result = await cli(['serve'], { env: { PORT: 'abc' } });
-            expect(result).to.equal({ code: 1, stdout: '', stderr: 'inbox-capture: configuration: PORT must be a port number 0..65535, got "abc"\n' });
+            expect(result).to.equal({ code: 1, stdout: '', stderr: 'inbox-capture: configuration: PORT / --port must be a port number 0..65535, got "abc"\n' });
             await expect(Fs.access(Path.join(dataDir, SQLITE_FILENAME))).to.reject();
         });
 

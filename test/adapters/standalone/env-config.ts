@@ -73,9 +73,9 @@ describe('env-config', () => {
             expect(readEnvConfig({ S3_BUCKET: 'b' }).s3).to.equal({ bucket: 'b', endpoint: undefined, region: 'us-east-1', forcePathStyle: false });
         });
 
-        it('refuses a bad port with the variable\'s name and value', () => {
-            for (const [name, value] of [['PORT', 'abc'], ['PORT', '70000'], ['PORT', '-1'], ['SMTP_PORT', '25.5'], ['SMTP_PORT', '0x19']]) {
-                expect(() => readEnvConfig({ [name]: value })).to.throw(ConfigError, `${name} must be a port number 0..65535, got "${value}"`);
+        it('refuses a bad port with the variable\'s name, its flag\'s and the value', () => {
+            for (const [name, flag, value] of [['PORT', 'port', 'abc'], ['PORT', 'port', '70000'], ['PORT', 'port', '-1'], ['SMTP_PORT', 'smtp-port', '25.5'], ['SMTP_PORT', 'smtp-port', '0x19']]) {
+                expect(() => readEnvConfig({ [name]: value })).to.throw(ConfigError, `${name} / --${flag} must be a port number 0..65535, got "${value}"`);
             }
         });
 
