@@ -40,6 +40,7 @@ export interface AutoRelayOptions extends Omit<DeliveryTimingOptions, 'timeoutMs
  */
 export function startAutoRelay(capture: Pick<InboxCapture, 'recordStore' | 'blobStore' | 'routeDeliveries'>, options: AutoRelayOptions): OutboxDispatcher {
     const { relay, matches, relayTimeoutMs, ...timing } = options;
+    const log = options.log ?? (() => undefined);
     const dispatcher = startOutboxDispatcher({
         ...timing,
         recordStore: capture.recordStore,
@@ -57,6 +58,8 @@ export function startAutoRelay(capture: Pick<InboxCapture, 'recordStore' | 'blob
                 return { ok: true };
             }
             catch (err) {
+                // Every refusal is logged with the relay's reply (it is retried, so this is once per attempt).
+                log(`auto-relay of ${record.messageId} to ${record.recipient} failed; retried with backoff`, err);
                 return { ok: false, error: err instanceof Error ? err.message : String(err) };
             }
         }

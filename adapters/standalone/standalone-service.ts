@@ -57,9 +57,10 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
     // Thousands of idle connections ending at once must not hold /health up (docs/guarantees.md).
     resetSilentConnections(server.listener);
     // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }. hapi
-    // reports every 500 on the `error` channel; the plugin logs a 503's cause on the request (`app`).
+    // reports every 500 on the `error` channel; the plugin logs a 503's cause on the request
+    // (`app`, tagged error), and a relay's refusal behind a 502 (tagged warning).
     server.events.on({ name: 'request', channels: ['error', 'app'] }, (request, event, tags) => {
-        if (event.channel === 'error' || tags.error) {
+        if (event.channel === 'error' || tags.error || tags.warning) {
             log(`${request.method.toUpperCase()} ${request.path} failed`, event.error ?? event.data);
         }
     });
