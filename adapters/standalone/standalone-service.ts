@@ -88,7 +88,7 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         // /mcp (the MCP server for agents) is on by default; its new_inbox makes addresses at the mail domain.
         await server.register({
             plugin,
-            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}) }
+            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}) }
         });
 
         // People opening the service's address get the web interface (docs/ui.md).
