@@ -8,6 +8,7 @@ export type InboxCaptureErrorCode =
     | 'DUPLICATE_KEY'
     | 'UNKNOWN_KEY'
     | 'INVALID_INPUT'
+    | 'LIMIT_REACHED'
     | 'BLOB_STORE_FAILED'
     | 'RECIPIENT_NOT_ALLOWED'
     | 'RELAY_FAILED'

@@ -184,8 +184,12 @@ export interface RecordStore {
     /** Removes deliveries of `kind` stored before `createdBefore` (Unix ms), whatever their target; answers how many. */
     dropDeliveriesBefore?(kind: DeliveryKind, createdBefore: number): Promise<number>;
 
-    /** Optional (faults need it): stores a fault rule (docs/api.md, "Faults"). */
-    saveFaultRule?(rule: FaultRule): Promise<void>;
+    /**
+     * Optional (faults need it): stores a fault rule (docs/api.md, "Faults"). `admit`, given
+     * every rule kept, may throw to refuse it; it runs in the same write as the insert, with
+     * other creates held off, so a limit it enforces holds under concurrent creates.
+     */
+    saveFaultRule?(rule: FaultRule, admit?: (kept: FaultRule[]) => void): Promise<void>;
 
     /** Every fault rule, oldest first. */
     listFaultRules?(): Promise<FaultRule[]>;

@@ -5,6 +5,7 @@ import { deletedFaultSchema, deletedFaultsSchema, errorResponses, faultListSchem
 import type { DeletedFaultsView, DeletedFaultView, FaultListView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
+import { isInboxCaptureError } from '../../../lib/errors';
 import { faultInScope } from '../../../lib/service/key-scope';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_FAULTS, type RouteContext } from '../route-context';
@@ -44,7 +45,16 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
             throw apiError(403, 'FORBIDDEN');
         }
 
-        return h.response(await faults.create(input)).code(201);
+        try {
+            return h.response(await faults.create(input, keyScopeOf(request))).code(201);
+        }
+        catch (err) {
+            if (isInboxCaptureError(err, 'LIMIT_REACHED')) {
+                throw apiError(409, 'FAULT_LIMIT_REACHED');
+            }
+
+            throw err;
+        }
     };
 
     const list = async (request: Request): Promise<FaultListView> => ({ faults: await faults.list(keyScopeOf(request)) });
@@ -61,7 +71,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
 
     const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
     const tags = [API_TAG, GROUP_FAULTS];
-    const errors = (more: Record<number, readonly ('FORBIDDEN' | 'NOT_FOUND' | 'VALIDATION_ERROR')[]> = {}) =>
+    const errors = (more: Record<number, readonly ('FORBIDDEN' | 'NOT_FOUND' | 'VALIDATION_ERROR' | 'FAULT_LIMIT_REACHED')[]> = {}) =>
         errorResponses({ ...more, 401: ['UNAUTHORIZED'], ...SERVER_ERRORS });
 
     return [
@@ -72,7 +82,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags,
                 description: 'Create a fault rule: the SMTP listener misbehaves on purpose',
-                notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted. A read-only key is 403; a key with an inbox prefix must name a `match.inbox` inside it (else 403). Errors take precedence in this order: 401, VALIDATION_ERROR, 403.',
+                notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted. A read-only key is 403; a key with an inbox prefix must name a `match.inbox` inside it (else 403). At most 1000 rules are kept, and at most 100 for the inboxes of one key prefix: past either, 409 FAULT_LIMIT_REACHED. Errors take precedence in this order: 401, VALIDATION_ERROR, 403, 409.',
                 validate: { payload: faultRuleInputSchema },
                 plugins: {
                     ...routeAccess({ access: 'change' }),
@@ -81,7 +91,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                         security: BEARER_SECURITY,
                         responses: {
                             201: { description: 'The rule, with its id and remaining uses', schema: faultRuleSchema },
-                            ...errors({ 400: ['VALIDATION_ERROR'], 403: ['FORBIDDEN'] })
+                            ...errors({ 400: ['VALIDATION_ERROR'], 403: ['FORBIDDEN'], 409: ['FAULT_LIMIT_REACHED'] })
                         }
                     }
                 }
