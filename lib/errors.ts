@@ -12,6 +12,7 @@ export type InboxCaptureErrorCode =
     | 'BLOB_STORE_FAILED'
     | 'RECIPIENT_NOT_ALLOWED'
     | 'RELAY_FAILED'
+    | 'TOO_MANY_HOPS'
     | 'RECORD_STORE_UNAVAILABLE';
 
 /** A failure with a stable code; `message` is for logs, never for clients. */

@@ -203,6 +203,14 @@ export interface RecordStore {
      */
     claimFaultRule?(id: string): Promise<number | null>;
 
+    /**
+     * Optional (auto-relay's loop guard needs it): takes each of `keys` for `deliveryId`
+     * unless another delivery holds it; true when all are this delivery's (new, or taken by
+     * an earlier attempt of it), once across every process sharing the store. Keys older
+     * than `forgetBefore` (Unix ms) are dropped first.
+     */
+    claimRelayKeys?(keys: readonly string[], deliveryId: string, now: number, forgetBefore: number): Promise<boolean>;
+
     /** Releases connections. */
     close(): Promise<void>;
 }
