@@ -8,9 +8,11 @@ export type InboxCaptureErrorCode =
     | 'DUPLICATE_KEY'
     | 'UNKNOWN_KEY'
     | 'INVALID_INPUT'
+    | 'LIMIT_REACHED'
     | 'BLOB_STORE_FAILED'
     | 'RECIPIENT_NOT_ALLOWED'
     | 'RELAY_FAILED'
+    | 'TOO_MANY_HOPS'
     | 'RECORD_STORE_UNAVAILABLE';
 
 /** A failure with a stable code; `message` is for logs, never for clients. */

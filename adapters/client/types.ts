@@ -154,6 +154,7 @@ export type ApiErrorCode =
     | 'RECIPIENT_NOT_ALLOWED'
     | 'RELAY_NOT_CONFIGURED'
     | 'RELAY_FAILED'
+    | 'FAULT_LIMIT_REACHED'
     | 'SERVICE_UNAVAILABLE'
     | 'INTERNAL_ERROR';
 

@@ -12,6 +12,7 @@ import {
 import { webhookKey } from '../webhooks/webhook-secret';
 import type { WebhookTarget } from '../webhooks/webhook-target';
 import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../mcp/mail-domain';
+import { mcpOriginsSchema } from './mcp-origin';
 import { relayOptionsSchema, type RelayOptions } from '../relay/relay-options';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
@@ -87,6 +88,8 @@ export interface InboxCapturePluginOptions {
     mcp?: boolean;
     /** The domain of the addresses MCP's new_inbox makes (default `inbox-capture.test`). */
     mailDomain?: string;
+    /** Origins (`https://agent.example`) whose browser pages may call /mcp (default none: only clients that send no `Origin`). */
+    mcpOrigins?: string[];
     /** A real SMTP server captured mail may be released to (docs/api.md, "Release"; default none). */
     relay?: RelayOptions;
 }
@@ -106,6 +109,7 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     webhookDelivery: Required<WebhookDeliveryOptions>;
     mcp: boolean;
     mailDomain: string;
+    mcpOrigins: string[];
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -159,6 +163,7 @@ export const optionsSchema = Joi.object({
     ui: Joi.boolean().default(true),
     mcp: Joi.boolean().default(true),
     mailDomain: mailDomainSchema.default(DEFAULT_MAIL_DOMAIN),
+    mcpOrigins: mcpOriginsSchema,
     webhooks: Joi.array().items(Joi.object({
         url: Joi.string().uri({ scheme: ['http', 'https'] }).max(MAX_WEBHOOK_URL_LENGTH).required(),
         // `whsec_<base64>` or plain text (docs/api.md, "Webhooks"); a malformed whsec_ fails at registration.

@@ -135,7 +135,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             ];
             if (options.mcp) {
                 const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });
-                keyed.push(...mcpRoutes({ ...context, mailDomain: options.mailDomain, version, log }));
+                keyed.push(...mcpRoutes({ ...context, mailDomain: options.mailDomain, origins: options.mcpOrigins, version, log }));
             }
 
             assertAccessDeclared(keyed);

@@ -5,7 +5,9 @@
  */
 
 import { startOutboxDispatcher, type DeliveryTimingOptions, type OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher';
+import { isInboxCaptureError } from '../../lib/errors';
 import { relayEmail, type Relay } from '../../lib/relay/relay';
+import { MAX_RELAY_HOPS, RELAY_MEMORY_MS, relayKeys } from '../../lib/relay/relay-loop';
 import { routeDispatcher } from '../../lib/outbox/route-dispatcher';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import type { EmailDraft, EmailRecord } from '../../lib/types';
@@ -40,6 +42,7 @@ export interface AutoRelayOptions extends Omit<DeliveryTimingOptions, 'timeoutMs
  */
 export function startAutoRelay(capture: Pick<InboxCapture, 'recordStore' | 'blobStore' | 'routeDeliveries'>, options: AutoRelayOptions): OutboxDispatcher {
     const { relay, matches, relayTimeoutMs, ...timing } = options;
+    const log = options.log ?? (() => undefined);
     const dispatcher = startOutboxDispatcher({
         ...timing,
         recordStore: capture.recordStore,
@@ -47,16 +50,32 @@ export function startAutoRelay(capture: Pick<InboxCapture, 'recordStore' | 'blob
         targets: [RELAY_TARGET],
         // Connect, greeting, AUTH, MAIL, RCPT and DATA each get the relay's deadline; the lease covers three.
         timeoutMs: 3 * (relayTimeoutMs ?? DEFAULT_RELAY_TIMEOUT_MS),
-        async attempt(_delivery, record) {
+        async attempt(delivery, record) {
             try {
                 // Asked when the delivery is first due, just after the commit: what does not match is done.
-                if (relay.allow.allows(record.recipient) && await matches(record)) {
-                    await relayEmail(relay, capture.blobStore, record);
+                if (!relay.allow.allows(record.recipient) || !await matches(record)) {
+                    return { ok: true };
                 }
 
+                // A copy of a message already relayed to this recipient came back (a relay routing it
+                // here again): done without sending, or it would go round for ever.
+                const now = Date.now();
+                if (capture.recordStore.claimRelayKeys && !await capture.recordStore.claimRelayKeys(relayKeys(record), delivery.id, now, now - RELAY_MEMORY_MS)) {
+                    log(`auto-relay of ${record.messageId} to ${record.recipient} skipped: that message was relayed to that recipient before (a relay loop?)`);
+                    return { ok: true };
+                }
+
+                await relayEmail(relay, capture.blobStore, record, undefined, { maxHops: MAX_RELAY_HOPS });
                 return { ok: true };
             }
             catch (err) {
+                if (isInboxCaptureError(err, 'TOO_MANY_HOPS')) {
+                    log(`auto-relay of ${record.messageId} to ${record.recipient} skipped`, err);
+                    return { ok: true };
+                }
+
+                // Every refusal is logged with the relay's reply (it is retried, so this is once per attempt).
+                log(`auto-relay of ${record.messageId} to ${record.recipient} failed; retried with backoff`, err);
                 return { ok: false, error: err instanceof Error ? err.message : String(err) };
             }
         }

@@ -8,6 +8,7 @@ import { MissingPackageError, requireInstalled } from '../../lib/util/optional-p
 import type { RetentionOptions } from '../../lib/service/retention';
 import { readRetentionEnv } from './retention-config';
 import { mailDomainSchema } from '../mcp/mail-domain';
+import { mcpOriginsSchema } from '../hapi/mcp-origin';
 import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 import { readRelayEnv } from '../relay/relay-env';
@@ -53,6 +54,8 @@ export interface EnvConfig {
     mailDomain?: string;
     /** INBOX_CAPTURE_RELAY_*: the plugin's `relay` option (absent: no relay). */
     relay?: RelayOptions;
+    /** INBOX_CAPTURE_MCP_ORIGINS: the plugin's `mcpOrigins` (absent: its default, none). */
+    mcpOrigins?: string[];
 }
 
 /** A configuration mistake; its message names the variable and what is wrong, for humans. */
@@ -172,6 +175,16 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     const mailDomain = readMailDomain(env);
     if (mailDomain !== undefined) {
         config.mailDomain = mailDomain;
+    }
+
+    const mcpOrigins = read(env, 'INBOX_CAPTURE_MCP_ORIGINS');
+    if (mcpOrigins !== undefined) {
+        const { value, error } = mcpOriginsSchema.validate(mcpOrigins.split(',').map((o) => o.trim()).filter((o) => o !== ''));
+        if (error) {
+            throw new ConfigError(`INBOX_CAPTURE_MCP_ORIGINS must be comma-separated origins such as https://agent.example: ${error.message}`);
+        }
+
+        config.mcpOrigins = value as string[];
     }
 
     const relay = readRelayEnv((name) => read(env, name), (message) => {

@@ -60,9 +60,10 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
     // Thousands of idle connections ending at once must not hold /health up (docs/guarantees.md).
     resetSilentConnections(server.listener);
     // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }. hapi
-    // reports every 500 on the `error` channel; the plugin logs a 503's cause on the request (`app`).
+    // reports every 500 on the `error` channel; the plugin logs a 503's cause on the request
+    // (`app`, tagged error), and a relay's refusal behind a 502 (tagged warning).
     server.events.on({ name: 'request', channels: ['error', 'app'] }, (request, event, tags) => {
-        if (event.channel === 'error' || tags.error) {
+        if (event.channel === 'error' || tags.error || tags.warning) {
             log(`${request.method.toUpperCase()} ${request.path} failed`, event.error ?? event.data);
         }
     });
@@ -90,7 +91,7 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         // /mcp (the MCP server for agents) is on by default; its new_inbox makes addresses at the mail domain.
         await server.register({
             plugin,
-            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}) }
+            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}) }
         });
 
         // People opening the service's address get the web interface (docs/ui.md).

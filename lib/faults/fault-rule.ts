@@ -56,6 +56,8 @@ export const MAX_FAULT_DELAY_MS = 60_000;
 export const MAX_FAULT_TEXT = 512;
 /** Rules kept at once: every command of every session looks at them. */
 export const MAX_FAULT_RULES = 1_000;
+/** Rules kept at once for the inboxes of one key prefix, so one team's key cannot use up the rest. */
+export const MAX_FAULT_RULES_PER_PREFIX = 100;
 
 function invalid(message: string): never {
     throw new InboxCaptureError('INVALID_INPUT', `fault rule: ${message}`);

@@ -11,7 +11,7 @@ import type { InboxFromAddress } from '../ingest/recipients';
 import type { RecordStore } from '../record-store/record-store';
 import { faultInScope, type InboxScope } from '../service/key-scope';
 import { faultMatches, type FaultFacts } from './fault-matching';
-import { checkFaultRuleInput, MAX_FAULT_RULES, toFaultRule, type FaultRule, type FaultRuleInput, type FaultStage } from './fault-rule';
+import { checkFaultRuleInput, MAX_FAULT_RULES, MAX_FAULT_RULES_PER_PREFIX, toFaultRule, type FaultRule, type FaultRuleInput, type FaultStage } from './fault-rule';
 
 /** What one command gets instead of (or before) its normal reply. */
 export interface FaultAction {
@@ -26,8 +26,12 @@ export interface FaultAction {
 
 /** The fault rules of one service. */
 export interface Faults {
-    /** Stores a rule (INVALID_INPUT when malformed or when MAX_FAULT_RULES are kept); answers it with its id. */
-    create(input: FaultRuleInput): Promise<FaultRule>;
+    /**
+     * Stores a rule made with a key of `scope` (default: full access); answers it with its id.
+     * INVALID_INPUT when malformed; LIMIT_REACHED when MAX_FAULT_RULES are kept, or
+     * MAX_FAULT_RULES_PER_PREFIX for the inboxes of the scope's prefix.
+     */
+    create(input: FaultRuleInput, scope?: InboxScope): Promise<FaultRule>;
     /** Every rule `scope` reaches (default: all; docs/api.md, "Keys with a scope"), oldest first. */
     list(scope?: InboxScope): Promise<FaultRule[]>;
     /** Deletes one rule; false when none has that id or `scope` does not reach it. */
@@ -70,6 +74,18 @@ function storeOf(recordStore: RecordStore): FaultStore | null {
         deleteFaultRules: deleteFaultRules.bind(recordStore),
         claimFaultRule: claimFaultRule.bind(recordStore)
     };
+}
+
+/** Throws LIMIT_REACHED when one more rule would pass the limit in all, or that of the scope's prefix. */
+function checkFaultLimits(kept: readonly FaultRule[], scope: InboxScope | undefined): void {
+    if (kept.length >= MAX_FAULT_RULES) {
+        throw new InboxCaptureError('LIMIT_REACHED', `faults: at most ${MAX_FAULT_RULES} rules are kept; delete some first`);
+    }
+
+    const prefix = scope?.inboxPrefix;
+    if (prefix && kept.filter((r) => faultInScope(scope, r.match)).length >= MAX_FAULT_RULES_PER_PREFIX) {
+        throw new InboxCaptureError('LIMIT_REACHED', `faults: at most ${MAX_FAULT_RULES_PER_PREFIX} rules are kept for the inboxes of the prefix "${prefix}"; delete some first`);
+    }
 }
 
 /** The fault rules over `options.recordStore` (none, and create() refused, when it keeps no rules). */
@@ -128,16 +144,13 @@ export function createFaults(options: FaultsOptions): Faults {
     };
 
     return {
-        async create(input) {
+        async create(input, scope) {
             checkFaultRuleInput(input);
             const faultStore = required();
-            if ((await faultStore.listFaultRules()).length >= MAX_FAULT_RULES) {
-                throw new InboxCaptureError('INVALID_INPUT', `fault rule: at most ${MAX_FAULT_RULES} rules are kept`);
-            }
-
             const { id, createdAt } = nextFaultId();
             const rule = toFaultRule(input, id, createdAt);
-            await faultStore.saveFaultRule(rule);
+            // Counted in the insert's own write: concurrent creates cannot all slip under a limit.
+            await faultStore.saveFaultRule(rule, (kept) => checkFaultLimits(kept, scope));
             invalidate();
             return rule;
         },

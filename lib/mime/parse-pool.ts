@@ -14,12 +14,14 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorkerScript } from '../util/worker-script';
 import { DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS } from '../service/defaults';
+import type { HeaderField } from './header-fields';
 import { emptyParsedMessage, type ParsedAttachment, type ParsedMessage } from './parse';
 
-/** What the main thread posts to a worker. */
+/** What the main thread posts to a worker: a whole message, or a header section alone (`headers`). */
 export interface ParseRequest {
     id: number;
     raw: Uint8Array;
+    kind?: 'headers';
 }
 
 /** What a worker posts back: a ParsedMessage whose error is plain data. */
@@ -31,10 +33,18 @@ export interface ParseReply {
     };
 }
 
+/** What a worker posts back for a header section. */
+export interface HeadersReply {
+    id: number;
+    headers: HeaderField[];
+}
+
 /** Parses messages in worker threads. */
 export interface ParsePool {
     /** parseMessage()'s result, or an abandoned one past the deadline; rejects when the worker dies or the pool is closed. */
     parse(raw: Buffer): Promise<ParsedMessage>;
+    /** parseHeaderFields() of a header section, in a worker; rejects past the deadline, when the worker dies or the pool is closed. */
+    parseHeaders(section: Buffer): Promise<HeaderField[]>;
     /** Terminates the workers; parses under way and waiting reject. */
     close(): Promise<void>;
 }
@@ -52,7 +62,8 @@ export interface ParsePoolOptions {
 interface Job {
     id: number;
     raw: Buffer;
-    resolve(parsed: ParsedMessage): void;
+    kind?: 'headers';
+    resolve(result: ParsedMessage | HeaderField[]): void;
     reject(err: Error): void;
 }
 
@@ -96,7 +107,7 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
             takeJob(slot)?.reject(err);
             pump();
         };
-        started.on('message', (reply: ParseReply | { ready: true }) => {
+        started.on('message', (reply: ParseReply | HeadersReply | { ready: true }) => {
             if ('ready' in reply) {
                 slot.ready = true;
                 startDeadline(slot);
@@ -109,7 +120,7 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
 
             const job = takeJob(slot)!;
             started.unref();
-            job.resolve(fromReply(reply));
+            job.resolve('headers' in reply ? reply.headers : fromReply(reply));
             pump();
         });
         started.on('error', (err) => fail(err));
@@ -119,11 +130,14 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
         return slot;
     };
 
-    // Past the deadline: the worker is replaced, the message goes on unparsed.
+    // Past the deadline: the worker is replaced, the message goes on unparsed (a header section's reader gets an error).
     const abandon = (slot: Slot) => {
         const job = takeJob(slot);
         retire(slot);
-        if (job) {
+        if (job?.kind === 'headers') {
+            job.reject(new Error(`parsing a header section took longer than ${timeoutMs} ms and was abandoned`));
+        }
+        else if (job) {
             const parsed = emptyParsedMessage();
             parsed.abandoned = true;
             parsed.error = new Error(`the parse took longer than ${timeoutMs} ms and was abandoned`);
@@ -158,22 +172,25 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
             // A copy the worker owns, moved rather than cloned: the caller keeps `raw` to store it.
             const copy = new Uint8Array(job.raw.length);
             copy.set(job.raw);
-            const request: ParseRequest = { id: job.id, raw: copy };
+            const request: ParseRequest = { id: job.id, raw: copy, ...(job.kind ? { kind: job.kind } : {}) };
             slot.worker.postMessage(request, [copy.buffer]);
         }
     };
 
-    return {
-        parse(raw) {
-            if (closed) {
-                return Promise.reject(new Error('the parse pool is closed'));
-            }
+    const enqueue = <T extends ParsedMessage | HeaderField[]>(raw: Buffer, kind?: 'headers'): Promise<T> => {
+        if (closed) {
+            return Promise.reject(new Error('the parse pool is closed'));
+        }
 
-            return new Promise<ParsedMessage>((resolve, reject) => {
-                queue.push({ id: nextId++, raw, resolve, reject });
-                pump();
-            });
-        },
+        return new Promise<T>((resolve, reject) => {
+            queue.push({ id: nextId++, raw, ...(kind ? { kind } : {}), resolve: resolve as Job['resolve'], reject });
+            pump();
+        });
+    };
+
+    return {
+        parse: (raw) => enqueue<ParsedMessage>(raw),
+        parseHeaders: (section) => enqueue<HeaderField[]>(section, 'headers'),
 
         async close() {
             closed = true;

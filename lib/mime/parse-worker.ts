@@ -1,5 +1,5 @@
 /**
- * The parse pool's worker (parse-pool.ts): parses one raw message at a time with
+ * The parse pool's worker (parse-pool.ts): parses one raw message (or header section) at a time with
  * parse.ts, finds its links and codes and folds its searched text, and posts the result
  * back, attachment contents transferred, not copied. Off the main thread, mailparser's whole-part decoding of a
  * long text (one string built in one step) and the search of it do not stall the
@@ -10,7 +10,8 @@ import { parentPort } from 'node:worker_threads';
 import { linksAndCodesOf } from '../extract/links-and-codes';
 import { searchTextOf } from '../extract/search-text';
 import { emailText, parseMessage } from './parse';
-import type { ParseRequest, ParseReply } from './parse-pool';
+import { parseHeaderFields } from './header-fields';
+import type { HeadersReply, ParseRequest, ParseReply } from './parse-pool';
 
 // The event loop comes first on a small machine: on Linux a nice value is per thread
 // (setpriority of "process 0" is the calling thread), so this lowers the worker only;
@@ -33,7 +34,13 @@ if (port) {
     port.postMessage({ ready: true });
 }
 
-async function answer({ id, raw }: ParseRequest): Promise<void> {
+async function answer({ id, raw, kind }: ParseRequest): Promise<void> {
+    if (kind === 'headers') {
+        const reply: HeadersReply = { id, headers: parseHeaderFields(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)) };
+        port?.postMessage(reply);
+        return;
+    }
+
     const parsed = await parseMessage(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
     const transfer: ArrayBuffer[] = [];
     const attachments = parsed.attachments.map((attachment) => {

@@ -184,8 +184,12 @@ export interface RecordStore {
     /** Removes deliveries of `kind` stored before `createdBefore` (Unix ms), whatever their target; answers how many. */
     dropDeliveriesBefore?(kind: DeliveryKind, createdBefore: number): Promise<number>;
 
-    /** Optional (faults need it): stores a fault rule (docs/api.md, "Faults"). */
-    saveFaultRule?(rule: FaultRule): Promise<void>;
+    /**
+     * Optional (faults need it): stores a fault rule (docs/api.md, "Faults"). `admit`, given
+     * every rule kept, may throw to refuse it; it runs in the same write as the insert, with
+     * other creates held off, so a limit it enforces holds under concurrent creates.
+     */
+    saveFaultRule?(rule: FaultRule, admit?: (kept: FaultRule[]) => void): Promise<void>;
 
     /** Every fault rule, oldest first. */
     listFaultRules?(): Promise<FaultRule[]>;
@@ -198,6 +202,14 @@ export interface RecordStore {
      * answers the uses left (the rule is deleted at 0), or null when it had none left or is gone.
      */
     claimFaultRule?(id: string): Promise<number | null>;
+
+    /**
+     * Optional (auto-relay's loop guard needs it): takes each of `keys` for `deliveryId`
+     * unless another delivery holds it; true when all are this delivery's (new, or taken by
+     * an earlier attempt of it), once across every process sharing the store. Keys older
+     * than `forgetBefore` (Unix ms) are dropped first.
+     */
+    claimRelayKeys?(keys: readonly string[], deliveryId: string, now: number, forgetBefore: number): Promise<boolean>;
 
     /** Releases connections. */
     close(): Promise<void>;

@@ -8,11 +8,18 @@ import { InboxCaptureError } from '../errors';
 /** Longest pattern, characters: an address's own limit (RFC 5321 section 4.5.3.1.3). */
 const MAX_PATTERN_LENGTH = 254;
 
+/**
+ * Local parts a domain pattern never covers: `%` and `!` route mail onwards on relays
+ * that still honour the percent hack and bang paths, a quote can hide an `@`, and a
+ * source route (`@a.test:bob@b.test`) names hops. Only an exact address lets them by.
+ */
+const ROUTING_LOCAL_PART = /[%!"\\:]|^@/;
+
 /** The relay's allow-list, checked. */
 export interface RelayAllowList {
     /** The patterns as given, lowercased. */
     readonly patterns: readonly string[];
-    /** True when `address` is one of the listed addresses or at one of the listed domains (case-insensitive). */
+    /** True when `address` is one of the listed addresses, or at a listed domain with a plain local part (case-insensitive). */
     allows(address: string): boolean;
 }
 
@@ -45,7 +52,11 @@ export function parseRelayAllowList(patterns: readonly string[]): RelayAllowList
         allows(address) {
             const lower = address.trim().toLowerCase();
             const at = lower.lastIndexOf('@');
-            return at > 0 && (addresses.has(lower) || domains.has(lower.slice(at + 1)));
+            if (at <= 0) {
+                return false;
+            }
+
+            return addresses.has(lower) || (!ROUTING_LOCAL_PART.test(lower.slice(0, at)) && domains.has(lower.slice(at + 1)));
         }
     };
 }

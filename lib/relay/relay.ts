@@ -8,6 +8,7 @@ import { InboxCaptureError } from '../errors';
 import type { BlobStore } from '../blob-store/blob-store';
 import type { EmailRecord } from '../types';
 import type { RelayAllowList } from './allow-list';
+import { countReceivedFields } from './relay-loop';
 
 /** Sends one message as it is over SMTP: the adapter's (adapters/relay). */
 export interface RelayTransport {
@@ -23,13 +24,19 @@ export interface Relay {
     allow: RelayAllowList;
 }
 
+/** How one relay is bounded beyond the allow-list. */
+export interface RelayEmailOptions {
+    /** Refuse (TOO_MANY_HOPS) a message with this many `Received:` fields or more (default: no bound). */
+    maxHops?: number;
+}
+
 /**
  * Sends the stored raw message of `record` to `to` (default: its recipient) with its
  * sender as MAIL FROM. Throws RECIPIENT_NOT_ALLOWED before anything is sent when the
  * allow-list refuses any address, and RELAY_FAILED when the relay does; answers the
  * recipients it went to.
  */
-export async function relayEmail(relay: Relay, blobStore: BlobStore, record: EmailRecord, to?: readonly string[]): Promise<string[]> {
+export async function relayEmail(relay: Relay, blobStore: BlobStore, record: EmailRecord, to?: readonly string[], options: RelayEmailOptions = {}): Promise<string[]> {
     const recipients = [...new Set((to ?? [record.recipient]).map((a) => a.trim()))];
     if (recipients.length === 0 || !recipients.every((address) => relay.allow.allows(address))) {
         throw new InboxCaptureError('RECIPIENT_NOT_ALLOWED', 'the relay allow-list does not name every recipient');
@@ -46,8 +53,13 @@ export async function relayEmail(relay: Relay, blobStore: BlobStore, record: Ema
         chunks.push(chunk as Buffer);
     }
 
+    const raw = Buffer.concat(chunks);
+    if (options.maxHops !== undefined && countReceivedFields(raw) >= options.maxHops) {
+        throw new InboxCaptureError('TOO_MANY_HOPS', `${record.messageId} has ${options.maxHops} or more Received fields: a loop, not relayed`);
+    }
+
     try {
-        await relay.transport.send({ from: record.sender, to: recipients }, Buffer.concat(chunks));
+        await relay.transport.send({ from: record.sender, to: recipients }, raw);
     }
     catch (err) {
         throw new InboxCaptureError('RELAY_FAILED', `the relay did not take ${record.messageId}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });

@@ -5,14 +5,14 @@ import { ORPHAN_GRACE_MS } from './defaults';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { BlobStore, DownloadLink } from '../blob-store/blob-store';
 import { InboxCaptureError } from '../errors';
-import { parseHeaderFields, type HeaderField } from '../mime/header-fields';
-import { readHeaderSection } from '../mime/header-section';
+import type { HeaderField } from '../mime/header-fields';
 import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from '../ingest/ingest';
 import { generateApiKey, hashApiKey } from './keys';
 import { createMessageBudget, type MessageBudget } from './message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from '../long-poll/poller';
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
+import { createHeaderReader } from './header-reader';
 import { createFaults, type Faults } from '../faults/faults';
 import type { DeliveryKind, RecordStore } from '../record-store/record-store';
 import type { SearchTerm } from '../search/search-query';
@@ -123,6 +123,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
     // The service's own: every ingest and the SMTP sessions of a listener built on it share it.
     const messageBudget = createMessageBudget(settings.maxMessageBytesInFlight);
     const parsePool = createParsePool({ size: settings.parseWorkers, timeoutMs: settings.parseTimeoutMs, workerFile: settings.parseWorkerFile });
+    const readHeaders = createHeaderReader(blobStore, (section) => parsePool.parseHeaders(section));
     const faults = createFaults({ recordStore, inboxFromAddress: settings.inboxFromAddress, refreshMs: settings.faultRefreshMs });
     const senders = createDeliverySenders();
     const ingestContext: IngestContext = {
@@ -209,13 +210,7 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
                 return null;
             }
 
-            const raw = await blobStore.get(record.rawKey);
-            if (!raw) {
-                // Blobs are written before their record and deleted after it: this is a bug or a lost disk.
-                throw new InboxCaptureError('BLOB_STORE_FAILED', `the raw message of ${record.messageId} is missing`);
-            }
-
-            return parseHeaderFields(await readHeaderSection(raw));
+            return readHeaders(record);
         },
 
         listInboxes(query) {

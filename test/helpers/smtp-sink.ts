@@ -27,6 +27,8 @@ export interface SmtpSink {
 export interface SmtpSinkOptions {
     tls?: { key: Buffer; cert: Buffer };
     auth?: { user: string; pass: string };
+    /** Called with each message once it is answered 250, as a relay passes mail on after taking it. */
+    onMessage?: (message: SunkMessage) => void;
 }
 
 /** Starts an smtp-server on a free loopback port that records every message. */
@@ -58,14 +60,16 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
                     return;
                 }
 
-                received.push({
+                const message: SunkMessage = {
                     from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
                     to: session.envelope.rcptTo.map((r) => r.address),
                     raw: Buffer.concat(chunks),
                     secure: session.secure,
                     ...(typeof session.user === 'string' ? { user: session.user } : {})
-                });
+                };
+                received.push(message);
                 callback();
+                options.onMessage?.(message);
             });
         }
     };

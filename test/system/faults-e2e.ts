@@ -117,6 +117,19 @@ describe('faults end to end', () => {
             await stores?.cleanup();
         });
 
+        it('200 concurrent creates split between the instances at 990 rules leave exactly 1,000', async () => {
+            for (let i = 0; i < 990; i++) {
+                await a.capture.faults.create({ stage: 'data', match: { recipient: `filler-${i}` }, reply: { code: 451 } });
+            }
+
+            const burst = await Promise.all(Array.from({ length: 200 }, (_, i) => [a, b][i % 2]!.capture.faults.create({ stage: 'data', match: { recipient: `burst-${i}` }, reply: { code: 451 } })
+                .then(() => 'made', (err: { code?: string }) => err.code)));
+            expect(burst.filter((m) => m === 'made').length).to.equal(10);
+            expect(burst.filter((m) => m === 'LIMIT_REACHED').length).to.equal(190);
+            expect((await b.capture.faults.list()).length).to.equal(1_000);
+            expect(await a.capture.faults.deleteAll()).to.equal(1_000);
+        });
+
         it('`times: 5` faults exactly 5 of 40 concurrent deliveries split between the instances, then the rule is gone from both', async () => {
             const rule = await a.capture.faults.create({ stage: 'rcpt', match: { inbox: 'burst' }, reply: { code: 451, message: 'Rate limited' }, times: 5 });
             await waitUntil('the second instance sees the rule', async () => (await b.capture.faults.list()).some((r) => r.id === rule.id) && b.capture.faults.armed('rcpt'));

@@ -3,7 +3,9 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { deliverRaw } from '../helpers/raw-smtp';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
+import { freePort } from '../helpers/net';
 import { waitUntil } from '../helpers/wait-until';
 
 const { expect } = Code;
@@ -89,5 +91,53 @@ describe('every 500 in the server log (standalone service)', () => {
         expect(await res.json()).to.equal({ error: 'INTERNAL_ERROR' });
         await waitUntil('the cause is logged', () => spawned.stderr().includes('GET /v1/emails failed'), { limitMs: 5_000 });
         expect(spawned.stderr()).to.match(/GET \/v1\/emails failed: .*SQLITE_(NOTADB|CORRUPT)/);
+    });
+});
+
+describe('every refused relay in the server log (standalone service)', () => {
+    let service: StandaloneService | undefined;
+    let sink: SmtpSink | undefined;
+
+    afterEach(async () => {
+        await service?.stop();
+        await sink?.close();
+        service = undefined;
+        sink = undefined;
+    });
+
+    const release = (messageId: string) => fetch(`${service!.baseUrl}/v1/emails/${encodeURIComponent(messageId)}/release`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service!.apiKey}` }
+    });
+
+    it('logs a release the relay refuses with the relay\'s reply, and one it cannot reach with the cause, never the password', async () => {
+        sink = await startSmtpSink();
+        sink.refuseNext(554, 1);
+        service = await startStandalone({ env: { INBOX_CAPTURE_RELAY_URL: sink.url(), INBOX_CAPTURE_RELAY_ALLOW: '*@example.org' } });
+        await deliver(service.smtpPort, message('refused@example.test', 'alice@example.org', 'release me'), 'alice@example.org');
+        const res = await release('refused@example.test');
+        expect(res.status).to.equal(502);
+        expect(await res.json()).to.equal({ error: 'RELAY_FAILED' });
+        await waitUntil('the refusal is logged', () => service!.spawned.stderr().includes('Refused by the test relay'), { limitMs: 5_000 });
+        expect(service.spawned.stderr()).to.match(/POST \/v1\/emails\/refused@example\.test\/release failed: InboxCaptureError: the relay did not take refused@example\.test: .*554 Refused by the test relay/);
+        await service.stop();
+
+        const closed = await freePort();
+        service = await startStandalone({ env: { INBOX_CAPTURE_RELAY_URL: `smtp://relay-user:s3cret-Pa55@127.0.0.1:${closed}`, INBOX_CAPTURE_RELAY_ALLOW: '*@example.org' } });
+        await deliver(service.smtpPort, message('unreachable@example.test', 'alice@example.org', 'release me'), 'alice@example.org');
+        const down = await release('unreachable@example.test');
+        expect(down.status).to.equal(502);
+        await waitUntil('the cause is logged', () => service!.spawned.stderr().includes('ECONNREFUSED'), { limitMs: 15_000 });
+        expect(service.spawned.stderr()).to.include(`the relay did not take unreachable@example.test`);
+        expect(service.spawned.stderr() + service.spawned.stdout()).to.not.include('s3cret-Pa55');
+    });
+
+    it('logs every refused auto-relay attempt with the relay\'s reply', async () => {
+        sink = await startSmtpSink();
+        sink.refuseNext(451, 1);
+        service = await startStandalone({ env: { INBOX_CAPTURE_RELAY_URL: sink.url(), INBOX_CAPTURE_RELAY_ALLOW: '*@example.org', INBOX_CAPTURE_RELAY_AUTO_MATCH: 'subject:logged' } });
+        await deliver(service.smtpPort, message('auto@example.test', 'bob@example.org', 'relay me'), 'bob@example.org');
+        await waitUntil('the refusal is logged', () => service!.spawned.stderr().includes('Refused by the test relay'), { limitMs: 10_000 });
+        expect(service.spawned.stderr()).to.match(/auto-relay of auto@example\.test to bob@example\.org failed; retried with backoff: InboxCaptureError: the relay did not take auto@example\.test: .*451 Refused by the test relay/);
     });
 });

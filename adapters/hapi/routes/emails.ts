@@ -1,6 +1,7 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
+import type { HeaderField } from '../../../lib/mime/header-fields';
 import type { SearchTerm } from '../../../lib/search/search-query';
 import type { RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS, tagsBodySchema } from '../api-schemas';
@@ -100,13 +101,23 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
         return serialisedJson(request, json.view, json.chunks, release);
     };
 
-    const headers = async (request: Request): Promise<HeadersView> => {
+    // Readers of one message at the same time get the same fields (the service shares the
+    // parse): their JSON is built once for all of them, not once each on the event loop.
+    const headersJson = new WeakMap<HeaderField[], Buffer>();
+    const headers = async (request: Request) => {
         const fields = await capture.getHeaders(request.params.messageId as string, keyScopeOf(request));
         if (!fields) {
             throw noSuchEmail(request.params.messageId);
         }
 
-        return { headers: fields };
+        const view: HeadersView = { headers: fields };
+        let json = headersJson.get(fields);
+        if (!json) {
+            json = Buffer.from(JSON.stringify(view));
+            headersJson.set(fields, json);
+        }
+
+        return serialisedJson(request, view, [json]);
     };
 
     const remove = async (request: Request): Promise<DeletedEmailView> => {

@@ -1,12 +1,13 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import { checkFaultRuleInput, MAX_FAULT_DELAY_MS, type FaultRuleInput } from '../../../lib/faults/fault-rule';
+import { checkFaultRuleInput, MAX_FAULT_DELAY_MS, MAX_FAULT_RULES, MAX_FAULT_RULES_PER_PREFIX, type FaultRuleInput } from '../../../lib/faults/fault-rule';
 import { deletedFaultSchema, deletedFaultsSchema, errorResponses, faultListSchema, faultMatchSchema, faultReplySchema, faultRuleSchema, SERVER_ERRORS } from '../api-schemas';
 import type { DeletedFaultsView, DeletedFaultView, FaultListView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { quoted } from '../../error-detail/detail-line';
 import { validationWords } from '../../error-detail/validation-words';
 import { apiError } from '../error-mapping';
+import { isInboxCaptureError } from '../../../lib/errors';
 import { faultInScope } from '../../../lib/service/key-scope';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_FAULTS, type RouteContext } from '../route-context';
@@ -54,7 +55,16 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
             throw apiError(403, 'FORBIDDEN', `key scope: a key limited to the prefix ${quoted(scope.inboxPrefix)} makes only rules whose match.inbox starts with it`);
         }
 
-        return h.response(await faults.create(input)).code(201);
+        try {
+            return h.response(await faults.create(input, scope)).code(201);
+        }
+        catch (err) {
+            if (isInboxCaptureError(err, 'LIMIT_REACHED')) {
+                throw apiError(409, 'FAULT_LIMIT_REACHED', `faults: the rules kept are at their limit (${MAX_FAULT_RULES} in all, ${MAX_FAULT_RULES_PER_PREFIX} for the inboxes of one key prefix); delete some first`);
+            }
+
+            throw err;
+        }
     };
 
     const list = async (request: Request): Promise<FaultListView> => ({ faults: await faults.list(keyScopeOf(request)) });
@@ -71,7 +81,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
 
     const auth = { strategy: AUTH_STRATEGY, mode: 'required' as const };
     const tags = [API_TAG, GROUP_FAULTS];
-    const errors = (more: Record<number, readonly ('FORBIDDEN' | 'NOT_FOUND' | 'VALIDATION_ERROR')[]> = {}) =>
+    const errors = (more: Record<number, readonly ('FORBIDDEN' | 'NOT_FOUND' | 'VALIDATION_ERROR' | 'FAULT_LIMIT_REACHED')[]> = {}) =>
         errorResponses({ ...more, 401: ['UNAUTHORIZED'], ...SERVER_ERRORS });
 
     return [
@@ -82,7 +92,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                 auth,
                 tags,
                 description: 'Create a fault rule: the SMTP listener misbehaves on purpose',
-                notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted. A read-only key is 403; a key with an inbox prefix must name a `match.inbox` inside it (else 403). Errors take precedence in this order: 401, VALIDATION_ERROR, 403.',
+                notes: 'At least one of `reply`, `delayMs`, `disconnect`. With `times` exactly that many matching commands get the fault, across every instance sharing the store, then the rule is gone; without it the rule stays until deleted. A read-only key is 403; a key with an inbox prefix must name a `match.inbox` inside it (else 403). At most 1000 rules are kept, and at most 100 for the inboxes of one key prefix: past either, 409 FAULT_LIMIT_REACHED. Errors take precedence in this order: 401, VALIDATION_ERROR, 403, 409.',
                 validate: { payload: faultRuleInputSchema, failAction: faultFailAction },
                 plugins: {
                     ...routeAccess({ access: 'change' }),
@@ -91,7 +101,7 @@ export function faultRoutes(context: RouteContext): ServerRoute[] {
                         security: BEARER_SECURITY,
                         responses: {
                             201: { description: 'The rule, with its id and remaining uses', schema: faultRuleSchema },
-                            ...errors({ 400: ['VALIDATION_ERROR'], 403: ['FORBIDDEN'] })
+                            ...errors({ 400: ['VALIDATION_ERROR'], 403: ['FORBIDDEN'], 409: ['FAULT_LIMIT_REACHED'] })
                         }
                     }
                 }

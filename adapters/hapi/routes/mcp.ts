@@ -4,7 +4,10 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { createMcpServer } from '../../mcp/mcp-server';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
 import { AUTH_STRATEGY } from '../auth-scheme';
+import { quoted } from '../../error-detail/detail-line';
+import { apiError } from '../error-mapping';
 import { createServiceAccess } from '../mcp-access';
+import { mcpOriginAllowed } from '../mcp-origin';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_AGENTS, type RouteContext } from '../route-context';
 
@@ -20,6 +23,8 @@ export const MAX_MCP_MESSAGE_BYTES = 1024 * 1024;
 /** What the MCP route needs beyond the other routes' context. */
 export interface McpRouteContext extends RouteContext {
     mailDomain: string;
+    /** Origins whose browser pages may call /mcp (a request with no `Origin` always may). */
+    origins: readonly string[];
     version: string;
     log: (message: string, error: unknown) => void;
 }
@@ -64,6 +69,11 @@ function toHapiResponse(h: ResponseToolkit, response: Response): ResponseObject 
  */
 export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
     const handle = async (request: Request, h: ResponseToolkit) => {
+        const { origin } = request.headers as { origin?: string };
+        if (!mcpOriginAllowed(origin, context.origins)) {
+            throw apiError(403, 'FORBIDDEN', `origin: ${quoted(origin)} may not call /mcp; list it in mcpOrigins (INBOX_CAPTURE_MCP_ORIGINS) to let a page of it`);
+        }
+
         const access = createServiceAccess({
             capture: context.capture,
             scope: keyScopeOf(request),
@@ -86,7 +96,7 @@ export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
             }
         }
 
-        // The URL is not read (no sessions, no host checks: the Bearer key is the guard); the body is the raw bytes.
+        // The URL is not read (no sessions; the Bearer key and the Origin check above are the guards); the body is the raw bytes.
         const webRequest = new Request(`http://inbox-capture${MCP_PATH}`, { method: 'POST', headers, body: request.payload as Buffer });
         return toHapiResponse(h, await transport.handleRequest(webRequest));
     };
@@ -100,7 +110,7 @@ export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
                 auth,
                 tags: [API_TAG, GROUP_AGENTS],
                 description: 'Model Context Protocol (Streamable HTTP): the tools for agents',
-                notes: 'JSON-RPC 2.0 messages of MCP, stateless: no `Mcp-Session-Id`. Tools: list_inboxes, search_emails, wait_for_email, get_email, get_attachment, delete_email, delete_inbox, new_inbox (docs/api.md). A request whose response is a stream (`text/event-stream`) stays open while its tool runs: wait_for_email up to 300 s.',
+                notes: 'JSON-RPC 2.0 messages of MCP, stateless: no `Mcp-Session-Id`. Tools: list_inboxes, search_emails, wait_for_email, get_email, get_attachment, delete_email, delete_inbox, new_inbox (docs/api.md). A request whose response is a stream (`text/event-stream`) stays open while its tool runs: wait_for_email up to 300 s. A request with an `Origin` that `mcpOrigins` does not list is 403.',
                 // The raw bytes: the transport parses JSON-RPC and answers its own errors.
                 payload: { parse: false, output: 'data', maxBytes: MAX_MCP_MESSAGE_BYTES },
                 // wait_for_email holds the request for up to 300 s.
@@ -114,7 +124,7 @@ export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
                         responses: {
                             200: { description: 'A JSON-RPC response, as `application/json` or a `text/event-stream`' },
                             202: { description: 'A notification or response from the client, accepted' },
-                            ...errorResponses({ 401: ['UNAUTHORIZED'], ...SERVER_ERRORS })
+                            ...errorResponses({ 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], ...SERVER_ERRORS })
                         }
                     }
                 }

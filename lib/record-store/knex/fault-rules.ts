@@ -7,6 +7,7 @@
 import type { Knex } from 'knex';
 import type { FaultRule, FaultStage } from '../../faults/fault-rule';
 import type { RecordStore } from '../record-store';
+import { isPostgres } from './dialect';
 import { toNumber } from './rows';
 import { IN_LIST_CHUNK } from './save-statements';
 import { SMTP_FAULTS_TABLE } from './schema';
@@ -35,10 +36,23 @@ function toRule(row: FaultRow): FaultRule {
 /** The RecordStore's fault methods on Knex; `write` is the store's write transaction (SQLite's writer line). */
 export function faultRules(knex: Knex, write: <T>(work: (trx: Knex.Transaction) => Promise<T>) => Promise<T>): FaultMethods {
     const table = SMTP_FAULTS_TABLE;
+    const pg = isPostgres(knex);
     return {
-        async saveFaultRule(rule) {
+        async saveFaultRule(rule, admit) {
             const { id, stage, remaining, createdAt, ...rest } = rule;
-            await write((trx) => trx(table).insert({ id, stage, rule: JSON.stringify(rest), remaining, created_at: createdAt }));
+            await write(async (trx) => {
+                if (admit) {
+                    // SQLite has one writer; on Postgres this lock makes concurrent creates take
+                    // turns (it lets reads and claims by) so the count they check stays true.
+                    if (pg) {
+                        await trx.raw(`LOCK TABLE ${table} IN SHARE ROW EXCLUSIVE MODE`);
+                    }
+
+                    admit((await trx(table).select('id', 'stage', 'rule', 'remaining', 'created_at') as FaultRow[]).map(toRule));
+                }
+
+                await trx(table).insert({ id, stage, rule: JSON.stringify(rest), remaining, created_at: createdAt });
+            });
         },
 
         async listFaultRules() {

@@ -33,6 +33,7 @@ import { faultRules } from './fault-rules';
 import { apiKeys } from './api-keys';
 import { tagWriter } from './tags';
 import { isPostgres } from './dialect';
+import { relayedMessages } from './relayed-messages';
 
 /** Postgres NOTIFY channel saveEmails() signals on, with the inbox as payload. */
 export const DEFAULT_NOTIFY_CHANNEL = 'inbox_capture';
@@ -305,6 +306,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
         ...deliveryOutbox({ knex, pg, write }),
         ...faultRules(knex, write),
+        ...relayedMessages(write),
 
         ...apiKeys(knex, serialize),
 

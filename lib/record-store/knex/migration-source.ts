@@ -20,6 +20,7 @@ import * as smtpFaults from './migrations/20261203000000_smtp_faults';
 import * as deliveryKinds from './migrations/20261203000100_delivery_kinds';
 import * as rawDigest from './migrations/20261205000000_raw_digest';
 import * as senderNameSearch from './migrations/20261206000000_sender_name_search';
+import * as relayedMessages from './migrations/20261207000000_relayed_messages';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -44,7 +45,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261203000000_smtp_faults': smtpFaults,
     '20261203000100_delivery_kinds': deliveryKinds,
     '20261205000000_raw_digest': rawDigest,
-    '20261206000000_sender_name_search': senderNameSearch
+    '20261206000000_sender_name_search': senderNameSearch,
+    '20261207000000_relayed_messages': relayedMessages
 };
 
 /**

@@ -31,6 +31,9 @@ export const DELIVERIES_TABLE = 'webhook_deliveries';
 /** The SMTP fault rules, with the count of uses a rule with `times` has left. */
 export const SMTP_FAULTS_TABLE = 'smtp_faults';
 
+/** What auto-relay sent: a row per (message, recipient), so a copy that comes back is not sent again. */
+export const RELAYED_MESSAGES_TABLE = 'relayed_messages';
+
 /** The columns of `emails` a record is read from (rows.ts maps them). */
 export const EMAIL_COLUMNS = [
     'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',

@@ -40,6 +40,20 @@ describe('options-schema', () => {
         });
     });
 
+    describe('validateOptions() of mcpOrigins', () => {
+
+        it('lists no origin by default, and keeps each given one as its origin, lowercased', () => {
+            expect(validateOptions({}).mcpOrigins).to.equal([]);
+            expect(validateOptions({ mcpOrigins: ['https://Agent.Example', 'http://127.0.0.1:5173'] }).mcpOrigins).to.equal(['https://agent.example', 'http://127.0.0.1:5173']);
+        });
+
+        it('refuses what is not an origin', () => {
+            for (const bad of ['agent.example', 'https://agent.example/path', 'https://agent.example/', 'ftp://agent.example', 'https://user@agent.example', '*']) {
+                expect(invalid({ mcpOrigins: [bad] }), bad).to.contain('"mcpOrigins[0]"');
+            }
+        });
+    });
+
     describe('validateOptions() of retention', () => {
 
         it('leaves retention off by default, and its interval to the service (which owns the default)', () => {

@@ -82,6 +82,15 @@ describe('auto-relay', () => {
             expect(sink.received.map((m) => m.to)).to.equal([['dave@example.org']]);
         });
 
+        it('relays no copy whose recipient routes onwards (percent hack, bang path) at an allowed domain', async () => {
+            await smtp.transport().sendMail(message('Route [release]', 'evil%evil.test@example.org'));
+            await smtp.transport().sendMail(message('Bang [release]', 'evil!evil.test@example.org'));
+            await waitUntil('the outbox is empty', async () => (await smtp.capture.recordStore.claimDeliveries!('relay', ['relay'], 10, 60_000)).length === 0);
+            await smtp.transport().sendMail(message('Plain [release]', 'frank@example.org'));
+            await waitUntil('the relay received the plain one', () => sink.received.length === 1);
+            expect(sink.received.map((m) => m.to)).to.equal([['frank@example.org']]);
+        });
+
         it('retries with backoff when the relay refuses, until it takes the message', async () => {
             sink.refuseNext(451, 2);
             await smtp.transport().sendMail(message('Retry [release]', 'erin@example.org'));

@@ -107,6 +107,14 @@ describe('env-config', () => {
             }
         });
 
+        it('reads INBOX_CAPTURE_MCP_ORIGINS as comma-separated origins, unset by default, and refuses anything else', () => {
+            expect(readEnvConfig({}).mcpOrigins).to.be.undefined();
+            expect(readEnvConfig({ INBOX_CAPTURE_MCP_ORIGINS: 'https://Agent.Example, http://127.0.0.1:5173' }).mcpOrigins).to.equal(['https://agent.example', 'http://127.0.0.1:5173']);
+            for (const bad of ['agent.example', 'https://agent.example/mcp', '*']) {
+                expect(() => readEnvConfig({ INBOX_CAPTURE_MCP_ORIGINS: bad })).to.throw(ConfigError, /INBOX_CAPTURE_MCP_ORIGINS/);
+            }
+        });
+
         it('reads INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, unset by default, and refuses anything but a positive whole number', () => {
             expect(readEnvConfig({}).maxHttpConnections).to.be.undefined();
             expect(readEnvConfig({ INBOX_CAPTURE_MAX_HTTP_CONNECTIONS: '2000' }).maxHttpConnections).to.equal(2000);

@@ -41,7 +41,7 @@ describe('lib/faults/faults', () => {
             };
             const faults = createFaults({ recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 60_000 });
             const first = faults.take('rcpt', { sender: 'a@b.test', recipients: ['x@example.test'] });
-            // create() also reads (the 1,000-rule bound): that read is not held.
+            // create() reads the kept rules in its own write (the limits), not through listFaultRules.
             await faults.create({ stage: 'rcpt', reply: { code: 451 } });
             release();
             expect(await first).to.be.null();
@@ -62,6 +62,29 @@ describe('lib/faults/faults', () => {
 
             expect(listed.map((r) => r.id)).to.equal(listed.map((r) => r.id).sort());
             expect(await faults.deleteAll()).to.equal(100);
+        });
+
+        it('keeps at most 100 rules for one key prefix and 1,000 in all, counted in the insert\'s own write: 200 concurrent creates at 990 leave exactly 1,000', async () => {
+            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 1_000 });
+            const teamA = { inboxPrefix: 'team-a-' };
+            const made = await Promise.all(Array.from({ length: 101 }, (_, i) => faults.create({ stage: 'rcpt', match: { inbox: `team-a-${i}` }, reply: { code: 451 } }, teamA)
+                .then(() => 'made', (err: { code?: string; message?: string }) => `${err.code}: ${err.message}`)));
+            expect(made.filter((m) => m === 'made').length).to.equal(100);
+            expect(made.filter((m) => m !== 'made')).to.equal(['LIMIT_REACHED: faults: at most 100 rules are kept for the inboxes of the prefix "team-a-"; delete some first']);
+            // Another prefix, and a key without one, are not held by team-a-'s rules.
+            await faults.create({ stage: 'rcpt', match: { inbox: 'team-b-0' }, reply: { code: 451 } }, { inboxPrefix: 'team-b-' });
+            await faults.create({ stage: 'rcpt', match: { inbox: 'team-a-extra' }, reply: { code: 451 } });
+
+            for (let i = (await faults.list()).length; i < 990; i++) {
+                await faults.create({ stage: 'data', match: { recipient: `filler-${i}` }, reply: { code: 451 } });
+            }
+
+            const burst = await Promise.all(Array.from({ length: 200 }, (_, i) => faults.create({ stage: 'data', match: { recipient: `burst-${i}` }, reply: { code: 451 } })
+                .then(() => 'made', (err: { code?: string }) => err.code)));
+            expect(burst.filter((m) => m === 'made').length).to.equal(10);
+            expect(burst.filter((m) => m === 'LIMIT_REACHED').length).to.equal(190);
+            expect((await faults.list()).length).to.equal(1_000);
+            expect(await faults.deleteAll()).to.equal(1_000);
         });
 
         it('a scope with an inbox prefix reaches only the rules limited to an inbox inside it', async () => {

@@ -5,6 +5,7 @@ import * as Lab from '@hapi/lab';
 import { linksAndCodesOf } from '../../../lib/extract/links-and-codes';
 import { searchTextOf } from '../../../lib/extract/search-text';
 import { bodyText, emptyParsedMessage, parseMessage } from '../../../lib/mime/parse';
+import { parseHeaderFields } from '../../../lib/mime/header-fields';
 import { createParsePool } from '../../../lib/mime/parse-pool';
 
 const { expect } = Code;
@@ -99,6 +100,20 @@ describe('parse-pool', () => {
                 const second = pool.parse(raw);
                 await expect(first).to.reject(/the parse worker exited \(code 3\)/);
                 await expect(second).to.reject(/the parse worker exited \(code 3\)/);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('parses a header section in a worker exactly as parseHeaderFields() does in-thread, beside messages', async () => {
+            const pool = createParsePool({ size: 1 });
+            try {
+                const section = Buffer.from('Subject: =?utf-8?Q?caf=C3=A9?=\r\nX-Folded: a\r\n b\r\nReceived: from x\r\n\r\n');
+                const [fields, parsed] = await Promise.all([pool.parseHeaders(section), pool.parse(Buffer.from('Subject: message\r\n\r\nbody\r\n'))]);
+                expect(fields).to.equal(parseHeaderFields(section));
+                expect(fields[0]).to.equal({ name: 'Subject', value: 'café' });
+                expect(parsed.subject).to.equal('message');
             }
             finally {
                 await pool.close();

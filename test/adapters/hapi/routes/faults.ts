@@ -115,6 +115,18 @@ describe('routes/faults', () => {
         expect((await p.api.capture.faults.list()).map((f) => f.id)).to.equal([theirs.id]);
     });
 
+    it('answers 409 FAULT_LIMIT_REACHED past 100 rules for a key prefix; a key without one still makes rules', async () => {
+        const scoped = { authorization: `Bearer ${await p.api.capture.createKey('faults-limit', { inboxPrefix: 'limit-' })}` };
+        for (let i = 0; i < 100; i++) {
+            expect((await p.server.inject({ method: 'POST', url: '/v1/faults', headers: scoped, payload: { stage: 'rcpt', match: { inbox: `limit-${i}` }, reply: { code: 451 } } })).statusCode).to.equal(201);
+        }
+
+        const refused = await p.server.inject({ method: 'POST', url: '/v1/faults', headers: scoped, payload: { stage: 'rcpt', match: { inbox: 'limit-100' }, reply: { code: 451 } } });
+        expect(refused.statusCode).to.equal(409);
+        expect(JSON.parse(refused.payload)).to.equal({ error: 'FAULT_LIMIT_REACHED' });
+        expect((await post({ stage: 'rcpt', match: { inbox: 'limit-100' }, reply: { code: 451 } })).statusCode).to.equal(201);
+    });
+
     it('is in the OpenAPI document with operation ids that name what they do', async () => {
         const doc = JSON.parse((await p.server.inject('/openapi.json')).payload) as { paths: Record<string, Record<string, { operationId: string }>> };
         expect(doc.paths['/v1/faults']!.post!.operationId).to.equal('createFault');

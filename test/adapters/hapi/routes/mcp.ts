@@ -101,6 +101,36 @@ describe('/mcp', () => {
         }
     });
 
+    it('refuses a browser request from an origin it does not list with 403, whatever the Host says; no Origin is fine', async () => {
+        const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+        for (const [origin, host] of [['http://evil.example', 'evil.example'], ['http://evil.example:3000', 'evil.example:3000'], ['null', undefined], [`http://${p.server.info.host}:${p.server.info.port}`, undefined], ['http://127.0.0.1', '127.0.0.1']] as const) {
+            const res = await p.server.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, ...p.auth, origin, ...(host ? { host } : {}) }, payload: list });
+            expect(res.statusCode, origin).to.equal(403);
+            expect(res.result, origin).to.equal({ error: 'FORBIDDEN' });
+        }
+
+        const none = await p.server.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, ...p.auth }, payload: list });
+        expect(none.statusCode).to.equal(200);
+        // 401 still comes first.
+        const anonymous = await p.server.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, payload: list });
+        expect(anonymous.statusCode).to.equal(401);
+    });
+
+    it('lets a listed origin in (mcpOrigins), as the SDK\'s client sends it', async () => {
+        const listed = await provisionServer({ listen: true, plugin: { mcpOrigins: ['https://Agent.Example:8443'] } });
+        try {
+            const agent = await connect(`${listed.server.info.uri}/mcp`, { ...listed.auth, origin: 'https://agent.example:8443' });
+            clients.push(agent);
+            expect((await agent.listTools()).tools.length).to.be.above(0);
+            const other = await listed.server.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, ...listed.auth, origin: 'https://agent.example' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+            expect(other.statusCode).to.equal(403);
+        }
+        finally {
+            await Promise.all(clients.splice(0).map((c) => c.close()));
+            await listed.cleanup();
+        }
+    });
+
     it('answers malformed JSON-RPC with the protocol\'s own errors', async () => {
         const parse = await p.server.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, ...p.auth }, payload: '{not json' });
         expect(parse.statusCode).to.equal(400);

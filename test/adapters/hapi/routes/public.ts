@@ -132,7 +132,7 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails/{messageId}/headers': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'GET /v1/emails/{messageId}/attachments/{filename}': { 401: ['UNAUTHORIZED'], 404: ['NOT_FOUND'] },
                 'POST /v1/emails/{messageId}/release': { 400: ['VALIDATION_ERROR', 'RECIPIENT_NOT_ALLOWED'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND'], 409: ['RELAY_NOT_CONFIGURED'], 502: ['RELAY_FAILED'] },
-                'POST /v1/faults': { 400: ['VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'] },
+                'POST /v1/faults': { 400: ['VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 409: ['FAULT_LIMIT_REACHED'] },
                 'GET /v1/faults': { 401: ['UNAUTHORIZED'] },
                 'DELETE /v1/faults/{id}': { 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND'] },
                 'DELETE /v1/faults': { 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'] }

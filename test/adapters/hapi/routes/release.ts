@@ -80,6 +80,23 @@ describe('routes/release', () => {
             expect(sink.received.length).to.equal(before);
         });
 
+        it('refuses percent-hack, bang-path, quoted and source-routed local parts at an allowed domain, asked for or captured, and sends nothing', async () => {
+            await p.api.ingestForApi(rawMessage('release-route@shop.test', 'qa@capture.test'), { recipients: ['qa@capture.test'] });
+            const before = sink.received.length;
+            for (const to of ['evil%evil.test@example.org', 'evil!evil.test@example.org', '"evil@evil.test"@example.org']) {
+                const res = await release('release-route@shop.test', { to: [to] });
+                expect(res.statusCode, to).to.equal(400);
+                expect(JSON.parse(res.payload), to).to.equal({ error: to.startsWith('"') ? 'VALIDATION_ERROR' : 'RECIPIENT_NOT_ALLOWED' });
+            }
+
+            // The same address captured over SMTP, released to its own recipient (no `to`).
+            await p.api.ingestForApi(rawMessage('release-route-2@shop.test', 'evil%evil.test@example.org'), { recipients: ['evil%evil.test@example.org'] });
+            const res = await release('release-route-2@shop.test');
+            expect(res.statusCode).to.equal(400);
+            expect(JSON.parse(res.payload)).to.equal({ error: 'RECIPIENT_NOT_ALLOWED' });
+            expect(sink.received.length).to.equal(before);
+        });
+
         it('answers 502 RELAY_FAILED when the relay refuses the message', async () => {
             await p.api.ingestForApi(rawMessage('release-4@shop.test', 'alice@example.org'), { recipients: ['alice@example.org'] });
             sink.refuseNext(554);

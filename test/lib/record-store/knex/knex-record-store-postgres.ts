@@ -9,6 +9,7 @@ import type { RecordStore } from '../../../../lib/record-store/record-store';
 import type { RecordPage } from '../../../../lib/types';
 import { recordStoreContract } from '../../../contracts/record-store-contract';
 import { recordStoreInboxesContract } from '../../../contracts/record-store-inboxes-contract';
+import { recordStoreRelayContract } from '../../../contracts/record-store-relay-contract';
 import { recordStoreSearchContract } from '../../../contracts/record-store-search-contract';
 import { capturedStatement } from '../../../helpers/captured-statement';
 import { BASE_TIME, draft } from '../../../helpers/email-draft';
@@ -105,6 +106,7 @@ const openFresh = async () => {
 recordStoreContract(lab, 'postgres', openFresh);
 recordStoreInboxesContract(lab, 'postgres', openFresh);
 recordStoreSearchContract(lab, 'postgres', openFresh);
+recordStoreRelayContract(lab, 'postgres', openFresh);
 
 describe('Postgres record store', () => {
     // A migrated database of its own, as another process would open it.

@@ -10,6 +10,7 @@ import type { RecordStore } from '../../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../../lib/sqlite/knex';
 import { recordStoreContract } from '../../../contracts/record-store-contract';
 import { recordStoreInboxesContract } from '../../../contracts/record-store-inboxes-contract';
+import { recordStoreRelayContract } from '../../../contracts/record-store-relay-contract';
 import { recordStoreSearchContract } from '../../../contracts/record-store-search-contract';
 import { capturedStatement } from '../../../helpers/captured-statement';
 import { BASE_TIME, draft } from '../../../helpers/email-draft';
@@ -44,6 +45,7 @@ const openFresh = async () => {
 recordStoreContract(lab, 'sqlite', openFresh);
 recordStoreInboxesContract(lab, 'sqlite', openFresh);
 recordStoreSearchContract(lab, 'sqlite', openFresh);
+recordStoreRelayContract(lab, 'sqlite', openFresh);
 
 describe('SQLite record store', () => {
     let dir: string;
