@@ -51,7 +51,7 @@ export const inboxSchema = Joi.string()
     .example('signup-test');
 
 /** `q`: the search language (docs/api.md, "Search"), parsed into its terms; a malformed one is VALIDATION_ERROR. */
-export const searchSchema = Joi.string().allow('')
+export const searchSchema = Joi.string()
     // A first bound before parsing: the parser's own is 1,024 characters (code points, so up to 2,048 UTF-16 units).
     .max(2 * MAX_QUERY_CHARS)
     // What the parser throws (its reason and position) is joi's `any.custom` finding, put in words at the edge.

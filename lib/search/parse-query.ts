@@ -20,6 +20,8 @@ const SIZE = /^(\d{1,15})([km]?)$/i;
 const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 * 1024 };
 
 const WHITE_SPACE = /\s/;
+/** A character a term can be searched by: anything but controls (NUL, which stores drop, among them), format characters and white space. */
+const VISIBLE = /[^\p{Cc}\p{Cf}\s]/u;
 const FIELD_NAME = /^[a-z]+$/i;
 
 /** One term as written: its sign, the field it names (if a known one), and its value with quotes resolved. */
@@ -34,7 +36,8 @@ interface RawTerm {
 /**
  * The terms of a search; throws SearchSyntaxError (INVALID_INPUT) when it is malformed: over
  * MAX_QUERY_CHARS characters or MAX_QUERY_TERMS terms, an unclosed quote, an empty
- * `field:` or `""`, a `has:`, date or size it cannot read. An empty query has no terms.
+ * `field:` or `""`, a `has:`, date or size it cannot read, a query with no term at all (empty,
+ * or white space alone) or a term of only control or invisible characters, which would match every email.
  */
 export function parseSearchQuery(q: string): SearchTerm[] {
     // Code points, not UTF-16 units: an emoji is one character to whoever typed it.
@@ -43,7 +46,13 @@ export function parseSearchQuery(q: string): SearchTerm[] {
         throw new SearchSyntaxError(`longer than ${MAX_QUERY_CHARS} characters`, MAX_QUERY_CHARS + 1);
     }
 
-    return readTerms(q).map((term) => toTerm(term, characterAt(q, term.start)));
+    const terms = readTerms(q);
+    // Present but with nothing to search for would match every email: a DELETE would empty the inbox.
+    if (terms.length === 0) {
+        throw new SearchSyntaxError('has no term to search for (only white space, or nothing)', 1);
+    }
+
+    return terms.map((term) => toTerm(term, characterAt(q, term.start)));
 }
 
 function readTerms(q: string): RawTerm[] {
@@ -129,6 +138,10 @@ function readValue(q: string, from: number): { value: string; end: number } {
 function toTerm({ negated, field, value }: RawTerm, position: number): SearchTerm {
     if (value.length === 0) {
         throw new SearchSyntaxError(field ? `${field}: needs a value` : `empty phrase "" at character ${position}`, position);
+    }
+
+    if (!VISIBLE.test(value)) {
+        throw new SearchSyntaxError(`the term at character ${position} has nothing to search for (only control or invisible characters)`, position);
     }
 
     switch (field) {

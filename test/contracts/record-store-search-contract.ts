@@ -49,7 +49,8 @@ export async function searchAll(store: RecordStore, inbox: string, q: string, li
     const records: EmailRecord[] = [];
     let after: ListQuery['after'];
     for (;;) {
-        const page = await store.listEmails({ inbox, limit, q: parseSearchQuery(q), ...(after ? { after } : {}) });
+        // '' is no search at all (the API refuses it as `q`; the store takes no terms).
+        const page = await store.listEmails({ inbox, limit, q: q === '' ? [] : parseSearchQuery(q), ...(after ? { after } : {}) });
         records.push(...page.records);
         const last = page.records[page.records.length - 1];
         if (!page.hasMore || !last) {

@@ -12,8 +12,6 @@ const text = (value: string, negated = false): SearchTerm => ({ negated, field: 
 
 /** Queries and their parse: every field, quoting, escapes, negation, and what is plain text. */
 const PARSES: Array<[string, SearchTerm[]]> = [
-    ['', []],
-    ['   \t\n ', []],
     ['order', [text('order')]],
     ['ORDER 12345', [text('ORDER'), text('12345')]],
     ['  two   spaces\tand\ttabs ', [text('two'), text('spaces'), text('and'), text('tabs')]],
@@ -168,7 +166,16 @@ const REASONS: Array<[string, string, number]> = [
     ['ab ""', 'empty phrase "" at character 4', 4],
     [`has:${'x'.repeat(50)}`, `has:${'x'.repeat(40)}... is not a known has: value (attachment, link, code)`, 1],
     [Array.from({ length: MAX_QUERY_TERMS + 1 }, () => 'ab').join(' '), `more than ${MAX_QUERY_TERMS} terms (the next starts at character ${3 * MAX_QUERY_TERMS + 1})`, 3 * MAX_QUERY_TERMS + 1],
-    ['x'.repeat(MAX_QUERY_CHARS + 1), `longer than ${MAX_QUERY_CHARS} characters`, MAX_QUERY_CHARS + 1]
+    ['x'.repeat(MAX_QUERY_CHARS + 1), `longer than ${MAX_QUERY_CHARS} characters`, MAX_QUERY_CHARS + 1],
+    // Present with nothing to search for: it would match every email (a DELETE would empty the inbox).
+    ['', 'has no term to search for (only white space, or nothing)', 1],
+    ['   \t\n ', 'has no term to search for (only white space, or nothing)', 1],
+    ['\uFEFF', 'has no term to search for (only white space, or nothing)', 1],
+    ['\u00A0', 'has no term to search for (only white space, or nothing)', 1],
+    ['\u0000', 'the term at character 1 has nothing to search for (only control or invisible characters)', 1],
+    ['order \u0000\u200B\u0007', 'the term at character 7 has nothing to search for (only control or invisible characters)', 7],
+    ['"\u0000"', 'the term at character 1 has nothing to search for (only control or invisible characters)', 1],
+    ['from:\u0000', 'the term at character 1 has nothing to search for (only control or invisible characters)', 1]
 ];
 
 describe('parseSearchQuery() errors', () => {

@@ -41,7 +41,8 @@ export function searchSuite(lab: SuiteLab, factory: StoreFactory): void {
             const ids: string[] = [];
             let cursor: string | undefined;
             for (;;) {
-                const page = await list(`inbox=${inbox}&limit=${limit}&q=${encodeURIComponent(q)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+                // '' is no search: `q` left out (an empty `q` is refused).
+                const page = await list(`inbox=${inbox}&limit=${limit}${q === '' ? '' : `&q=${encodeURIComponent(q)}`}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
                 ids.push(...page.emails.map((e) => e.messageId));
                 if (!page.hasMore) {
                     return ids;
@@ -105,7 +106,15 @@ export function searchSuite(lab: SuiteLab, factory: StoreFactory): void {
                 ['a has: it cannot read', 'has:pictures'],
                 ['a date it cannot read', 'after:tomorrow'],
                 ['a size it cannot read', 'larger:1G'],
-                ['two q', 'a&q=b']
+                ['two q', 'a&q=b'],
+                // Present with nothing to search for: it would match every email.
+                ['an empty q', ''],
+                ['a q of spaces', '   '],
+                ['a q of a tab', '\t'],
+                ['a q of a BOM', '\uFEFF'],
+                ['a q of a no-break space', '\u00A0'],
+                ['a q of NUL', '\u0000'],
+                ['a term of controls and a zero-width space', 'order \u0001\u200B']
             ];
 
             for (const [name, q] of MALFORMED) {
@@ -119,8 +128,8 @@ export function searchSuite(lab: SuiteLab, factory: StoreFactory): void {
                 });
             }
 
-            it('takes 1,024 characters and 20 terms, and an empty q', async () => {
-                for (const q of ['x'.repeat(MAX_QUERY_CHARS), terms(MAX_QUERY_TERMS), '', '   ']) {
+            it('takes 1,024 characters and 20 terms', async () => {
+                for (const q of ['x'.repeat(MAX_QUERY_CHARS), terms(MAX_QUERY_TERMS)]) {
                     expect((await list(`inbox=abc&q=${encodeURIComponent(q)}`))).to.equal({ emails: [], hasMore: false });
                 }
             });
@@ -175,12 +184,20 @@ export function searchSuite(lab: SuiteLab, factory: StoreFactory): void {
                 expect(await searchAll(other, 'remove', 100)).to.have.length(1);
             });
 
-            it('with an empty q deletes every email, as without one', async () => {
+            it('deletes nothing for a q with nothing to search for (400, with the reason), and everything without q', async () => {
                 const inbox = `delete-all-${randomBytes(4).toString('hex')}`;
                 await ingest(inbox, {});
                 await ingest(inbox, {});
-                const res = await p.server.inject({ method: 'DELETE', url: `/v1/emails?inbox=${inbox}&q=`, headers: p.auth });
-                expect(res.result).to.equal({ deleted: 2 });
+                for (const q of ['', '%00', '%EF%BB%BF', '%C2%A0', '%09']) {
+                    const res = await p.server.inject({ method: 'DELETE', url: `/v1/emails?inbox=${inbox}&q=${q}`, headers: p.auth });
+                    expect(res.statusCode, q).to.equal(400);
+                    expect(res.result, q).to.equal({ error: 'VALIDATION_ERROR' });
+                    expect(res.headers['inbox-capture-error-detail'], q).to.match(/^q: (must not be empty|has no term to search for|the term at character 1 has nothing to search for)/);
+                }
+
+                expect((await list(`inbox=${inbox}`)).emails).to.have.length(2);
+                const all = await p.server.inject({ method: 'DELETE', url: `/v1/emails?inbox=${inbox}`, headers: p.auth });
+                expect(all.result).to.equal({ deleted: 2 });
             });
         });
 

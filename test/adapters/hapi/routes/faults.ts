@@ -124,6 +124,7 @@ describe('routes/faults', () => {
         const refused = await p.server.inject({ method: 'POST', url: '/v1/faults', headers: scoped, payload: { stage: 'rcpt', match: { inbox: 'limit-100' }, reply: { code: 451 } } });
         expect(refused.statusCode).to.equal(409);
         expect(JSON.parse(refused.payload)).to.equal({ error: 'FAULT_LIMIT_REACHED' });
+        expect(refused.headers['inbox-capture-error-detail']).to.equal('faults: the rules kept are at their limit (1000 in all, 100 for the inboxes of one key prefix); delete some first');
         expect((await post({ stage: 'rcpt', match: { inbox: 'limit-100' }, reply: { code: 451 } })).statusCode).to.equal(201);
     });
 

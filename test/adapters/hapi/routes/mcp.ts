@@ -107,6 +107,7 @@ describe('/mcp', () => {
             const res = await p.server.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, ...p.auth, origin, ...(host ? { host } : {}) }, payload: list });
             expect(res.statusCode, origin).to.equal(403);
             expect(res.result, origin).to.equal({ error: 'FORBIDDEN' });
+            expect(res.headers['inbox-capture-error-detail'], origin).to.equal(`origin: "${origin}" may not call /mcp; list it in mcpOrigins (INBOX_CAPTURE_MCP_ORIGINS) to let a page of it`);
         }
 
         const none = await p.server.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, ...p.auth }, payload: list });
