@@ -18,6 +18,14 @@ const ATTACHMENT = Buffer.from([0, 1, 2, 3, 250, 251, 252, 253, 254, 255]);
 /** A 1×1 GIF: an inline image that renders. */
 const GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
+/** What the page functions of these tests read (their TypeScript has no DOM library). */
+interface PageRows {
+    document: {
+        querySelectorAll(selector: string): ArrayLike<{ dataset: { id?: string } }>;
+        activeElement: { dataset?: { id?: string } } | null;
+    };
+}
+
 describe('web interface in a browser', () => {
     let browser: Browser;
     let p: ProvisionedServer;
@@ -64,6 +72,16 @@ describe('web interface in a browser', () => {
     };
 
     const rows = (page: Page) => page.locator('#email-list a.item');
+
+    /**
+     * Gives the row of `messageId` keyboard focus and waits until the page says it has it,
+     * so that the next key press goes to that row and not to whatever held focus before.
+     */
+    const focusRow = async (page: Page, messageId: string) => {
+        const row = rows(page).nth(await page.evaluate((id) => Array.from((globalThis as unknown as PageRows).document.querySelectorAll('#email-list a.item')).findIndex((a) => a.dataset.id === id), messageId));
+        await row.focus();
+        await page.waitForFunction((id) => (globalThis as unknown as PageRows).document.activeElement?.dataset?.id === id, messageId);
+    };
 
     describe('key entry', () => {
 
@@ -251,7 +269,7 @@ describe('web interface in a browser', () => {
             await deliver('keys-inbox', { subject: 'newer' });
             const page = await open('#/inbox/keys-inbox');
             await rows(page).nth(1).waitFor();
-            await rows(page).first().focus();
+            await focusRow(page, (await rows(page).first().getAttribute('data-id'))!);
             await page.keyboard.press('ArrowDown');
             expect(await page.evaluate("document.activeElement.querySelector('.subject').textContent")).to.equal('older');
             await page.keyboard.press('ArrowUp');
@@ -359,23 +377,60 @@ describe('web interface in a browser', () => {
             const [gone] = await deliver('del-one', { subject: 'delete me' });
             const page = await open('#/inbox/del-one');
             await rows(page).nth(1).waitFor();
-            await rows(page).first().focus();
+            await focusRow(page, gone.messageId);
 
             await page.keyboard.press('Delete');
             await page.locator('#confirm-dialog').waitFor();
+            expect(await page.locator('#confirm-text').textContent()).to.contain('"delete me"');
             await page.click('#confirm-cancel');
             // Closed first: while the modal dialog is open, the list is inert and takes no focus.
             await page.locator('#confirm-dialog').waitFor({ state: 'hidden' });
             expect(await p.api.capture.getEmail(gone.messageId)).to.not.be.null();
 
-            await rows(page).first().focus();
-            expect(await page.evaluate('document.activeElement.dataset.id')).to.equal(gone.messageId);
+            await focusRow(page, gone.messageId);
             await page.keyboard.press('Delete');
             await page.locator('#confirm-dialog').waitFor();
             await page.click('#confirm-ok');
             await waitForCount(page, '#email-list a.item', 1);
             expect(await p.api.capture.getEmail(gone.messageId)).to.be.null();
             expect(await p.api.capture.getEmail(keep.messageId)).to.not.be.null();
+        });
+
+        it('keeps the keyboard on the list when a burst of new mail loads it again, so Delete still asks', { timeout: 60_000 }, async () => {
+            const [first] = await deliver('burst-focus', { subject: 'before the burst' });
+            context = await contextWithKey(browser, p.apiKey);
+            const page = await context.newPage();
+            // The first live poll is held back while more than a page of new mail (100)
+            // arrives, so that its answer is a burst, which loads the list again from the newest.
+            let waiting = () => {};
+            let release = () => {};
+            const holding = new Promise<void>((resolve) => (waiting = resolve));
+            const released = new Promise<void>((resolve) => (release = resolve));
+            let firstPoll = true;
+            await page.route((url) => url.pathname.endsWith('/v1/emails') && url.searchParams.get('wait') === 'true', async (route) => {
+                if (firstPoll) {
+                    firstPoll = false;
+                    waiting();
+                    await released;
+                }
+
+                await route.continue();
+            });
+            await openUi(page, baseUrl, '#/inbox/burst-focus');
+            await rows(page).first().waitFor();
+            await holding;
+            await focusRow(page, first.messageId);
+            for (let i = 0; i < 101; i++) {
+                await deliver('burst-focus', { subject: `burst ${String(i).padStart(3, '0')}` });
+            }
+
+            release();
+            await page.locator('#email-list a.item .subject', { hasText: 'burst 100' }).waitFor();
+            expect(await page.evaluate('document.activeElement.matches("#email-list a.item") && document.activeElement.querySelector(".subject").textContent')).to.equal('burst 100');
+            await page.keyboard.press('Delete');
+            await page.locator('#confirm-dialog').waitFor();
+            expect(await page.locator('#confirm-text').textContent()).to.contain('"burst 100"');
+            await page.click('#confirm-cancel');
         });
 
         it('deletes the open email with its button', async () => {
