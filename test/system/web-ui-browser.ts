@@ -93,6 +93,10 @@ describe('web interface in a browser', () => {
             const dialog = page.locator('#key-dialog');
             await dialog.waitFor();
             expect(await page.locator('#inbox-list a.item').count()).to.equal(0);
+            // A newcomer learns where a key comes from.
+            const help = await page.locator('#key-help').textContent();
+            expect(help).to.contain('npx inbox-capture keys create <name>');
+            expect(help).to.contain('on the machine that runs the service');
 
             await page.fill('#key-input', 'not-a-key');
             await page.click('#key-dialog button[type=submit]');
@@ -264,6 +268,45 @@ describe('web interface in a browser', () => {
             expect(clip.text).to.equal('has attachments');
         });
 
+        it('closes the open email when a search leaves it out, and keeps it open when the search finds it', async () => {
+            const [alpha] = await deliver('search-close', { subject: 'alpha report' });
+            const [beta] = await deliver('search-close', { subject: 'beta news' });
+            const page = await open(`#/inbox/search-close/email/${encodeURIComponent(beta.messageId)}`, { viewport: { width: 1280, height: 800 } });
+            await page.locator('#email-subject', { hasText: 'beta news' }).waitFor();
+            await rows(page).nth(1).waitFor();
+
+            await page.fill('#search-q', 'news');
+            await waitForCount(page, '#email-list a.item', 1);
+            expect(page.url()).to.contain(encodeURIComponent(beta.messageId));
+            expect(await page.locator('#email-subject').textContent()).to.equal('beta news');
+
+            await page.fill('#search-q', 'report');
+            await rows(page).filter({ hasText: 'alpha report' }).waitFor();
+            await waitForHash(page, '#/inbox/search-close');
+            await page.locator('#email-subject', { hasText: 'No email open' }).waitFor();
+            expect(await page.locator('#email-body').isHidden()).to.be.true();
+            expect(await rows(page).getAttribute('data-id')).to.equal(alpha.messageId);
+        });
+
+        it('shows a 64-character inbox name whole, wrapped, at 1280 and at 375 px', async () => {
+            const name = `long-${'abcdefghij'.repeat(5)}-name-of-64-ch`.slice(0, 64);
+            expect(name.length).to.equal(64);
+            await deliver(name, { subject: 'to a long name' });
+            for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+                const page = await open('#/', { viewport });
+                const label = page.locator('#inbox-list a.item .name', { hasText: name });
+                await label.waitFor();
+                const box = await label.evaluate((node) => {
+                    const n = node as unknown as { scrollWidth: number; clientWidth: number; textContent: string; title: string };
+                    return { cut: n.scrollWidth > n.clientWidth, text: n.textContent, title: n.title };
+                });
+                expect(box, `${viewport.width} px`).to.equal({ cut: false, text: name, title: name });
+                expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), `${viewport.width} px`).to.be.true();
+                await context!.close();
+                context = undefined;
+            }
+        });
+
         it('moves with up and down, opens with enter', async () => {
             await deliver('keys-inbox', { subject: 'older' });
             await deliver('keys-inbox', { subject: 'newer' });
@@ -353,6 +396,69 @@ describe('web interface in a browser', () => {
             finally {
                 await recorder.close();
             }
+        });
+
+        it('renders a styled mail without a single policy violation in the console, its styles applied', async () => {
+            const [email] = await deliver('styled-inbox', {
+                subject: 'Styled',
+                html: '<html><head><style>p.lead { color: rgb(200, 0, 0) }</style></head><body style="margin:8px">'
+                    + '<table style="width:100%" bgcolor="#eeeeee"><tr><td style="padding:4px"><p class="lead" id="lead" style="font-weight:700">Hello</p>'
+                    + '<span style="color:blue">one</span> <span style="color:green">two</span> <img id="dot" alt="" src="data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw=="></td></tr></table></body></html>'
+            });
+            context = await contextWithKey(browser, p.apiKey);
+            const page = await context.newPage();
+            const messages: string[] = [];
+            page.on('console', (message) => messages.push(`${message.type()}: ${message.text()}`));
+            await openUi(page, baseUrl, `#/inbox/styled-inbox/email/${encodeURIComponent(email.messageId)}/html`);
+            const lead = page.frameLocator('iframe.mail-frame').frameLocator('#mail').locator('#lead');
+            await lead.waitFor();
+            const style = await lead.evaluate((node) => {
+                const computed = (globalThis as unknown as { getComputedStyle(n: unknown): { color: string; fontWeight: string } }).getComputedStyle(node);
+                return { color: computed.color, weight: computed.fontWeight };
+            });
+            expect(style).to.equal({ color: 'rgb(200, 0, 0)', weight: '700' });
+            // Messages come asynchronously: a load of the same page settles them first.
+            await page.locator('#tab-text').click();
+            await page.locator('pre.text-body, #panel-text p').first().waitFor();
+            expect(messages).to.equal([]);
+            // No remote content here: nothing to say is blocked.
+            await page.locator('#tab-html').click();
+            await lead.waitFor();
+            expect(await page.locator('#remote-notice').isHidden()).to.be.true();
+            expect(messages).to.equal([]);
+        });
+
+        it('says remote content is blocked only for mail that has some: an image, or a CSS url()', async () => {
+            const recorder = await startRequestRecorder();
+            try {
+                const mails = [
+                    { subject: 'plain', html: '<p id="body">no remote content, <a href="https://example.test/">a link</a>, <img src="cid:nothing@test.example"></p>', blocked: false },
+                    { subject: 'image', html: `<p id="body"><img src="${recorder.origin}/pixel.gif"></p>`, blocked: true },
+                    { subject: 'css', html: `<p id="body" style="background: url('${recorder.origin}/bg.gif')">styled</p>`, blocked: true }
+                ];
+                for (const mail of mails) {
+                    const [email] = await deliver('remote-notice', { subject: mail.subject, html: mail.html });
+                    const page = await open(`#/inbox/remote-notice/email/${encodeURIComponent(email.messageId)}/html`);
+                    await page.frameLocator('iframe.mail-frame').frameLocator('#mail').locator('#body').waitFor();
+                    expect(await page.locator('#remote-notice').isVisible(), mail.subject).to.equal(mail.blocked);
+                    await context!.close();
+                    context = undefined;
+                }
+
+                expect(recorder.paths).to.equal([]);
+            }
+            finally {
+                await recorder.close();
+            }
+        });
+
+        it('takes the hosts out of template contents too (a declarative shadow root renders them)', async () => {
+            const [email] = await deliver('template-inbox', { subject: 'template', html: '<p id="body">x</p><div><template shadowrootmode="open"><iframe src="http://shadow.tracker.test/"></iframe><img src="http://shadow.tracker.test/i.png"></template></div>' });
+            const page = await open(`#/inbox/template-inbox/email/${encodeURIComponent(email.messageId)}/html`);
+            await page.frameLocator('iframe.mail-frame').frameLocator('#mail').locator('#body').waitFor();
+            const srcdoc = await page.frameLocator('iframe.mail-frame').locator('#mail').getAttribute('srcdoc');
+            expect(srcdoc).to.contain('<template shadowrootmode="open">');
+            expect(srcdoc).to.not.contain('tracker.test');
         });
 
         it('downloads attachments and the raw message, byte for byte', async () => {
