@@ -91,10 +91,15 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
         }
 
         const { html, urls, origins } = withInlineImages(e.htmlBody, await inlineImages(e));
-        const view = mailFrame(html, { urls, origins });
-        const notice = el('p', { class: 'notice' }, 'Remote images and styles are blocked. ');
+        // Shown only for a mail that has remote images, styles or fonts to hold back.
+        const notice = el('p', { class: 'notice', id: 'remote-notice', hidden: true }, 'Remote images and styles are blocked. ');
+        let loaded = false;
+        const view = mailFrame(html, { urls, origins }, (blocked) => {
+            notice.hidden = !blocked && !loaded;
+        });
         const load = el('button', { type: 'button', id: 'load-remote' }, 'Load remote content');
         load.addEventListener('click', () => {
+            loaded = true;
             view.show(true);
             notice.textContent = 'Remote content is loaded for this email.';
         });

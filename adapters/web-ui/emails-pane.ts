@@ -35,6 +35,8 @@ export interface EmailsPaneHooks {
     emailDeleted(messageId: string): void;
     /** New mail arrived in the open inbox (counts changed). */
     arrived(): void;
+    /** A search's results leave out the open email. */
+    excluded(messageId: string): void;
 }
 
 /** The emails pane. */
@@ -181,12 +183,42 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         state?.live.abort();
         const s: State = { inbox, q, hasMore: true, loading: false, seen: new Set(), live: new AbortController() };
         state = s;
+        const focused = focusedRow();
         list.replaceChildren();
         more.hidden = true;
         status.textContent = 'Loading…';
         title.textContent = inbox;
         deleteInbox.disabled = false;
-        void loadPage(s).then(() => live(s));
+        void loadPage(s).then(() => {
+            refocus(s, focused);
+            leftOut(s);
+            return live(s);
+        });
+    };
+
+    // The email of the row that has keyboard focus, if one has.
+    const focusedRow = () => list.contains(document.activeElement) ? (document.activeElement as HTMLElement).closest<HTMLAnchorElement>('a.item')?.dataset.id : undefined;
+
+    // A list loaded again (a burst of new mail) loses the row that had keyboard focus, and the
+    // next key (Delete, the arrows) would go nowhere: focus goes back to that email's row, or
+    // the first one, unless the person has moved on meanwhile.
+    const refocus = (s: State, id: string | undefined) => {
+        const active = document.activeElement;
+        if (state !== s || id === undefined || (active !== null && active !== document.body)) {
+            return;
+        }
+
+        const rows = Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item'));
+        (rows.find((a) => a.dataset.id === id) ?? rows[0])?.focus();
+    };
+
+    // The open email is closed when a search's results leave it out (all of them loaded: no
+    // more pages; a failed search leaves hasMore set), so the email pane shows only what the
+    // search found. Without a search every email of the inbox is a result.
+    const leftOut = (s: State) => {
+        if (state === s && s.q !== '' && selected !== undefined && !s.hasMore && !s.seen.has(selected)) {
+            hooks.excluded(selected);
+        }
     };
 
     // Infinite scroll: the "Older emails" button loads the next page as soon as it scrolls into view.
@@ -238,7 +270,9 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         if (event.key === 'Delete' && link?.dataset.id) {
             event.preventDefault();
             const id = link.dataset.id;
-            if (await confirmDelete('Delete this email? This cannot be undone.')) {
+            // Named, so that the person sees which email the key press chose.
+            const subject = link.querySelector('.subject')?.textContent ?? '';
+            if (await confirmDelete(`Delete the email "${subject}"? This cannot be undone.`)) {
                 try {
                     await withApi((api) => api.deleteEmail(id));
                     toast('Email deleted.');

@@ -32,7 +32,7 @@ export function inboxesPane(): InboxesPane {
 
     const row = (inbox: Inbox) => el('li', {},
         el('a', { class: 'item', href: routeHash({ inbox: inbox.name }), 'data-inbox': inbox.name, 'aria-current': inbox.name === selected ? 'page' : undefined },
-            el('span', { class: 'name' }, inbox.name),
+            el('span', { class: 'name', title: inbox.name }, inbox.name),
             el('span', { class: 'count' }, `${inbox.count} ${inbox.count === 1 ? 'email' : 'emails'}`),
             el('time', { class: 'time', datetime: new Date(inbox.lastReceivedAt).toISOString(), title: formatTime(inbox.lastReceivedAt) }, formatShortTime(inbox.lastReceivedAt))));
 

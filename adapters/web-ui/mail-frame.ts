@@ -9,7 +9,7 @@
 // attachments' signed links, whose origin alone the frame's policy adds.
 
 import { el } from './dom';
-import { withoutRemoteHosts } from './mail-html';
+import { parserOf, withoutRemoteHosts, type CleanMail } from './mail-html';
 
 /**
  * The policy of a mail frame: inline styles and data: images only, or remote ones too once
@@ -46,9 +46,9 @@ const NO_INLINE_IMAGES: InlineImages = { urls: [], origins: [] };
  * inline images' links kept. The base target sends a clicked link to a new window, which
  * the sandbox refuses, so the mail stays in view (links are in their own tab, to copy or open).
  */
-export function mailSrcdoc(html: string, remote: boolean, inline: InlineImages = NO_INLINE_IMAGES): string {
+export function mailSrcdoc(html: string, remote: boolean, inline: InlineImages = NO_INLINE_IMAGES, parser?: DOMParser): CleanMail {
     const head = `<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="${escapeAttribute(mailCsp(remote, inline.origins))}"><meta name="referrer" content="no-referrer"><base target="_blank">`;
-    return withoutRemoteHosts(head, html, remote, new Set(inline.urls));
+    return withoutRemoteHosts(head, html, remote, new Set(inline.urls), parser);
 }
 
 /**
@@ -81,15 +81,22 @@ function decoded(id: string): string {
     }
 }
 
-/** A viewer frame for one email's HTML; `show(remote)` (re)writes the mail into it, with its inline images. */
-export function mailFrame(html: string, inline: InlineImages = NO_INLINE_IMAGES): { frame: HTMLIFrameElement; show(remote: boolean): void } {
+/**
+ * A viewer frame for one email's HTML; `show(remote)` (re)writes the mail into it, with its
+ * inline images. `written(blocked)` says, each time, whether remote content stays blocked.
+ */
+export function mailFrame(html: string, inline: InlineImages = NO_INLINE_IMAGES, written: (blocked: boolean) => void = () => undefined): { frame: HTMLIFrameElement; show(remote: boolean): void } {
     // allow-same-origin only, so this page can reach the inner frame; no scripts run in either.
     const frame = el('iframe', { src: 'viewer.html', class: 'mail-frame', title: 'The email as HTML', sandbox: 'allow-same-origin', referrerpolicy: 'no-referrer' });
     let remote = false;
     const write = () => {
         const inner = frame.contentDocument?.getElementById('mail') as HTMLIFrameElement | null;
-        if (inner) {
-            inner.srcdoc = mailSrcdoc(html, remote, inline);
+        const view = frame.contentWindow;
+        if (inner && view) {
+            // Parsed in the viewer's realm, whose policy allows the mail's inline styles (parserOf()).
+            const mail = mailSrcdoc(html, remote, inline, parserOf(view));
+            inner.srcdoc = mail.html;
+            written(mail.blocked);
         }
     };
 

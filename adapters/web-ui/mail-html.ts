@@ -84,56 +84,99 @@ function droppedElement(element: Element, remote: boolean): boolean {
     return !(remote && element.localName === 'link' && rel.length === 1 && rel[0] === 'stylesheet');
 }
 
-/** Removes what names a host under `root` (template contents included: a shadow root renders them); the number removed. */
-function clean(root: ParentNode, remote: boolean, ours: ReadonlySet<Element>, own: ReadonlySet<string>): number {
-    let removed = 0;
+/** A URL (or a srcset's list of them) that names a host: absolute http(s), or scheme-relative. */
+const namesHost = (value: string) => /(^|[\s,])(https?:)?\/\//i.test(value.replace(/^[\u0000-\u0020]+/, ''));
+
+/** Style sheet text that loads from a host: `url(…)`, `@import` or `image-set(…)` of an http(s) or `//` address. */
+const cssNamesHost = (css: string) => /(url\(|@import|image-set\()\s*['"]?\s*(https?:)?\/\//i.test(css);
+
+/** What one cleaning pass did: URLs removed, and whether the mail has remote content that stays blocked. */
+interface Cleaned {
+    removed: number;
+    blocked: boolean;
+}
+
+/**
+ * Removes what names a host under `root` (template contents included: a shadow root renders
+ * them). Also notes remote content that "Load remote content" would fetch: an image or a
+ * style sheet taken out only for now, or CSS that the frame's policy will block.
+ */
+function clean(root: ParentNode, remote: boolean, ours: ReadonlySet<Element>, own: ReadonlySet<string>): Cleaned {
+    const done: Cleaned = { removed: 0, blocked: false };
     for (const element of Array.from(root.querySelectorAll('*'))) {
         if (ours.has(element)) {
             continue;
         }
 
         if (droppedElement(element, remote)) {
+            done.blocked ||= !droppedElement(element, true) && namesHost(element.getAttribute('href') ?? '');
             element.remove();
-            removed++;
+            done.removed++;
             continue;
         }
 
         for (const attribute of Array.from(element.attributes)) {
             if (URL_ATTRIBUTES.has(attribute.localName) && !keptUrl(element, attribute, remote, own)) {
+                done.blocked ||= keptUrl(element, attribute, true, own) && namesHost(attribute.value);
                 element.removeAttributeNode(attribute);
-                removed++;
+                done.removed++;
             }
         }
 
-        if (element instanceof HTMLTemplateElement) {
-            removed += clean(element.content, remote, ours, own);
+        if (!remote && !done.blocked) {
+            done.blocked = cssNamesHost(element.getAttribute('style') ?? '') || (element.localName === 'style' && cssNamesHost(element.textContent ?? ''));
+        }
+
+        // By name, not instanceof: the document may come from another window's parser (parserOf()).
+        if (element.localName === 'template' && element.namespaceURI === 'http://www.w3.org/1999/xhtml') {
+            const inner = clean((element as HTMLTemplateElement).content, remote, ours, own);
+            done.removed += inner.removed;
+            done.blocked ||= inner.blocked;
         }
     }
 
-    return removed;
+    return done;
+}
+
+/** The frame's document as a string, and whether remote content in it stays blocked until the person asks. */
+export interface CleanMail {
+    html: string;
+    blocked: boolean;
+}
+
+/**
+ * A parser of `view`'s realm. Its documents take that window's policy: the viewer frame's
+ * allows inline styles, where the page's own (`style-src 'self'`) would report every style
+ * attribute and `<style>` of the mail as a violation in the console while parsing.
+ */
+export function parserOf(view: Window): DOMParser {
+    return new (view as Window & typeof globalThis).DOMParser();
 }
 
 /**
  * The frame's document: `head` (our elements, which the parser puts first) and the mail
- * without the URLs above (`own`: image links to keep, see keptUrl()). Returned is always a string whose own parse was found clean:
+ * without the URLs above (`own`: image links to keep, see keptUrl(); `parser`: see
+ * parserOf()). Returned is always a string whose own parse was found clean:
  * a pass that removes anything serialises its result and parses that again, since a
  * serialisation can parse into another tree than the one it came from.
  */
-export function withoutRemoteHosts(head: string, html: string, remote: boolean, own: ReadonlySet<string> = new Set()): string {
-    const parser = new DOMParser();
+export function withoutRemoteHosts(head: string, html: string, remote: boolean, own: ReadonlySet<string> = new Set(), parser: DOMParser = new DOMParser()): CleanMail {
     const ourCount = parser.parseFromString(head, 'text/html').head.children.length;
     let mail = html;
+    let blocked = false;
     for (let pass = 0; pass < MAX_PASSES; pass++) {
         const doc = parser.parseFromString(`${head}${mail}`, 'text/html');
         // The first elements of the head are ours: nothing of the mail is parsed before them.
         const ours = new Set(Array.from(doc.head.children).slice(0, ourCount));
-        if (clean(doc, remote, ours, own) === 0) {
-            return `${head}${mail}`;
+        const cleaned = clean(doc, remote, ours, own);
+        blocked ||= cleaned.blocked;
+        if (cleaned.removed === 0) {
+            return { html: `${head}${mail}`, blocked };
         }
 
         ours.forEach((element) => element.remove());
         mail = doc.documentElement.outerHTML;
     }
 
-    return `${head}${GIVEN_UP}`;
+    return { html: `${head}${GIVEN_UP}`, blocked };
 }

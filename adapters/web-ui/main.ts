@@ -25,6 +25,12 @@ const emails = emailsPane({
     },
     arrived() {
         void inboxes.reload();
+    },
+    excluded(messageId) {
+        const route = parseRoute(location.hash);
+        if (route.messageId === messageId) {
+            location.hash = routeHash({ inbox: route.inbox });
+        }
     }
 });
 const email = emailPane({

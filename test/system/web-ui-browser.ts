@@ -18,6 +18,14 @@ const ATTACHMENT = Buffer.from([0, 1, 2, 3, 250, 251, 252, 253, 254, 255]);
 /** A 1×1 GIF: an inline image that renders. */
 const GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
+/** What the page functions of these tests read (their TypeScript has no DOM library). */
+interface PageRows {
+    document: {
+        querySelectorAll(selector: string): ArrayLike<{ dataset: { id?: string } }>;
+        activeElement: { dataset?: { id?: string } } | null;
+    };
+}
+
 describe('web interface in a browser', () => {
     let browser: Browser;
     let p: ProvisionedServer;
@@ -65,6 +73,16 @@ describe('web interface in a browser', () => {
 
     const rows = (page: Page) => page.locator('#email-list a.item');
 
+    /**
+     * Gives the row of `messageId` keyboard focus and waits until the page says it has it,
+     * so that the next key press goes to that row and not to whatever held focus before.
+     */
+    const focusRow = async (page: Page, messageId: string) => {
+        const row = rows(page).nth(await page.evaluate((id) => Array.from((globalThis as unknown as PageRows).document.querySelectorAll('#email-list a.item')).findIndex((a) => a.dataset.id === id), messageId));
+        await row.focus();
+        await page.waitForFunction((id) => (globalThis as unknown as PageRows).document.activeElement?.dataset?.id === id, messageId);
+    };
+
     describe('key entry', () => {
 
         it('asks once per tab, says so when a key is refused, and keeps it in sessionStorage only', async () => {
@@ -75,6 +93,10 @@ describe('web interface in a browser', () => {
             const dialog = page.locator('#key-dialog');
             await dialog.waitFor();
             expect(await page.locator('#inbox-list a.item').count()).to.equal(0);
+            // A newcomer learns where a key comes from.
+            const help = await page.locator('#key-help').textContent();
+            expect(help).to.contain('npx inbox-capture keys create <name>');
+            expect(help).to.contain('on the machine that runs the service');
 
             await page.fill('#key-input', 'not-a-key');
             await page.click('#key-dialog button[type=submit]');
@@ -246,12 +268,51 @@ describe('web interface in a browser', () => {
             expect(clip.text).to.equal('has attachments');
         });
 
+        it('closes the open email when a search leaves it out, and keeps it open when the search finds it', async () => {
+            const [alpha] = await deliver('search-close', { subject: 'alpha report' });
+            const [beta] = await deliver('search-close', { subject: 'beta news' });
+            const page = await open(`#/inbox/search-close/email/${encodeURIComponent(beta.messageId)}`, { viewport: { width: 1280, height: 800 } });
+            await page.locator('#email-subject', { hasText: 'beta news' }).waitFor();
+            await rows(page).nth(1).waitFor();
+
+            await page.fill('#search-q', 'news');
+            await waitForCount(page, '#email-list a.item', 1);
+            expect(page.url()).to.contain(encodeURIComponent(beta.messageId));
+            expect(await page.locator('#email-subject').textContent()).to.equal('beta news');
+
+            await page.fill('#search-q', 'report');
+            await rows(page).filter({ hasText: 'alpha report' }).waitFor();
+            await waitForHash(page, '#/inbox/search-close');
+            await page.locator('#email-subject', { hasText: 'No email open' }).waitFor();
+            expect(await page.locator('#email-body').isHidden()).to.be.true();
+            expect(await rows(page).getAttribute('data-id')).to.equal(alpha.messageId);
+        });
+
+        it('shows a 64-character inbox name whole, wrapped, at 1280 and at 375 px', async () => {
+            const name = `long-${'abcdefghij'.repeat(5)}-name-of-64-ch`.slice(0, 64);
+            expect(name.length).to.equal(64);
+            await deliver(name, { subject: 'to a long name' });
+            for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+                const page = await open('#/', { viewport });
+                const label = page.locator('#inbox-list a.item .name', { hasText: name });
+                await label.waitFor();
+                const box = await label.evaluate((node) => {
+                    const n = node as unknown as { scrollWidth: number; clientWidth: number; textContent: string; title: string };
+                    return { cut: n.scrollWidth > n.clientWidth, text: n.textContent, title: n.title };
+                });
+                expect(box, `${viewport.width} px`).to.equal({ cut: false, text: name, title: name });
+                expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), `${viewport.width} px`).to.be.true();
+                await context!.close();
+                context = undefined;
+            }
+        });
+
         it('moves with up and down, opens with enter', async () => {
             await deliver('keys-inbox', { subject: 'older' });
             await deliver('keys-inbox', { subject: 'newer' });
             const page = await open('#/inbox/keys-inbox');
             await rows(page).nth(1).waitFor();
-            await rows(page).first().focus();
+            await focusRow(page, (await rows(page).first().getAttribute('data-id'))!);
             await page.keyboard.press('ArrowDown');
             expect(await page.evaluate("document.activeElement.querySelector('.subject').textContent")).to.equal('older');
             await page.keyboard.press('ArrowUp');
@@ -337,6 +398,69 @@ describe('web interface in a browser', () => {
             }
         });
 
+        it('renders a styled mail without a single policy violation in the console, its styles applied', async () => {
+            const [email] = await deliver('styled-inbox', {
+                subject: 'Styled',
+                html: '<html><head><style>p.lead { color: rgb(200, 0, 0) }</style></head><body style="margin:8px">'
+                    + '<table style="width:100%" bgcolor="#eeeeee"><tr><td style="padding:4px"><p class="lead" id="lead" style="font-weight:700">Hello</p>'
+                    + '<span style="color:blue">one</span> <span style="color:green">two</span> <img id="dot" alt="" src="data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw=="></td></tr></table></body></html>'
+            });
+            context = await contextWithKey(browser, p.apiKey);
+            const page = await context.newPage();
+            const messages: string[] = [];
+            page.on('console', (message) => messages.push(`${message.type()}: ${message.text()}`));
+            await openUi(page, baseUrl, `#/inbox/styled-inbox/email/${encodeURIComponent(email.messageId)}/html`);
+            const lead = page.frameLocator('iframe.mail-frame').frameLocator('#mail').locator('#lead');
+            await lead.waitFor();
+            const style = await lead.evaluate((node) => {
+                const computed = (globalThis as unknown as { getComputedStyle(n: unknown): { color: string; fontWeight: string } }).getComputedStyle(node);
+                return { color: computed.color, weight: computed.fontWeight };
+            });
+            expect(style).to.equal({ color: 'rgb(200, 0, 0)', weight: '700' });
+            // Messages come asynchronously: a load of the same page settles them first.
+            await page.locator('#tab-text').click();
+            await page.locator('pre.text-body, #panel-text p').first().waitFor();
+            expect(messages).to.equal([]);
+            // No remote content here: nothing to say is blocked.
+            await page.locator('#tab-html').click();
+            await lead.waitFor();
+            expect(await page.locator('#remote-notice').isHidden()).to.be.true();
+            expect(messages).to.equal([]);
+        });
+
+        it('says remote content is blocked only for mail that has some: an image, or a CSS url()', async () => {
+            const recorder = await startRequestRecorder();
+            try {
+                const mails = [
+                    { subject: 'plain', html: '<p id="body">no remote content, <a href="https://example.test/">a link</a>, <img src="cid:nothing@test.example"></p>', blocked: false },
+                    { subject: 'image', html: `<p id="body"><img src="${recorder.origin}/pixel.gif"></p>`, blocked: true },
+                    { subject: 'css', html: `<p id="body" style="background: url('${recorder.origin}/bg.gif')">styled</p>`, blocked: true }
+                ];
+                for (const mail of mails) {
+                    const [email] = await deliver('remote-notice', { subject: mail.subject, html: mail.html });
+                    const page = await open(`#/inbox/remote-notice/email/${encodeURIComponent(email.messageId)}/html`);
+                    await page.frameLocator('iframe.mail-frame').frameLocator('#mail').locator('#body').waitFor();
+                    expect(await page.locator('#remote-notice').isVisible(), mail.subject).to.equal(mail.blocked);
+                    await context!.close();
+                    context = undefined;
+                }
+
+                expect(recorder.paths).to.equal([]);
+            }
+            finally {
+                await recorder.close();
+            }
+        });
+
+        it('takes the hosts out of template contents too (a declarative shadow root renders them)', async () => {
+            const [email] = await deliver('template-inbox', { subject: 'template', html: '<p id="body">x</p><div><template shadowrootmode="open"><iframe src="http://shadow.tracker.test/"></iframe><img src="http://shadow.tracker.test/i.png"></template></div>' });
+            const page = await open(`#/inbox/template-inbox/email/${encodeURIComponent(email.messageId)}/html`);
+            await page.frameLocator('iframe.mail-frame').frameLocator('#mail').locator('#body').waitFor();
+            const srcdoc = await page.frameLocator('iframe.mail-frame').locator('#mail').getAttribute('srcdoc');
+            expect(srcdoc).to.contain('<template shadowrootmode="open">');
+            expect(srcdoc).to.not.contain('tracker.test');
+        });
+
         it('downloads attachments and the raw message, byte for byte', async () => {
             const raw = buildMail({ to: 'dl-inbox@test.example', subject: 'with file', attachments: [{ filename: 'data.bin', contentType: 'application/octet-stream', content: ATTACHMENT }] });
             const [email] = await p.api.ingestForApi(raw, { recipients: ['dl-inbox@test.example'] });
@@ -359,23 +483,60 @@ describe('web interface in a browser', () => {
             const [gone] = await deliver('del-one', { subject: 'delete me' });
             const page = await open('#/inbox/del-one');
             await rows(page).nth(1).waitFor();
-            await rows(page).first().focus();
+            await focusRow(page, gone.messageId);
 
             await page.keyboard.press('Delete');
             await page.locator('#confirm-dialog').waitFor();
+            expect(await page.locator('#confirm-text').textContent()).to.contain('"delete me"');
             await page.click('#confirm-cancel');
             // Closed first: while the modal dialog is open, the list is inert and takes no focus.
             await page.locator('#confirm-dialog').waitFor({ state: 'hidden' });
             expect(await p.api.capture.getEmail(gone.messageId)).to.not.be.null();
 
-            await rows(page).first().focus();
-            expect(await page.evaluate('document.activeElement.dataset.id')).to.equal(gone.messageId);
+            await focusRow(page, gone.messageId);
             await page.keyboard.press('Delete');
             await page.locator('#confirm-dialog').waitFor();
             await page.click('#confirm-ok');
             await waitForCount(page, '#email-list a.item', 1);
             expect(await p.api.capture.getEmail(gone.messageId)).to.be.null();
             expect(await p.api.capture.getEmail(keep.messageId)).to.not.be.null();
+        });
+
+        it('keeps the keyboard on the list when a burst of new mail loads it again, so Delete still asks', { timeout: 60_000 }, async () => {
+            const [first] = await deliver('burst-focus', { subject: 'before the burst' });
+            context = await contextWithKey(browser, p.apiKey);
+            const page = await context.newPage();
+            // The first live poll is held back while more than a page of new mail (100)
+            // arrives, so that its answer is a burst, which loads the list again from the newest.
+            let waiting = () => {};
+            let release = () => {};
+            const holding = new Promise<void>((resolve) => (waiting = resolve));
+            const released = new Promise<void>((resolve) => (release = resolve));
+            let firstPoll = true;
+            await page.route((url) => url.pathname.endsWith('/v1/emails') && url.searchParams.get('wait') === 'true', async (route) => {
+                if (firstPoll) {
+                    firstPoll = false;
+                    waiting();
+                    await released;
+                }
+
+                await route.continue();
+            });
+            await openUi(page, baseUrl, '#/inbox/burst-focus');
+            await rows(page).first().waitFor();
+            await holding;
+            await focusRow(page, first.messageId);
+            for (let i = 0; i < 101; i++) {
+                await deliver('burst-focus', { subject: `burst ${String(i).padStart(3, '0')}` });
+            }
+
+            release();
+            await page.locator('#email-list a.item .subject', { hasText: 'burst 100' }).waitFor();
+            expect(await page.evaluate('document.activeElement.matches("#email-list a.item") && document.activeElement.querySelector(".subject").textContent')).to.equal('burst 100');
+            await page.keyboard.press('Delete');
+            await page.locator('#confirm-dialog').waitFor();
+            expect(await page.locator('#confirm-text').textContent()).to.contain('"burst 100"');
+            await page.click('#confirm-cancel');
         });
 
         it('deletes the open email with its button', async () => {

@@ -223,8 +223,14 @@ describe('web interface: no connection to a host named in a mail', () => {
                 trackers.reset();
                 for (const [i, messageId] of messageIds.entries()) {
                     const { page, frame } = await openMail(messageId);
-                    await page.getByRole('button', { name: 'Load remote content' }).click();
-                    if (i === 0) {
+                    const load = page.getByRole('button', { name: 'Load remote content' });
+                    if (i > 0) {
+                        // The mutation-XSS mails name hosts only in frames, which never load:
+                        // no remote content, so nothing is offered (docs/ui.md, "Security model").
+                        expect(await load.isVisible()).to.be.false();
+                    }
+                    else {
+                        await load.click();
                         await frame.locator('#remote-img').evaluate((img: { complete: boolean; naturalWidth: number; addEventListener(type: 'load', listener: () => void): void }) =>
                             img.complete && img.naturalWidth > 0 ? true : new Promise((resolve) => img.addEventListener('load', () => resolve(true))));
                         await frame.locator('#anchor').click();
