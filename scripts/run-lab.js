@@ -51,6 +51,8 @@ child.once('exit', (code, signal) => {
     const leaks = report.leaks?.length ?? 0;
     const verdict = `${tests.length} tests reported, ${failed} failed, ${errors} errors outside tests, ${leaks} leaked globals`;
     if (code !== 0 || failed > 0 || errors > 0 || leaks > 0) {
+        // Where the time went, too: a failed CI run is the one whose budget is asked about next.
+        console.error(slowest(report, 10));
         console.error(`run-lab: FAILED (${ended}): ${verdict}`);
         return finish(code || 1);
     }
@@ -70,7 +72,7 @@ function readReport() {
     }
 }
 
-// CI has a time budget: naming where a passing run spent its time shows what to trim first.
+// CI has a time budget: naming where a run spent its time shows what to trim first.
 // Lab times tests, not hooks, so a suite's before() (a database starting) is not counted.
 // Its JSON joins a test's describe titles with '/', which titles also hold, so blocks are
 // ranked whole rather than by their first title.

@@ -14,6 +14,7 @@ describe('index', () => {
             'InboxCaptureError',
             'MAX_INBOX_LENGTH',
             'MAX_RECIPIENTS',
+            'SearchSyntaxError',
             'WaitCanceller',
             'createInboxCapture',
             'createLongPoller',
@@ -31,6 +32,7 @@ describe('index', () => {
             'generateMessageId',
             'hashApiKey',
             'isInboxCaptureError',
+            'isSearchSyntaxError',
             'isValidInbox',
             'isValidTag',
             'parseSearchQuery'

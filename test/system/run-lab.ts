@@ -40,6 +40,8 @@ describe('scripts/run-lab.js', () => {
         expect(result.code).to.equal(1);
         expect(result.stdout).to.contain('1 of 2 tests failed');
         expect(result.stderr).to.contain('run-lab: FAILED (exit code 1): 2 tests reported, 1 failed');
+        // Where the time went is named on a failed run too.
+        expect(result.stderr).to.match(/run-lab: lab ran \d+ s; the slowest describe blocks[^]*run-lab: FAILED/);
     });
 
     it('fails a run that ends early with code 0 because before() awaits a promise that never settles', async () => {

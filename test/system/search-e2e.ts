@@ -40,9 +40,9 @@ async function searchOverSmtp(env: NodeJS.ProcessEnv): Promise<void> {
         const found = await waiting;
         expect(found).to.include({ subject: 'Order shipped', sender: 'shop@example.test', senderName: 'Shop Team', tags: ['orders', 'shipping'] });
 
-        const subjects = async (q: string) => {
+        const subjects = async (q?: string) => {
             const ids: string[] = [];
-            for await (const email of client.emails({ inbox, q, limit: 1 })) {
+            for await (const email of client.emails({ inbox, ...(q === undefined ? {} : { q }), limit: 1 })) {
                 ids.push(email.messageId);
             }
 
@@ -59,7 +59,9 @@ async function searchOverSmtp(env: NodeJS.ProcessEnv): Promise<void> {
         expect(await subjects('tag:orders')).to.equal([]);
 
         expect(await client.deleteInbox(inbox, { q: 'tag:done' })).to.equal(1);
-        expect(await subjects('')).to.have.length(1);
+        expect(await subjects()).to.have.length(1);
+        // An empty q is refused, not taken as no search: a DELETE with it must not empty the inbox.
+        await expect(subjects('')).to.reject(/VALIDATION_ERROR: q: must not be empty/);
         expect(await subjects('ORD-4242')).to.equal([]);
     }
     finally {

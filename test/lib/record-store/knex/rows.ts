@@ -122,6 +122,7 @@ describe('rows', () => {
                 codes: '["482913"]',
                 tags: '["welcome"]',
                 sender_name: 'From Name',
+                sender_name_folded: 'from name',
                 recipient_folded: 'a@x.test',
                 filenames_folded: 'a.pdf',
                 body_folded: 'text'
