@@ -51,7 +51,7 @@ export interface Faults {
 export interface FaultsOptions {
     recordStore: RecordStore;
     inboxFromAddress: InboxFromAddress;
-    /** How old the cached rule set may be before a command reads it again, ms. */
+    /** How old the cached rule set may be before a command reads it again, and how long a change waits before it resolves, ms. */
     refreshMs: number;
     /** [0, 1) for `probability` (default Math.random). */
     random?: () => number;
@@ -93,36 +93,54 @@ export function createFaults(options: FaultsOptions): Faults {
     const { inboxFromAddress, refreshMs } = options;
     const random = options.random ?? Math.random;
     const store = storeOf(options.recordStore);
-    // The rule set as last read, by stage; `readAt` 0 means "read it again first".
+    // The rule set as last read, by stage, and when that read began (a monotonic clock, ms;
+    // -Infinity: read it again first). A command uses only a set whose read began at most
+    // `refreshMs` before it, and a change waits `refreshMs` before it answers: so every
+    // command on any instance that comes after the answer sees the change (docs/api.md, "Faults").
     let rules: FaultRule[] = [];
     let stages = new Set<FaultStage>();
-    let readAt = 0;
-    let reading: Promise<void> | null = null;
+    let readStartedAt = -Infinity;
+    let reading: { startedAt: number; done: Promise<void> } | null = null;
     // Bumped by every change made here: a read that began before one must not count as fresh.
     let changes = 0;
 
-    const stale = () => Date.now() - readAt >= refreshMs;
+    const stale = (now: number) => now - readStartedAt >= refreshMs;
     const invalidate = () => {
         changes++;
-        readAt = 0;
+        readStartedAt = -Infinity;
     };
 
-    const refresh = (): Promise<void> => {
-        reading ??= (async () => {
-            const started = Date.now();
-            const changesBefore = changes;
+    // A read that began at `notBefore` or later: the one under way when it did, or a new one.
+    const refresh = (notBefore: number): Promise<void> => {
+        if (reading && reading.startedAt >= notBefore) {
+            return reading.done;
+        }
+
+        const startedAt = performance.now();
+        const changesBefore = changes;
+        const entry: { startedAt: number; done: Promise<void> } = { startedAt, done: Promise.resolve() };
+        entry.done = (async () => {
             try {
                 const read = await store!.listFaultRules();
-                rules = read;
-                stages = new Set(read.map((r) => r.stage));
-                readAt = changes === changesBefore ? started : 0;
+                // An older read that ends after a newer one does not replace what that found.
+                if (startedAt > readStartedAt) {
+                    rules = read;
+                    stages = new Set(read.map((r) => r.stage));
+                    readStartedAt = changes === changesBefore ? startedAt : -Infinity;
+                }
             }
             finally {
-                reading = null;
+                if (reading === entry) {
+                    reading = null;
+                }
             }
         })();
-        return reading;
+        reading = entry;
+        return entry.done;
     };
+
+    // A change is answered only once every instance's next command reads the rules anew.
+    const settle = () => new Promise<void>((resolve) => setTimeout(resolve, refreshMs));
 
     const forget = (id: string) => {
         rules = rules.filter((r) => r.id !== id);
@@ -152,6 +170,7 @@ export function createFaults(options: FaultsOptions): Faults {
             // Counted in the insert's own write: concurrent creates cannot all slip under a limit.
             await faultStore.saveFaultRule(rule, (kept) => checkFaultLimits(kept, scope));
             invalidate();
+            await settle();
             return rule;
         },
 
@@ -167,6 +186,10 @@ export function createFaults(options: FaultsOptions): Faults {
 
             const deleted = await store.deleteFaultRules([id]);
             invalidate();
+            if (deleted > 0) {
+                await settle();
+            }
+
             return deleted > 0;
         },
 
@@ -178,11 +201,15 @@ export function createFaults(options: FaultsOptions): Faults {
 
             const deleted = await store.deleteFaultRules(ids);
             invalidate();
+            if (deleted > 0) {
+                await settle();
+            }
+
             return deleted;
         },
 
         armed(stage) {
-            return store !== null && (stale() || stages.has(stage));
+            return store !== null && (stale(performance.now()) || stages.has(stage));
         },
 
         async take(stage, facts) {
@@ -190,8 +217,9 @@ export function createFaults(options: FaultsOptions): Faults {
                 return null;
             }
 
-            if (stale()) {
-                await refresh();
+            const now = performance.now();
+            if (stale(now)) {
+                await refresh(now - refreshMs);
             }
 
             for (const rule of rules) {

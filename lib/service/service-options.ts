@@ -47,7 +47,7 @@ export interface InboxCaptureOptions extends BackgroundSweepOptions {
     parseWorkerFile?: string;
     /** Lifetime of download links, seconds (default 900). */
     downloadTtlSeconds?: number;
-    /** How old this instance's copy of the SMTP fault rules may get before it reads them again, ms (default 1000). */
+    /** How old this instance's copy of the SMTP fault rules may get before it reads them again, and how long a change of them waits before it answers, ms (default 100). */
     faultRefreshMs?: number;
     /** Receives failures that are handled but worth knowing (cleanup failures, parse errors, retries). */
     log?: (message: string, error?: unknown) => void;

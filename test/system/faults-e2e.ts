@@ -5,7 +5,8 @@ import { InboxCaptureClient, type InboxCaptureApiError } from '../../adapters/cl
 import { createSmtpListener, type SmtpListener } from '../../adapters/smtp';
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
-import { postgresFsStores, type TestStores } from '../helpers/test-stores';
+import { RawSmtpSession } from '../helpers/raw-smtp';
+import { postgresFsStores, sqliteFsStores, type StoreFactory, type TestStores } from '../helpers/test-stores';
 import { waitUntil } from '../helpers/wait-until';
 
 const { expect } = Code;
@@ -17,9 +18,8 @@ interface Instance {
     port: number;
 }
 
-async function startInstance(stores: { recordStore: TestStores['recordStore']; blobStore: TestStores['blobStore'] }): Promise<Instance> {
-    // A short refresh: the test waits for the second instance to see a rule made through the first.
-    const capture = createInboxCapture({ ...stores, faultRefreshMs: 50 });
+async function startInstance(stores: { recordStore: TestStores['recordStore']; blobStore: TestStores['blobStore'] }, faultRefreshMs?: number): Promise<Instance> {
+    const capture = createInboxCapture({ ...stores, ...(faultRefreshMs ? { faultRefreshMs } : {}) });
     await capture.start();
     const listener = createSmtpListener({ capture, host: '127.0.0.1', port: 0 });
     const { port } = await listener.listen();
@@ -118,9 +118,8 @@ describe('faults end to end', () => {
         });
 
         it('200 concurrent creates split between the instances at 990 rules leave exactly 1,000', async () => {
-            for (let i = 0; i < 990; i++) {
-                await a.capture.faults.create({ stage: 'data', match: { recipient: `filler-${i}` }, reply: { code: 451 } });
-            }
+            // At once: each create waits out the refresh before it answers.
+            await Promise.all(Array.from({ length: 990 }, (_, i) => a.capture.faults.create({ stage: 'data', match: { recipient: `filler-${i}` }, reply: { code: 451 } })));
 
             const burst = await Promise.all(Array.from({ length: 200 }, (_, i) => [a, b][i % 2]!.capture.faults.create({ stage: 'data', match: { recipient: `burst-${i}` }, reply: { code: 451 } })
                 .then(() => 'made', (err: { code?: string }) => err.code)));
@@ -152,4 +151,55 @@ describe('faults end to end', () => {
             expect(await b.capture.faults.list()).to.equal([]);
         });
     });
+
+    for (const [name, factory] of [['SQLite', sqliteFsStores], ['Postgres', postgresFsStores]] as Array<[string, () => StoreFactory]>) {
+        describe(`two instances on one ${name} store: a rule made or deleted through either applies to the very next command of both`, () => {
+            let stores: TestStores;
+            let second: Awaited<ReturnType<TestStores['connectAgain']>>;
+            let a: Instance;
+            let b: Instance;
+            const sessions: RawSmtpSession[] = [];
+
+            before(async () => {
+                stores = await factory().create();
+                second = await stores.connectAgain();
+                // The default refresh: what is exact must not depend on a short one.
+                a = await startInstance(stores);
+                b = await startInstance(second);
+            });
+
+            after(async () => {
+                await Promise.all(sessions.map((s) => s.destroy()));
+                for (const instance of [a, b]) {
+                    await instance?.listener.close();
+                }
+
+                await second?.close();
+                await stores?.cleanup();
+            });
+
+            /** A session at `instance` past MAIL FROM, whose RCPTs answer with their code. */
+            const session = async (instance: Instance) => {
+                const { session: opened } = await RawSmtpSession.open(instance.port);
+                sessions.push(opened);
+                await opened.command('EHLO client.example.test');
+                await opened.command('MAIL FROM:<app@shop.test>');
+                return async (to: string) => (await opened.command(`RCPT TO:<${to}>`)).code;
+            };
+
+            it('times: 2 made through A faults B then A, and no more, whichever answers; a rule deleted through B is gone from A', async () => {
+                const [rcptA, rcptB] = [await session(a), await session(b)];
+                // Both have just read the rule set (none): a copy kept for a while would miss what comes next.
+                expect([await rcptA('warm@example.test'), await rcptB('warm@example.test')]).to.equal([250, 250]);
+
+                await a.capture.faults.create({ stage: 'rcpt', match: { inbox: 'exact' }, reply: { code: 450 }, times: 2 });
+                expect([await rcptB('exact@example.test'), await rcptA('exact@example.test'), await rcptB('exact@example.test'), await rcptA('exact@example.test')]).to.equal([450, 450, 250, 250]);
+
+                const forever = await b.capture.faults.create({ stage: 'rcpt', match: { inbox: 'forever' }, reply: { code: 451 } });
+                expect([await rcptA('forever@example.test'), await rcptB('forever@example.test')]).to.equal([451, 451]);
+                expect(await b.capture.faults.delete(forever.id)).to.be.true();
+                expect([await rcptA('forever@example.test'), await rcptB('forever@example.test')]).to.equal([250, 250]);
+            });
+        });
+    }
 });

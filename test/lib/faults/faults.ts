@@ -4,6 +4,7 @@ import { createFaults } from '../../../lib/faults/faults';
 import { defaultInboxFromAddress } from '../../../lib/ingest/recipients';
 import type { FaultRule } from '../../../lib/faults/fault-rule';
 import { sqliteFsStores, type TestStores } from '../../helpers/test-stores';
+import { waitUntil } from '../../helpers/wait-until';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
@@ -39,19 +40,23 @@ describe('lib/faults/faults', () => {
                     return rules;
                 }
             };
-            const faults = createFaults({ recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 60_000 });
+            // Long enough that the held read, were it taken as fresh, would still be within it below.
+            const faults = createFaults({ recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 2_000 });
             const first = faults.take('rcpt', { sender: 'a@b.test', recipients: ['x@example.test'] });
-            // create() reads the kept rules in its own write (the limits), not through listFaultRules.
-            await faults.create({ stage: 'rcpt', reply: { code: 451 } });
+            // create() reads the kept rules in its own write (the limits), not through listFaultRules;
+            // it answers only after the refresh, so it is awaited at the end.
+            const created = faults.create({ stage: 'rcpt', reply: { code: 451 } });
+            await waitUntil('the rule is stored', async () => (await listFaultRules()).length === 1);
             release();
             expect(await first).to.be.null();
             expect(faults.armed('rcpt')).to.be.true();
             expect(await faults.take('rcpt', { sender: 'a@b.test', recipients: ['x@example.test'] })).to.include({ reply: { code: 451, message: 'Fault injected by inbox-capture' } });
+            await created;
             await faults.deleteAll();
         });
 
         it('gives rules time-ordered ids, so rules made in one millisecond list (and win a match) in the order they were made', async () => {
-            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 1_000 });
+            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 10 });
             await Promise.all(Array.from({ length: 100 }, (_, i) => faults.create({ stage: 'rcpt', match: { inbox: `order-${i}` }, reply: { code: 451 } })));
             const listed = await faults.list();
             expect(listed.length).to.equal(100);
@@ -65,7 +70,7 @@ describe('lib/faults/faults', () => {
         });
 
         it('keeps at most 100 rules for one key prefix and 1,000 in all, counted in the insert\'s own write: 200 concurrent creates at 990 leave exactly 1,000', async () => {
-            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 1_000 });
+            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 10 });
             const teamA = { inboxPrefix: 'team-a-' };
             const made = await Promise.all(Array.from({ length: 101 }, (_, i) => faults.create({ stage: 'rcpt', match: { inbox: `team-a-${i}` }, reply: { code: 451 } }, teamA)
                 .then(() => 'made', (err: { code?: string; message?: string }) => `${err.code}: ${err.message}`)));
@@ -75,9 +80,8 @@ describe('lib/faults/faults', () => {
             await faults.create({ stage: 'rcpt', match: { inbox: 'team-b-0' }, reply: { code: 451 } }, { inboxPrefix: 'team-b-' });
             await faults.create({ stage: 'rcpt', match: { inbox: 'team-a-extra' }, reply: { code: 451 } });
 
-            for (let i = (await faults.list()).length; i < 990; i++) {
-                await faults.create({ stage: 'data', match: { recipient: `filler-${i}` }, reply: { code: 451 } });
-            }
+            const kept = (await faults.list()).length;
+            await Promise.all(Array.from({ length: 990 - kept }, (_, i) => faults.create({ stage: 'data', match: { recipient: `filler-${i}` }, reply: { code: 451 } })));
 
             const burst = await Promise.all(Array.from({ length: 200 }, (_, i) => faults.create({ stage: 'data', match: { recipient: `burst-${i}` }, reply: { code: 451 } })
                 .then(() => 'made', (err: { code?: string }) => err.code)));
@@ -88,7 +92,7 @@ describe('lib/faults/faults', () => {
         });
 
         it('a scope with an inbox prefix reaches only the rules limited to an inbox inside it', async () => {
-            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 1_000 });
+            const faults = createFaults({ recordStore: stores.recordStore, inboxFromAddress: defaultInboxFromAddress, refreshMs: 10 });
             const mine = await faults.create({ stage: 'rcpt', match: { inbox: 'team-a-signup' }, reply: { code: 451 } });
             const theirs = await faults.create({ stage: 'rcpt', match: { inbox: 'team-b-signup' }, reply: { code: 451 } });
             const everyone = await faults.create({ stage: 'data', match: { recipient: 'team-a-' }, reply: { code: 550 } });
