@@ -22,9 +22,9 @@ export const SHORT_CLUSTER_OPTIONS: ClusterOptions = {
 /** The long run (`npm run soak:cluster`): a kill of each instance in turn under a steady load. */
 export const LONG_CLUSTER_OPTIONS: ClusterOptions = {
     instances: 3,
-    messages: 20_000,
+    messages: 10_000,
     senders: 12,
-    inboxes: 400,
+    inboxes: 200,
     retainedEvery: 10,
     retentionMaxPerInbox: 100,
     attachmentEvery: 5,
@@ -33,7 +33,7 @@ export const LONG_CLUSTER_OPTIONS: ClusterOptions = {
     wakeEveryMs: 500,
     kills: [0.15, 0.3, 0.45, 0.6, 0.75, 0.9],
     restartAfterMs: 2000,
-    webhookDelayMs: 200,
-    webhookTimeoutMs: 1000,
+    webhookDelayMs: 1000,
+    webhookTimeoutMs: 2000,
     deliveryLimitMs: 120_000
 };
