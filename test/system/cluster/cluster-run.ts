@@ -33,6 +33,14 @@ export interface ClusterOptions extends LoadOptions {
     deliveryLimitMs: number;
 }
 
+/** The outbox after the wait: rows left, those of emails no POST reached, their most attempts and an error. */
+export interface PendingDeliveries {
+    rows: number;
+    ofMissing: number;
+    maxAttempts: number;
+    lastError: string;
+}
+
 /** What a cluster run measured, and every promise it saw broken. */
 export interface ClusterReport {
     failures: string[];
@@ -50,6 +58,7 @@ export interface ClusterReport {
     kills: KillRecord[];
     wake: WakeAudit;
     webhooks: WebhookAudit;
+    pendingDeliveries: PendingDeliveries;
     exitCodes: Array<number | null>;
     durationMs: number;
     loadMs: number;
@@ -57,6 +66,11 @@ export interface ClusterReport {
 
 /** Runs one cluster: setup, fault traffic, load with kills, audit, graceful stop; everything it started is stopped. */
 export async function runCluster(options: ClusterOptions): Promise<ClusterReport> {
+    // Retention must trim the retained inbox only: every other inbox stays under its maximum.
+    if (Math.ceil(options.messages / options.inboxes) >= options.retentionMaxPerInbox || options.faultAttempts - options.faultTimes > options.retentionMaxPerInbox) {
+        throw new Error('cluster options: a load inbox or the fault inbox would pass retentionMaxPerInbox');
+    }
+
     const began = Date.now();
     const dirs: string[] = [];
     const instances: ClusterInstance[] = [];
@@ -119,11 +133,17 @@ export async function runCluster(options: ClusterOptions): Promise<ClusterReport
         const knex = openPostgresKnex(postgres.connectionString);
         let rowsStoredTwice: number;
         let rowsInDatabase: number;
+        let pendingDeliveries: PendingDeliveries;
         try {
             const twice = await knex.raw('SELECT count(*)::int AS n FROM (SELECT 1 FROM emails GROUP BY inbox, source_id HAVING count(*) > 1) AS d') as { rows: { n: number }[] };
             const rows = await knex.raw('SELECT count(*)::int AS n FROM emails') as { rows: { n: number }[] };
             rowsStoredTwice = twice.rows[0]!.n;
             rowsInDatabase = rows.rows[0]!.n;
+            // A missing POST with its row still in the outbox is late; one without a row is lost.
+            const pending = await knex('webhook_deliveries').select('message_id', 'attempts', 'last_error') as Array<{ message_id: string; attempts: number; last_error: string | null }>;
+            const missing = new Set(webhooks.missing);
+            const ofMissing = pending.filter((row) => missing.has(row.message_id));
+            pendingDeliveries = { rows: pending.length, ofMissing: ofMissing.length, maxAttempts: Math.max(0, ...pending.map((row) => Number(row.attempts))), lastError: ofMissing.find((row) => row.last_error)?.last_error ?? '' };
         }
         finally {
             await knex.destroy();
@@ -138,7 +158,8 @@ export async function runCluster(options: ClusterOptions): Promise<ClusterReport
         faultRulesLeft.forEach((left, i) => expectCount(`rules ${instances[i]!.name} lists after its times were used up`, left, 0));
         expectCount('emails stored twice', rowsStoredTwice, 0);
         expectCount('rows in the emails table (against the emails listed)', rowsInDatabase, rowsListed);
-        expectCount('stored emails without a webhook POST', webhooks.missing.length, 0);
+        expectCount('stored emails without a webhook POST and without a pending delivery (lost)', webhooks.missing.length - pendingDeliveries.ofMissing, 0);
+        expectCount(`stored emails whose delivery is still pending after ${options.deliveryLimitMs} ms (late)`, pendingDeliveries.ofMissing, 0);
         expectCount('emails POSTed under two delivery ids', webhooks.splitIds, 0);
         const otherRefusals = [...outcomes.refused].filter(([id]) => !outcomes.acknowledged.has(id) && !id.startsWith('fault-'));
         expectCount('messages refused outside the fault rule', otherRefusals.length, 0);
@@ -163,6 +184,7 @@ export async function runCluster(options: ClusterOptions): Promise<ClusterReport
             kills,
             wake,
             webhooks,
+            pendingDeliveries,
             exitCodes,
             durationMs: Date.now() - began,
             loadMs
@@ -186,7 +208,7 @@ export function describeCluster(report: ClusterReport): string {
         `rows: ${report.rowsInDatabase} in the database, ${report.rowsListed} listed, ${report.rowsStoredTwice} stored twice; retained inbox per instance ${report.retainedCounts.join(', ')}`,
         `fault rule: ${JSON.stringify(report.faultCodes)}; rules left per instance ${report.faultRulesLeft.join(', ')}`,
         `wake-ups: ${report.wake.rounds} rounds, ${report.wake.polls} polls, ${report.wake.cutByKill} cut by a kill; from the 250 to the answer p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms`,
-        `webhooks: ${report.webhooks.posts} POSTs, ${report.webhooks.cutOff} cut off by a kill, ${report.webhooks.repeated} deliveries sent twice, ${report.webhooks.missing.length} emails without one (waited ${report.webhooks.waitedMs} ms)`,
+        `webhooks: ${report.webhooks.posts} POSTs, ${report.webhooks.cutOff} cut off by a kill, ${report.webhooks.repeated} deliveries sent twice, ${report.webhooks.missing.length} emails without one (waited ${report.webhooks.waitedMs} ms), ${report.pendingDeliveries.rows} deliveries pending (${report.pendingDeliveries.ofMissing} of those emails, up to ${report.pendingDeliveries.maxAttempts} attempts${report.pendingDeliveries.lastError ? `, e.g. ${report.pendingDeliveries.lastError}` : ''})`,
         `exit codes ${report.exitCodes.join(', ')}; load ${(report.loadMs / 1000).toFixed(1)} s, whole run ${(report.durationMs / 1000).toFixed(1)} s`,
         ...report.failures.map((failure) => `FAILURE: ${failure}`)
     ].join('\n');

@@ -28,12 +28,12 @@ export const LONG_CLUSTER_OPTIONS: ClusterOptions = {
     retainedEvery: 10,
     retentionMaxPerInbox: 100,
     attachmentEvery: 5,
-    faultAttempts: 300,
-    faultTimes: 100,
+    faultAttempts: 120,
+    faultTimes: 40,
     wakeEveryMs: 500,
     kills: [0.15, 0.3, 0.45, 0.6, 0.75, 0.9],
     restartAfterMs: 2000,
-    webhookDelayMs: 1000,
-    webhookTimeoutMs: 2000,
+    webhookDelayMs: 200,
+    webhookTimeoutMs: 1000,
     deliveryLimitMs: 120_000
 };
