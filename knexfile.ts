@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { Knex } from 'knex';
 import { migratorConfig } from './lib/record-store/knex/migration-source';
 import { postgresKnexConfig } from './lib/record-store/knex/postgres-knex';
-import { DEFAULT_DATA_DIR, SQLITE_FILENAME } from './lib/service/defaults';
+import { DEFAULT_DATA_DIR, SQLITE_FILENAME } from './lib/defaults';
 import { sqliteKnexConfig } from './lib/sqlite/knex';
 
 /** Same variables as the standalone service: DATABASE_URL selects Postgres. */

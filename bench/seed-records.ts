@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { sha256Hex } from '../lib/ingest/ids';
+import { sha256Hex } from '../lib/identity/ids';
 import { linksAndCodesOf } from '../lib/extract/links-and-codes';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { toInsertRow } from '../lib/record-store/knex/rows';

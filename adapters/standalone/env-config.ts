@@ -1,7 +1,7 @@
 import * as Path from 'node:path';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/service/defaults';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/defaults';
 import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { MissingPackageError, requireInstalled } from '../../lib/util/optional-package';

@@ -8,7 +8,7 @@ import * as Nodemailer from 'nodemailer';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
 import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME } from '../../lib/service/defaults';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME } from '../../lib/defaults';
 import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
 import { openPostgresKnex } from '../../lib/record-store/knex/postgres-knex';
 import type { RecordStore } from '../../lib/record-store/record-store';

@@ -1,6 +1,6 @@
 /** Text as both backends can store it and read back unchanged. */
 
-import { isValidTag, MAX_TAGS } from '../../search/tags';
+import { isValidTag, MAX_TAGS } from '../../identity/tags';
 import type { EmailDraft, StoredAttachment } from '../../types';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -52,7 +52,7 @@ export function cleanDraft(draft: EmailDraft, cleaned?: Map<StoredAttachment[], 
         attachments,
         links: draft.links.map((l) => ({ href: cleanText(l.href), text: cleanText(l.text) })),
         codes: draft.codes,
-        // Tags are the store's to keep valid: a search names them exactly (lib/search/tags.ts).
+        // Tags are the store's to keep valid: a search names them exactly (lib/identity/tags.ts).
         tags: [...new Set(draft.tags)].filter(isValidTag).slice(0, MAX_TAGS),
         searchText: cleanText(draft.searchText)
     };

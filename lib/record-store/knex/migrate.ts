@@ -8,7 +8,7 @@
 import type { Knex } from 'knex';
 import { retryWithBackoff } from '../../util/backoff';
 import { errorCode } from '../../util/error-code';
-import { sha256Hex } from '../../ingest/ids';
+import { sha256Hex } from '../../identity/ids';
 import { backfillLinksAndCodes, type BackfillOptions } from './backfill-links-codes';
 import { backfillSearch } from './backfill-search';
 import { hasSqliteSearchIndex } from './search-index';

@@ -4,7 +4,7 @@
  * can meet and passes them in, and is asked for any further id it must check.
  */
 
-import { contentDerivedId, deriveMessageId, firstChoiceId as firstChoice, sha256Hex } from '../../ingest/ids';
+import { contentDerivedId, deriveMessageId, firstChoiceId as firstChoice, sha256Hex } from '../../identity/ids';
 import type { EmailDraft, EmailRecord } from '../../types';
 import type { SaveResult } from '../record-store';
 

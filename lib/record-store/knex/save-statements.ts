@@ -4,7 +4,7 @@
  */
 
 import type { Knex } from 'knex';
-import { sha256Hex } from '../../ingest/ids';
+import { sha256Hex } from '../../identity/ids';
 import { blobKeysOf } from '../../blob-store/blob-key';
 import type { StagedBlob } from '../../blob-store/blob-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from '../../types';

@@ -6,8 +6,8 @@
 
 import type { Knex } from 'knex';
 import { foldForSearch } from '../../extract/search-text';
-import type { SearchTerm, TextField } from '../../search/search-query';
-import { isValidTag } from '../../search/tags';
+import type { SearchTerm, TextField } from '../../types';
+import { isValidTag } from '../../identity/tags';
 import { cleanText } from './clean-text';
 import { ftsCandidateQuery, likeContains, postgresIndexable, SEARCH_INDEX_TABLE } from './search-index';
 

@@ -2,8 +2,8 @@
 
 import type { Knex } from 'knex';
 import { InboxCaptureError } from '../../errors';
-import { sha256Hex } from '../../ingest/ids';
-import { isValidTag, MAX_TAG_CHARS, MAX_TAGS } from '../../search/tags';
+import { sha256Hex } from '../../identity/ids';
+import { isValidTag, MAX_TAG_CHARS, MAX_TAGS } from '../../identity/tags';
 import type { RecordStore } from '../record-store';
 import { cleanText } from './clean-text';
 import { toRecord, type EmailRow } from './rows';

@@ -11,7 +11,7 @@ import { createS3BlobStore } from '../../../lib/blob-store/s3-blob-store';
 import { isInboxCaptureError } from '../../../lib/errors';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import type { IngestOptions } from '../../../lib/ingest/ingest';
-import { DEFAULT_BLOB_STORE_TIMEOUT_MS } from '../../../lib/service/defaults';
+import { DEFAULT_BLOB_STORE_TIMEOUT_MS } from '../../../lib/defaults';
 import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';

@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import * as Path from 'node:path';
 import { createFsBlobStore } from '../../../../lib/blob-store/fs-blob-store';
-import { sha256Hex } from '../../../../lib/ingest/ids';
+import { sha256Hex } from '../../../../lib/identity/ids';
 import { BACKFILL_BATCH_ROWS, backfillLinksAndCodes } from '../../../../lib/record-store/knex/backfill-links-codes';
 import { createKnexRecordStore } from '../../../../lib/record-store/knex/knex-record-store';
 import { migrate } from '../../../../lib/record-store/knex/migrate';

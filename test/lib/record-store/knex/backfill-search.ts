@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { sha256Hex } from '../../../../lib/ingest/ids';
+import { sha256Hex } from '../../../../lib/identity/ids';
 import { BACKFILL_BATCH_ROWS } from '../../../../lib/record-store/knex/backfill-links-codes';
 import { backfillSearch } from '../../../../lib/record-store/knex/backfill-search';
 import { createKnexRecordStore } from '../../../../lib/record-store/knex/knex-record-store';

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { sha256Hex } from '../../../../lib/ingest/ids';
+import { sha256Hex } from '../../../../lib/identity/ids';
 import { beyondNewestQuery, inboxesOverQuery, lastKeptQuery, receivedBeforeQuery } from '../../../../lib/record-store/knex/batch-deletes';
 import { toInsertRow } from '../../../../lib/record-store/knex/rows';
 import { BASE_TIME, draft } from '../../../helpers/email-draft';

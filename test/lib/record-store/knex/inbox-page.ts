@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { sha256Hex } from '../../../../lib/ingest/ids';
+import { sha256Hex } from '../../../../lib/identity/ids';
 import { inboxPageQuery, toInboxPage } from '../../../../lib/record-store/knex/inbox-page';
 import { toInsertRow } from '../../../../lib/record-store/knex/rows';
 import type { InboxQuery } from '../../../../lib/types';

@@ -6,7 +6,7 @@ import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
 import * as Sqlite3 from 'sqlite3';
 import { isInboxCaptureError } from '../../../../lib/errors';
-import { deriveMessageId, sha256Hex } from '../../../../lib/ingest/ids';
+import { deriveMessageId, sha256Hex } from '../../../../lib/identity/ids';
 import { createKnexRecordStore } from '../../../../lib/record-store/knex/knex-record-store';
 import { openPostgresKnex } from '../../../../lib/record-store/knex/postgres-knex';
 import type { RecordStore, SaveResult } from '../../../../lib/record-store/record-store';

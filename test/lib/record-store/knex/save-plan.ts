@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../../../lib/ingest/ids';
+import { MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../../../lib/identity/ids';
 import { MAX_ID_DERIVATIONS, planSave, prepareDeliveries, type SavePlan, type StoredRow } from '../../../../lib/record-store/knex/save-plan';
 import type { EmailDraft, EmailRecord } from '../../../../lib/types';
 

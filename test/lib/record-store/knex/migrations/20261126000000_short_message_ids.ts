@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { rm } from 'node:fs/promises';
-import { MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../../../../lib/ingest/ids';
+import { MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../../../../lib/identity/ids';
 import { up } from '../../../../../lib/record-store/knex/migrations/20261126000000_short_message_ids';
 import { draft } from '../../../../helpers/email-draft';
 import { migratedStores, storedUnder } from '../../../../helpers/migrated-stores';

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { sha256Hex } from '../../../../../lib/ingest/ids';
+import { sha256Hex } from '../../../../../lib/identity/ids';
 import { createKnexRecordStore } from '../../../../../lib/record-store/knex/knex-record-store';
 import { migratorConfig } from '../../../../../lib/record-store/knex/migration-source';
 import { openPostgresKnex } from '../../../../../lib/record-store/knex/postgres-knex';

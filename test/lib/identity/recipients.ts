@@ -2,7 +2,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs';
 import * as Path from 'node:path';
-import { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH } from '../../../lib/ingest/recipients';
+import { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH } from '../../../lib/identity/recipients';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

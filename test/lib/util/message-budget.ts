@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { budgetSpent, createMessageBudget } from '../../../lib/service/message-budget';
+import { budgetSpent, createMessageBudget } from '../../../lib/util/message-budget';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

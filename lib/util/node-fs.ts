@@ -1,7 +1,7 @@
 import { constants as fsConstants, type Dirent } from 'node:fs';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { errorCode } from '../util/error-code';
+import { errorCode } from './error-code';
 
 // Small file-system helpers shared by the stores that keep files and by the signing
 // secret: private modes, which errors mean "absent", and mkdir and readdir that

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { createFaults } from '../../../lib/faults/faults';
-import { defaultInboxFromAddress } from '../../../lib/ingest/recipients';
+import { createFaults } from '../../../lib/service/faults';
+import { defaultInboxFromAddress } from '../../../lib/identity/recipients';
 import type { FaultRule } from '../../../lib/faults/fault-rule';
 import { sqliteFsStores, type TestStores } from '../../helpers/test-stores';
 import { waitUntil } from '../../helpers/wait-until';
@@ -9,7 +9,7 @@ import { waitUntil } from '../../helpers/wait-until';
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
-describe('lib/faults/faults', () => {
+describe('lib/service/faults', () => {
     let stores: TestStores;
 
     before(async () => {

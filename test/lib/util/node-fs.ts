@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Os from 'node:os';
 import * as Path from 'node:path';
-import { isAbsent, isDirectory, mkdirIfMissing, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readDirectory, removeStaleTempFiles } from '../../../lib/blob-store/node-fs';
+import { isAbsent, isDirectory, mkdirIfMissing, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readDirectory, removeStaleTempFiles } from '../../../lib/util/node-fs';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { FULL_ACCESS, inboxInScope, listingPrefix, newInboxPrefix } from '../../../lib/service/key-scope';
+import { FULL_ACCESS, inboxInScope, listingPrefix, newInboxPrefix } from '../../../lib/identity/key-scope';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { InboxCaptureError } from '../errors';
-import { budgetSpent, type MessageReservation } from '../service/message-budget';
+import { budgetSpent, type MessageReservation } from './message-budget';
 
 /**
  * Reads a whole message into one Buffer, refusing it with `TOO_LARGE` once it

@@ -4,7 +4,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createSqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
-import { createPrivateDatabaseFile } from '../../../lib/sqlite/private-file';
+import { createPrivateDatabaseFile } from '../../../lib/util/private-file';
 import { removeDir, tempDir } from '../../helpers/temp-dir';
 import { withUmask } from '../../helpers/umask';
 
@@ -15,7 +15,7 @@ async function modeOf(path: string): Promise<number> {
     return (await Fs.stat(path)).mode & 0o777;
 }
 
-describe('sqlite/private-file', () => {
+describe('util/private-file', () => {
 
     let dir: string;
 

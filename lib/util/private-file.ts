@@ -2,8 +2,8 @@
 
 import { closeSync, constants as fsConstants, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { errorCode } from '../util/error-code';
-import { O_NOFOLLOW, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../blob-store/node-fs';
+import { errorCode } from './error-code';
+import { O_NOFOLLOW, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './node-fs';
 
 /**
  * Creates `filename` as an empty file of mode 0600 (and its missing directories 0700)

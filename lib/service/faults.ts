@@ -5,13 +5,13 @@
  * rule is set) and `take()` only when it answers true.
  */
 
-import { nextFaultId } from './fault-id';
+import { nextFaultId } from '../faults/fault-id';
 import { InboxCaptureError } from '../errors';
-import type { InboxFromAddress } from '../ingest/recipients';
+import type { InboxFromAddress } from '../identity/recipients';
 import type { RecordStore } from '../record-store/record-store';
-import { faultInScope, type InboxScope } from '../service/key-scope';
-import { faultMatches, type FaultFacts } from './fault-matching';
-import { checkFaultRuleInput, MAX_FAULT_RULES, MAX_FAULT_RULES_PER_PREFIX, toFaultRule, type FaultRule, type FaultRuleInput, type FaultStage } from './fault-rule';
+import { faultInScope, type InboxScope } from '../identity/key-scope';
+import { faultMatches, type FaultFacts } from '../faults/fault-matching';
+import { checkFaultRuleInput, MAX_FAULT_RULES, MAX_FAULT_RULES_PER_PREFIX, toFaultRule, type FaultRule, type FaultRuleInput, type FaultStage } from '../faults/fault-rule';
 
 /** What one command gets instead of (or before) its normal reply. */
 export interface FaultAction {

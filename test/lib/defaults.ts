@@ -2,14 +2,14 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import * as Defaults from '../../../lib/service/defaults';
-import { DEFAULT_MAIL_DOMAIN } from '../../../adapters/mcp/mail-domain';
+import * as Defaults from '../../lib/defaults';
+import { DEFAULT_MAIL_DOMAIN } from '../../adapters/mcp/mail-domain';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-const ROOT = Path.join(__dirname, '..', '..', '..');
-const DEFAULTS_FILE = Path.join('lib', 'service', 'defaults.ts');
+const ROOT = Path.join(__dirname, '..', '..');
+const DEFAULTS_FILE = Path.join('lib', 'defaults.ts');
 
 /** Every source file a default could be written again in: the core, the adapters, the examples, the knexfile. */
 async function sources(): Promise<Array<{ file: string; code: string }>> {
@@ -87,7 +87,7 @@ describe('defaults', () => {
     it('leave the memory budget to the service: only createInboxCapture() makes one', async () => {
         const makers: string[] = [];
         for (const { file, code } of await sources()) {
-            if (/\bcreateMessageBudget\(/.test(code) && !file.endsWith(Path.join('service', 'message-budget.ts'))) {
+            if (/\bcreateMessageBudget\(/.test(code) && !file.endsWith(Path.join('util', 'message-budget.ts'))) {
                 makers.push(file);
             }
         }

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { createHash } from 'node:crypto';
-import { deriveMessageId, firstChoiceId, generateMessageId, HASH_IN_THREAD_BYTES, isAddressableId, MAX_MESSAGE_ID_BYTES, rawSha256Hex, sha256Hex, shortId } from '../../../lib/ingest/ids';
+import { deriveMessageId, firstChoiceId, generateMessageId, HASH_IN_THREAD_BYTES, isAddressableId, MAX_MESSAGE_ID_BYTES, rawSha256Hex, sha256Hex, shortId } from '../../../lib/identity/ids';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { createMessageBudget } from '../../../lib/service/message-budget';
-import { readBounded } from '../../../lib/ingest/read-bounded';
+import { createMessageBudget } from '../../../lib/util/message-budget';
+import { readBounded } from '../../../lib/util/read-bounded';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -2,7 +2,7 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { BlobStore } from '../../../lib/blob-store/blob-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
-import { removeUnreferencedBlobs, type BlobRemoval } from '../../../lib/service/unreferenced-blobs';
+import { removeUnreferencedBlobs, type BlobRemoval } from '../../../lib/ingest/unreferenced-blobs';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();

@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { isValidTag, MAX_TAG_CHARS, MAX_TAGS, normaliseTags, tagsFromHeaders } from '../../../lib/search/tags';
+import { isValidTag, MAX_TAG_CHARS, MAX_TAGS, normaliseTags, tagsFromHeaders } from '../../../lib/identity/tags';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
