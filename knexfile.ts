@@ -3,8 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Knex } from 'knex';
-import { migratorConfig } from './lib/record-store/knex/migration-source';
-import { postgresKnexConfig } from './lib/record-store/knex/postgres-knex';
+import { migratorConfig } from './lib/record-store/sql/migration-source';
+import { postgresKnexConfig } from './lib/record-store/postgres/postgres-knex';
 import { DEFAULT_DATA_DIR, SQLITE_FILENAME } from './lib/defaults';
 import { sqliteKnexConfig } from './lib/sqlite/knex';
 

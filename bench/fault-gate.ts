@@ -66,8 +66,8 @@ async function measure(root: string, kind: 'sqlite' | 'postgres', databaseUrl: s
         recordStore = await openEmbeddedRecordStore({ dataDir: await tempDir('fault-gate') });
     }
     else {
-        const { openPostgresKnex } = dist('record-store/knex/postgres-knex.js') as { openPostgresKnex(url: string): unknown };
-        const { createKnexRecordStore } = dist('record-store/knex/knex-record-store.js') as { createKnexRecordStore(o: object): Store };
+        const { openPostgresKnex } = dist('record-store/postgres/postgres-knex.js') as { openPostgresKnex(url: string): unknown };
+        const { createKnexRecordStore } = dist('record-store/knex-record-store.js') as { createKnexRecordStore(o: object): Store };
         recordStore = createKnexRecordStore({ knex: openPostgresKnex(databaseUrl!), destroyKnexOnClose: true });
     }
 

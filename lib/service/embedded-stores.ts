@@ -6,7 +6,7 @@ import { PRIVATE_DIR_MODE } from '../util/node-fs';
 import { loadOrCreateSigningSecret } from '../blob-store/signing-secret';
 import { createSqliteBlobStore } from '../blob-store/sqlite-blob-store';
 import { createTieredBlobStore } from '../blob-store/tiered-blob-store';
-import { createKnexRecordStore } from '../record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../record-store/knex-record-store';
 import type { RecordStore } from '../record-store/record-store';
 import { openSqliteKnex } from '../sqlite/knex';
 import { openSqliteReader } from '../sqlite/reader';

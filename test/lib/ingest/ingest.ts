@@ -15,7 +15,7 @@ import { emptyParsedMessage } from '../../../lib/mime/parse';
 import { createParsePool } from '../../../lib/mime/parse-pool';
 import { parseSearchQuery } from '../../../lib/search/parse-query';
 import { MAX_RECIPIENTS } from '../../../lib/identity/recipients';
-import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import type { EmailRecord } from '../../../lib/types';

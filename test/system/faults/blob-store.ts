@@ -12,7 +12,7 @@ import { isInboxCaptureError } from '../../../lib/errors';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import type { IngestOptions } from '../../../lib/ingest/ingest';
 import { DEFAULT_BLOB_STORE_TIMEOUT_MS } from '../../../lib/defaults';
-import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { blobKeys, readBlob } from '../../helpers/blob-contents';
