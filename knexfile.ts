@@ -3,9 +3,9 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Knex } from 'knex';
-import { migratorConfig } from './lib/record-store/knex/migration-source';
-import { postgresKnexConfig } from './lib/record-store/knex/postgres-knex';
-import { DEFAULT_DATA_DIR, SQLITE_FILENAME } from './lib/service/defaults';
+import { migratorConfig } from './lib/record-store/sql/migration-source';
+import { postgresKnexConfig } from './lib/record-store/postgres/postgres-knex';
+import { DEFAULT_DATA_DIR, SQLITE_FILENAME } from './lib/defaults';
 import { sqliteKnexConfig } from './lib/sqlite/knex';
 
 /** Same variables as the standalone service: DATABASE_URL selects Postgres. */

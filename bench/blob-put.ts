@@ -4,7 +4,7 @@ import * as Os from 'node:os';
 import * as Path from 'node:path';
 import type { BlobStore } from '../lib/blob-store/blob-store';
 import { createFsBlobStore, type FsBlobStoreOptions } from '../lib/blob-store/fs-blob-store';
-import { newBlobPrefix } from '../lib/ingest/ids';
+import { newBlobPrefix } from '../lib/identity/ids';
 import { runBench, type BenchArgs } from './report';
 import { fmt, summarize } from './stats';
 import { tempDir } from '../test/helpers/temp-dir';

@@ -57,17 +57,17 @@ async function measure(root: string, kind: 'sqlite' | 'postgres', databaseUrl: s
     // Another checkout's build, chosen at run time.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const dist = (file: string) => require(Path.join(root, 'dist', 'lib', file)) as Record<string, unknown>;
-    const { createFaults } = dist('faults/faults.js') as { createFaults(o: object): Gate };
-    const { defaultInboxFromAddress } = dist('ingest/recipients.js') as { defaultInboxFromAddress: unknown };
-    const { DEFAULT_FAULT_REFRESH_MS } = dist('service/defaults.js') as { DEFAULT_FAULT_REFRESH_MS: number };
+    const { createFaults } = dist('service/faults.js') as { createFaults(o: object): Gate };
+    const { defaultInboxFromAddress } = dist('identity/recipients.js') as { defaultInboxFromAddress: unknown };
+    const { DEFAULT_FAULT_REFRESH_MS } = dist('defaults.js') as { DEFAULT_FAULT_REFRESH_MS: number };
     let recordStore: Store;
     if (kind === 'sqlite') {
         const { openEmbeddedRecordStore } = dist('service/embedded-stores.js') as { openEmbeddedRecordStore(o: object): Promise<Store> };
         recordStore = await openEmbeddedRecordStore({ dataDir: await tempDir('fault-gate') });
     }
     else {
-        const { openPostgresKnex } = dist('record-store/knex/postgres-knex.js') as { openPostgresKnex(url: string): unknown };
-        const { createKnexRecordStore } = dist('record-store/knex/knex-record-store.js') as { createKnexRecordStore(o: object): Store };
+        const { openPostgresKnex } = dist('record-store/postgres/postgres-knex.js') as { openPostgresKnex(url: string): unknown };
+        const { createKnexRecordStore } = dist('record-store/knex-record-store.js') as { createKnexRecordStore(o: object): Store };
         recordStore = createKnexRecordStore({ knex: openPostgresKnex(databaseUrl!), destroyKnexOnClose: true });
     }
 

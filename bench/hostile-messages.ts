@@ -1,5 +1,5 @@
 import * as Nodemailer from 'nodemailer';
-import { DEFAULT_PARSE_TIMEOUT_MS } from '../lib/service/defaults';
+import { DEFAULT_PARSE_TIMEOUT_MS } from '../lib/defaults';
 import { nestedGroupsMessage, punycodeMessage } from '../test/helpers/hostile-addresses';
 import { describeHealth, startHealthProbe } from './health-probe';
 import { runBench, type BenchArgs, type TargetCheck } from './report';

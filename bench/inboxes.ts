@@ -1,5 +1,5 @@
 import { encodeInboxCursor } from '../lib/cursor/inbox-cursor';
-import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import type { InboxPosition, InboxQuery } from '../lib/types';
 import { planOf, time } from './query-timing';

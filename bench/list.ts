@@ -1,5 +1,5 @@
 import { encodeCursor } from '../lib/cursor/email-cursor';
-import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import type { RecordStore } from '../lib/record-store/record-store';
 import type { ListQuery } from '../lib/types';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';

@@ -1,7 +1,7 @@
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { openEmbeddedStores } from '../lib/service/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../lib/service/inbox-capture';
-import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { tempDir } from '../test/helpers/temp-dir';
 import { profiles, recipientOf } from './profiles';
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';

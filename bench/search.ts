@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { randomBytes } from 'node:crypto';
 import { searchTextOf } from '../lib/extract/search-text';
 import { linksAndCodesOf } from '../lib/extract/links-and-codes';
-import { createKnexRecordStore } from '../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../lib/record-store/knex-record-store';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
 import { openEmbeddedStores } from '../lib/service/embedded-stores';
 import { createInboxCapture } from '../lib/service/inbox-capture';
@@ -434,7 +434,7 @@ async function bench(args: BenchArgs) {
 
     notes.push(
         `Bodies: made-up words (a 4,000-word vocabulary, skewed), a greeting ("${COMMON}"), an order number of each email's own, "${RARE}" in 1 email in ${RARE_EVERY} and "${MEDIUM}" in 1 in ${MEDIUM_EVERY}; text only (no HTML part). Seeded by SQL directly (seed-records.ts: the rows the save path writes, and SQLite's index documents).`,
-        'Each timed call asks a new order number. A search reads the inbox\'s newest 200 emails (SEARCH_WINDOW) directly, and asks the trigram index only for the older ones when those did not fill the page (lib/record-store/knex/search-page.ts).',
+        'Each timed call asks a new order number. A search reads the inbox\'s newest 200 emails (SEARCH_WINDOW) directly, and asks the trigram index only for the older ones when those did not fill the page (lib/record-store/sql/search-page.ts).',
         '"Without the index": the migration\'s index dropped (SQLite: the FTS5 table and its trigger; Postgres: emails_search_trgm); on the save path also no folded copy of the body written (the rows and statements of a store before search). Through ingestRawEmail() the folded copy is still written and the HTML\'s text still worked out (ingest does both whatever the store): that row shows the index\'s cost alone. "With": as shipped.'
     );
     return { tables, targets: checks, notes };

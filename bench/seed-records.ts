@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { sha256Hex } from '../lib/ingest/ids';
+import { sha256Hex } from '../lib/identity/ids';
 import { linksAndCodesOf } from '../lib/extract/links-and-codes';
 import type { RecordStore } from '../lib/record-store/record-store';
-import { toInsertRow } from '../lib/record-store/knex/rows';
-import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../lib/record-store/knex/search-index';
+import { toInsertRow } from '../lib/record-store/sql/rows';
+import { hasSqliteSearchIndex, SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../lib/record-store/sql/search-index';
 import { htmlTextOrNothing } from '../lib/extract/html-text';
 import { searchTextOf } from '../lib/extract/search-text';
 import type { EmailRecord } from '../lib/types';

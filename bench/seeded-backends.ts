@@ -4,7 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { plugin } from '../adapters/hapi';
 import { createFsBlobStore } from '../lib/blob-store/fs-blob-store';
-import { openPostgresKnex } from '../lib/record-store/knex/postgres-knex';
+import { openPostgresKnex } from '../lib/record-store/postgres/postgres-knex';
 import type { RecordStore } from '../lib/record-store/record-store';
 import { openSqliteKnex } from '../lib/sqlite/knex';
 import { startPostgres } from '../test/helpers/postgres';

@@ -21,9 +21,9 @@ import {
     MAX_COMMAND_LINE_BYTES,
     SMTP_BANNER
 } from '../adapters/smtp';
-import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../lib/service/defaults';
-import { createMessageBudget } from '../lib/service/message-budget';
-import { readBounded } from '../lib/ingest/read-bounded';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../lib/defaults';
+import { createMessageBudget } from '../lib/util/message-budget';
+import { readBounded } from '../lib/util/read-bounded';
 import { freePort } from '../test/helpers/net';
 import { serveReferenceIpc } from './reference-child';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';

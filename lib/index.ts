@@ -6,8 +6,8 @@
 // The service.
 export { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from './service/inbox-capture';
 export type { IngestOptions } from './ingest/ingest';
-export { createMessageBudget, type MessageBudget, type MessageReservation } from './service/message-budget';
-export { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from './service/defaults';
+export { createMessageBudget, type MessageBudget, type MessageReservation } from './util/message-budget';
+export { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from './defaults';
 export type { RetentionOptions, RetentionPolicy } from './service/retention';
 export type { OrphanSweepOptions } from './service/background-sweeps';
 
@@ -25,15 +25,15 @@ export { encodeInboxCursor, decodeInboxCursor } from './cursor/inbox-cursor';
 // Search and tags (docs/api.md, "Search"): a `q` parsed into the terms ListQuery takes.
 export { parseSearchQuery } from './search/parse-query';
 export { SearchSyntaxError, isSearchSyntaxError } from './search/search-syntax-error';
-export type { HasWhat, SearchTerm, TextField } from './search/search-query';
-export { isValidTag } from './search/tags';
+export type { HasWhat, SearchTerm, TextField } from './types';
+export { isValidTag } from './identity/tags';
 
 // Errors.
 export { InboxCaptureError, isInboxCaptureError, type InboxCaptureErrorCode } from './errors';
 
 // Inboxes, ids and keys.
-export { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH, MAX_RECIPIENTS, type InboxFromAddress } from './ingest/recipients';
-export { deriveMessageId, generateMessageId } from './ingest/ids';
+export { defaultInboxFromAddress, isValidInbox, MAX_INBOX_LENGTH, MAX_RECIPIENTS, type InboxFromAddress } from './identity/recipients';
+export { deriveMessageId, generateMessageId } from './identity/ids';
 export { generateApiKey, hashApiKey } from './service/keys';
 
 // Waiting for mail.

@@ -1,5 +1,3 @@
-import type { SearchTerm } from './search/search-query';
-
 /** Attachment metadata as stored: the blob key never leaves the process. */
 export interface StoredAttachment {
     /** `<index>-<safe name>`, unique within its email. */
@@ -50,7 +48,7 @@ export interface EmailRecord {
     links: Link[];
     /** Candidate one-time codes of the subject, then the body, at most 10 (codes.ts). */
     codes: string[];
-    /** At most 20 lowercase tags (lib/search/tags.ts): from `X-Tags` at ingest, replaced by setTags(). */
+    /** At most 20 lowercase tags (lib/identity/tags.ts): from `X-Tags` at ingest, replaced by setTags(). */
     tags: string[];
 }
 
@@ -147,3 +145,27 @@ export interface InboxPage {
     inboxes: InboxSummary[];
     hasMore: boolean;
 }
+
+/**
+ * Fields searched for a case-insensitive substring: `from` (the sender's address or
+ * display name), `to` (the recipient), `subject`, `body` (the text body and the HTML's
+ * text), `filename` (any attachment's); `text` is a term without a field: the subject,
+ * the body, or the sender's address or display name.
+ */
+export type TextField = 'from' | 'to' | 'subject' | 'body' | 'filename' | 'text';
+
+/** What `has:` asks for. */
+export type HasWhat = 'attachment' | 'link' | 'code';
+
+/** One term of a search; `negated` (a leading `-`) keeps the emails it does not match instead. */
+export type SearchTerm = { negated: boolean } & (
+    /** A substring of a field, as written (the store folds case). */
+    | { field: TextField; text: string }
+    /** One of the email's tags, exactly, lowercased here. */
+    | { field: 'tag'; tag: string }
+    | { field: 'has'; has: HasWhat }
+    /** receivedAt strictly before / after `at` (Unix ms). */
+    | { field: 'before' | 'after'; at: number }
+    /** The raw message's bytes strictly more / fewer than `bytes`. */
+    | { field: 'larger' | 'smaller'; bytes: number }
+);

@@ -2,7 +2,7 @@ import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
-import { SQLITE_FILENAME } from '../../lib/service/defaults';
+import { SQLITE_FILENAME } from '../../lib/defaults';
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import { openStoresFromConfig, readEnvConfig } from '../standalone/env-config';
 import { recordWebhooks } from '../webhooks/start-webhooks';

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { MAX_TAG_CHARS, MAX_TAGS, normaliseTags, TAG_PATTERN } from '../../lib/search/tags';
+import { MAX_TAG_CHARS, MAX_TAGS, normaliseTags, TAG_PATTERN } from '../../lib/identity/tags';
 import { ERROR_DETAIL_HEADER, MAX_DETAIL_CHARS } from '../error-detail/detail-line';
 import type { ApiErrorCode } from './error-mapping';
 

@@ -7,7 +7,7 @@
  * `BUSY` (503 and Retry-After) instead of growing the process.
  */
 
-import { budgetSpent, type MessageBudget, type MessageReservation } from '../../lib/service/message-budget';
+import { budgetSpent, type MessageBudget, type MessageReservation } from '../../lib/util/message-budget';
 import type { EmailRecord } from '../../lib/types';
 import type { EmailView } from './api-types';
 import { toEmailView } from './email-view';

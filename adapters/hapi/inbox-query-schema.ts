@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { decodeInboxCursor } from '../../lib/cursor/inbox-cursor';
-import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/ingest/recipients';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/identity/recipients';
 import type { InboxPosition, InboxQuery } from '../../lib/types';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './list-query-schema';
 

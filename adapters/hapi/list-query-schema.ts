@@ -1,11 +1,12 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import { decodeCursor } from '../../lib/cursor/email-cursor';
-import { MAX_MESSAGE_ID_BYTES } from '../../lib/ingest/ids';
-import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/ingest/recipients';
+import { MAX_MESSAGE_ID_BYTES } from '../../lib/identity/ids';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/identity/recipients';
 import { parseInstant } from '../../lib/util/instant';
 import { parseSearchQuery } from '../../lib/search/parse-query';
-import { MAX_QUERY_CHARS, type SearchTerm } from '../../lib/search/search-query';
+import { MAX_QUERY_CHARS } from '../../lib/search/search-query';
+import type { SearchTerm } from '../../lib/types';
 import type { CursorPosition, ListQuery } from '../../lib/types';
 import { validationWords } from '../error-detail/validation-words';
 import { apiError } from './error-mapping';

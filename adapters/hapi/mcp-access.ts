@@ -1,9 +1,9 @@
 import { encodeCursor } from '../../lib/cursor/email-cursor';
 import { isInboxCaptureError } from '../../lib/errors';
-import { readBounded } from '../../lib/ingest/read-bounded';
+import { readBounded } from '../../lib/util/read-bounded';
 import { WaitCanceller } from '../../lib/long-poll/wait-canceller';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import { inboxInScope, listingPrefix, newInboxPrefix } from '../../lib/service/key-scope';
+import { inboxInScope, listingPrefix, newInboxPrefix } from '../../lib/identity/key-scope';
 import type { EmailRecord, KeyScope, ListQuery } from '../../lib/types';
 import { newInbox } from '../client/new-inbox';
 import { MAX_ATTACHMENT_BYTES } from '../mcp/attachment-content';

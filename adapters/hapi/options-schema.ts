@@ -1,8 +1,8 @@
 import Joi from 'joi';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import { DEFAULT_DATA_DIR } from '../../lib/service/defaults';
-import { INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/ingest/recipients';
+import { DEFAULT_DATA_DIR } from '../../lib/defaults';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH, type InboxFromAddress } from '../../lib/identity/recipients';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { MAX_PER_INBOX_LIMIT, MAX_RETENTION_DURATION_MS, MIN_RETENTION_DURATION_MS, type RetentionOptions } from '../../lib/service/retention';
 import {

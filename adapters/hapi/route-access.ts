@@ -1,5 +1,5 @@
 import type { Lifecycle, Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import { FULL_ACCESS, inboxInScope } from '../../lib/service/key-scope';
+import { FULL_ACCESS, inboxInScope } from '../../lib/identity/key-scope';
 import type { KeyScope } from '../../lib/types';
 import { AUTH_STRATEGY, type ApiKeyCredentials } from './auth-scheme';
 import { quoted } from '../error-detail/detail-line';

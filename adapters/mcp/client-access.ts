@@ -1,4 +1,4 @@
-import { newInboxPrefix } from '../../lib/service/key-scope';
+import { newInboxPrefix } from '../../lib/identity/key-scope';
 import type { InboxCaptureClient } from '../client/client';
 import { InboxCaptureApiError, WaitTimeoutError } from '../client/errors';
 import { ToolError, type MailAccess } from './mail-access';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import { MAX_MESSAGE_ID_BYTES } from '../../lib/ingest/ids';
-import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/ingest/recipients';
+import { MAX_MESSAGE_ID_BYTES } from '../../lib/identity/ids';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/identity/recipients';
 import { RANDOM_CHARS } from '../client/new-inbox';
 
 // Each tool's input and output, declared once: joi checks what comes in, and the JSON

@@ -6,7 +6,7 @@
 import { isInboxCaptureError } from '../../lib/errors';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { parseSearchQuery } from '../../lib/search/parse-query';
-import type { SearchTerm } from '../../lib/search/search-query';
+import type { SearchTerm } from '../../lib/types';
 import type { CursorPosition } from '../../lib/types';
 import type { AutoRelayMatcher } from './auto-relay';
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { MessageReservation } from '../../lib/service/message-budget';
+import type { MessageReservation } from '../../lib/util/message-budget';
 
 /**
  * Bytes of one message read per turn of the event loop; past them the stream pauses until

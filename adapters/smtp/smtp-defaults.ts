@@ -1,6 +1,6 @@
 /** The SMTP listener's defaults and fixed limits, each written once. */
 
-import { MAX_RECIPIENTS } from '../../lib/ingest/recipients';
+import { MAX_RECIPIENTS } from '../../lib/identity/recipients';
 
 /** Default SMTP port of the standalone service: unprivileged, the usual "submission for tests" port. */
 export const DEFAULT_SMTP_PORT = 2525;

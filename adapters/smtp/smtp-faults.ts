@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultFacts } from '../../lib/faults/fault-matching';
 import type { FaultStage } from '../../lib/faults/fault-rule';
-import type { Faults } from '../../lib/faults/faults';
+import type { Faults } from '../../lib/service/faults';
 import { smtpReply, type SmtpReplyError } from './smtp-replies';
 
 /**

@@ -8,7 +8,7 @@ import {
     type SMTPServerSession
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import { MAX_RECIPIENTS } from '../../lib/ingest/recipients';
+import { MAX_RECIPIENTS } from '../../lib/identity/recipients';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_LINE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RECIPIENTS, DEFAULT_SMTP_PORT, MAX_COMMAND_LINE_BYTES, SMTP_BANNER } from './smtp-defaults';
 import { watchLineDeadline } from './line-deadline';
 import { receiveMessage } from './message-receiver';

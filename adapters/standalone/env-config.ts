@@ -1,8 +1,8 @@
 import * as Path from 'node:path';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/service/defaults';
-import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/defaults';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { MissingPackageError, requireInstalled } from '../../lib/util/optional-package';
 import type { RetentionOptions } from '../../lib/service/retention';
@@ -271,7 +271,7 @@ async function openRecordStore(config: EnvConfig): Promise<RecordStore> {
         return openEmbeddedRecordStore({ dataDir: config.dataDir });
     }
 
-    const { openPostgresKnex } = await import('../../lib/record-store/knex/postgres-knex');
+    const { openPostgresKnex } = await import('../../lib/record-store/postgres/postgres-knex');
     return createKnexRecordStore({ knex: openPostgresKnex(config.databaseUrl), destroyKnexOnClose: true });
 }
 

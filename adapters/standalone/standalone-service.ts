@@ -5,7 +5,7 @@
  */
 
 import * as Hapi from '@hapi/hapi';
-import { DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } from '../../lib/service/defaults';
+import { DEFAULT_ORPHAN_SWEEP_INTERVAL_MS } from '../../lib/defaults';
 import { createInboxCapture } from '../../lib/service/inbox-capture';
 import { detailLine, ERROR_DETAIL_HEADER, quoted } from '../error-detail/detail-line';
 import { plugin } from '../hapi/plugin';

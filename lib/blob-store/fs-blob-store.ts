@@ -8,7 +8,7 @@ import { InboxCaptureError } from '../errors';
 import type { SelfServedBlobStore } from './blob-store';
 import { createDirectorySync } from './directory-sync';
 import { isShardName, keyOfFile, relativePathOf } from './fs-blob-layout';
-import { isAbsent, isDirectory, mkdirIfMissing, O_NOFOLLOW, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readDirectory, removeStaleTempFiles } from './node-fs';
+import { isAbsent, isDirectory, mkdirIfMissing, O_NOFOLLOW, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readDirectory, removeStaleTempFiles } from '../util/node-fs';
 import { createLinkSigner } from './signed-links';
 
 /** Directory under the root for writes in progress; never a valid key (leading dot). */

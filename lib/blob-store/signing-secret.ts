@@ -3,7 +3,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { errorCode } from '../util/error-code';
 import { fsyncDirectory } from './directory-sync';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './node-fs';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../util/node-fs';
 import { MIN_SIGNING_SECRET_BYTES } from './signed-links';
 
 /** Name of the file in the data dir that holds the link-signing secret. */

@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor } from './email-cursor';
-import { isValidInbox } from '../ingest/recipients';
+import { isValidInbox } from '../identity/recipients';
 import type { InboxPosition } from '../types';
 
 /** Encodes the position after the last inbox of a page as `<lastReceivedAt>#<name>`, the email list's format. */

@@ -11,7 +11,7 @@
  */
 export const SEARCH_PART_SEPARATOR = '\u0003';
 
-// \u0001 and \u0002 mark an indexed document's inbox (SQLite's index, record-store/knex/search-index.ts).
+// \u0001 and \u0002 mark an indexed document's inbox (SQLite's index, record-store/sql/search-index.ts).
 const MARK = /[\u0001-\u0003]/;
 const MARKS = /[\u0001-\u0003]/g;
 

@@ -1,6 +1,6 @@
 /** Whether a rule answers one command of a session (docs/api.md, "Faults"). */
 
-import type { InboxFromAddress } from '../ingest/recipients';
+import type { InboxFromAddress } from '../identity/recipients';
 import type { FaultMatch } from './fault-rule';
 
 /** What a command is known by: the envelope sender so far, and the recipients it concerns. */

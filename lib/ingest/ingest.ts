@@ -3,19 +3,19 @@ import { attachmentFilename } from '../mime/attachment-name';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { BlobStore, StagedBlob } from '../blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from '../errors';
-import { generateMessageId, newBlobPrefix, rawSha256Hex } from './ids';
+import { generateMessageId, newBlobPrefix, rawSha256Hex } from '../identity/ids';
 import { removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from '../long-poll/notifier';
 import { cleanMailText } from '../mime/mail-text';
 import { emailText, type ParsedMessage } from '../mime/parse';
 import { linksAndCodesInSlices } from '../extract/links-and-codes';
 import { searchTextOf } from '../extract/search-text';
-import { budgetSpent, type MessageBudget, type MessageReservation } from '../service/message-budget';
-import { readBounded } from './read-bounded';
-import { isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from './recipients';
+import { budgetSpent, type MessageBudget, type MessageReservation } from '../util/message-budget';
+import { readBounded } from '../util/read-bounded';
+import { isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from '../identity/recipients';
 import type { DeliveryTarget, RecordStore, SaveResult } from '../record-store/record-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from '../types';
-import { removeUnreferencedBlobs, type BlobRemoval } from '../service/unreferenced-blobs';
+import { removeUnreferencedBlobs, type BlobRemoval } from './unreferenced-blobs';
 
 /** Media type of the stored raw message (and of its download). */
 export const RAW_CONTENT_TYPE = 'message/rfc822';

@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorkerScript } from '../util/worker-script';
-import { DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS } from '../service/defaults';
+import { DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS } from '../defaults';
 import type { HeaderField } from './header-fields';
 import { emptyParsedMessage, type ParsedAttachment, type ParsedMessage } from './parse';
 

@@ -32,7 +32,7 @@ import type { AddressObject, AttachmentStream, EmailAddress, Headers, MessageTex
 import { BoundedMailParser } from './address-bounds';
 import { htmlTextOrNothing } from '../extract/html-text';
 import type { EmailText, LinksAndCodes } from '../extract/links-and-codes';
-import { tagsFromHeaders } from '../search/tags';
+import { tagsFromHeaders } from '../identity/tags';
 import { cleanMailText } from './mail-text';
 
 /** One attachment part, decoded, in message order. */
@@ -67,7 +67,7 @@ export interface ParsedMessage {
     from: string | undefined;
     /** Display name of that mailbox, decoded, on one line; `''` when it has none. */
     fromName: string;
-    /** Tags of the `X-Tags` header fields (lib/search/tags.ts): comma-separated, invalid ones dropped. */
+    /** Tags of the `X-Tags` header fields (lib/identity/tags.ts): comma-separated, invalid ones dropped. */
     tags: string[];
     /** Addresses of the `To` headers, in order (groups flattened). */
     to: string[];

@@ -1,7 +1,6 @@
 import type { StagedBlob } from '../blob-store/blob-store';
 import type { FaultRule } from '../faults/fault-rule';
-import type { SearchTerm } from '../search/search-query';
-import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
+import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage, SearchTerm } from '../types';
 import type { OnProgress } from '../util/progress';
 
 /** Result of storing the copies of one delivery. */
@@ -138,7 +137,7 @@ export interface RecordStore {
     deleteInboxBatch(inbox: string, batchSize: number, q?: SearchTerm[]): Promise<EmailRecord[]>;
 
     /**
-     * Replaces an email's tags (each valid, at most MAX_TAGS: lib/search/tags.ts; else throws
+     * Replaces an email's tags (each valid, at most MAX_TAGS: lib/identity/tags.ts; else throws
      * INVALID_INPUT) and returns the record as it now stands, or null when there is no such
      * email (with `inboxPrefix`, none of an inbox whose name starts with it: that one is left
      * as it was). Changes neither its place in the list nor inboxVersion().

@@ -6,7 +6,7 @@
  * count, as RFC 5321 section 6.3 asks of anything that passes mail on.
  */
 
-import { sha256Hex } from '../ingest/ids';
+import { sha256Hex } from '../identity/ids';
 import type { EmailRecord } from '../types';
 
 /**

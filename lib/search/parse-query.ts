@@ -7,7 +7,8 @@
 
 import { echoed, SearchSyntaxError } from './search-syntax-error';
 import { parseInstant } from '../util/instant';
-import { MAX_QUERY_CHARS, MAX_QUERY_TERMS, type HasWhat, type SearchTerm } from './search-query';
+import { MAX_QUERY_CHARS, MAX_QUERY_TERMS } from './search-query';
+import type { HasWhat, SearchTerm } from '../types';
 
 /** The fields a term may name; any other `name:` is part of a plain term's text (a URL, a time). */
 const FIELDS = ['from', 'to', 'subject', 'body', 'filename', 'tag', 'has', 'before', 'after', 'larger', 'smaller'] as const;

@@ -2,15 +2,15 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import type { SelfServedBlobStore } from '../blob-store/blob-store';
 import { createFsBlobStore } from '../blob-store/fs-blob-store';
-import { PRIVATE_DIR_MODE } from '../blob-store/node-fs';
+import { PRIVATE_DIR_MODE } from '../util/node-fs';
 import { loadOrCreateSigningSecret } from '../blob-store/signing-secret';
 import { createSqliteBlobStore } from '../blob-store/sqlite-blob-store';
 import { createTieredBlobStore } from '../blob-store/tiered-blob-store';
-import { createKnexRecordStore } from '../record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../record-store/knex-record-store';
 import type { RecordStore } from '../record-store/record-store';
 import { openSqliteKnex } from '../sqlite/knex';
 import { openSqliteReader } from '../sqlite/reader';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from './defaults';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../defaults';
 
 
 /** Where the embedded defaults keep their data. */

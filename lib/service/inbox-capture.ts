@@ -1,27 +1,26 @@
 import type { Readable } from 'node:stream';
 import { retryWithBackoff } from '../util/backoff';
 import { startBackgroundSweeps } from './background-sweeps';
-import { ORPHAN_GRACE_MS } from './defaults';
+import { ORPHAN_GRACE_MS } from '../defaults';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { BlobStore, DownloadLink } from '../blob-store/blob-store';
 import { InboxCaptureError } from '../errors';
 import type { HeaderField } from '../mime/header-fields';
 import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from '../ingest/ingest';
 import { generateApiKey, hashApiKey } from './keys';
-import { createMessageBudget, type MessageBudget } from './message-budget';
+import { createMessageBudget, type MessageBudget } from '../util/message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from '../long-poll/poller';
 import { createNotifier, type Notifier } from '../long-poll/notifier';
 import { createParsePool } from '../mime/parse-pool';
 import { createHeaderReader } from './header-reader';
-import { createFaults, type Faults } from '../faults/faults';
+import { createFaults, type Faults } from './faults';
 import type { DeliveryKind, RecordStore } from '../record-store/record-store';
-import type { SearchTerm } from '../search/search-query';
 import { createDeliverySenders, type DeliverySender } from './delivery-senders';
 import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './retention';
-import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage } from '../types';
+import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage, SearchTerm } from '../types';
 import type { OnProgress } from '../util/progress';
-import { inboxInScope, type InboxScope } from './key-scope';
-import { removeUnreferencedBlobs } from './unreferenced-blobs';
+import { inboxInScope, type InboxScope } from '../identity/key-scope';
+import { removeUnreferencedBlobs } from '../ingest/unreferenced-blobs';
 import { resolveServiceOptions, type InboxCaptureOptions } from './service-options';
 
 /** docs/design.md: bulk delete works in batches of 25. */
@@ -69,7 +68,7 @@ export interface InboxCapture {
     /** Deletes every email of an inbox (those matching every term of `q`, when given) in batches; returns how many. */
     deleteInbox(inbox: string, q?: SearchTerm[]): Promise<number>;
     /**
-     * Replaces an email's tags (INVALID_INPUT for one that is not a tag: lib/search/tags.ts); the record, or null as for
+     * Replaces an email's tags (INVALID_INPUT for one that is not a tag: lib/identity/tags.ts); the record, or null as for
      * getEmail(). Wakes no long-poll and sends no webhook: tags are notes, not new mail (docs/api.md, "Tags").
      */
     setTags(messageId: string, tags: string[], scope?: InboxScope): Promise<EmailRecord | null>;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sha256Hex } from '../ingest/ids';
+import { sha256Hex } from '../identity/ids';
 
 /** Prefix that makes our keys recognisable in config files and secret scanners. */
 export const KEY_PREFIX = 'ic_';

@@ -5,14 +5,14 @@
  */
 
 import type { BlobStore } from '../blob-store/blob-store';
-import { defaultInboxFromAddress, type InboxFromAddress } from '../ingest/recipients';
+import { defaultInboxFromAddress, type InboxFromAddress } from '../identity/recipients';
 import type { Notifier } from '../long-poll/notifier';
 import type { RecordStore } from '../record-store/record-store';
 import type { BackgroundSweepOptions, OrphanSweepOptions } from './background-sweeps';
 import {
     DEFAULT_BLOB_STORE_TIMEOUT_MS, DEFAULT_DOWNLOAD_TTL_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES,
     DEFAULT_FAULT_REFRESH_MS, DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS, DEFAULT_RETENTION_INTERVAL_MS
-} from './defaults';
+} from '../defaults';
 import type { RetentionOptions } from './retention';
 
 /** What the service is built from: its stores, and the settings every ingest and sweep uses. */

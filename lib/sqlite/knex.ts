@@ -2,7 +2,7 @@
 
 import knexFactory, { type Knex } from 'knex';
 import { BUSY_TIMEOUT_MS } from './connection';
-import { createPrivateDatabaseFile } from './private-file';
+import { createPrivateDatabaseFile } from '../util/private-file';
 
 /**
  * Connections in the pool: one. SQLite takes one writer at a time anyway, and a

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as Code from '@hapi/code';
 import type * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../lib/errors';
-import { contentDerivedId, deriveMessageId, MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../lib/ingest/ids';
+import { contentDerivedId, deriveMessageId, MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../lib/identity/ids';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { searchTextFor } from '../helpers/email-draft';
 import type { CursorPosition, EmailDraft, EmailRecord, ListQuery } from '../../lib/types';

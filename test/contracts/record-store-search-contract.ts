@@ -3,7 +3,7 @@ import * as Code from '@hapi/code';
 import { isInboxCaptureError } from '../../lib/errors';
 import { linksAndCodesOf } from '../../lib/extract/links-and-codes';
 import type { RecordStore } from '../../lib/record-store/record-store';
-import { SEARCH_WINDOW } from '../../lib/record-store/knex/search-page';
+import { SEARCH_WINDOW } from '../../lib/record-store/sql/search-page';
 import { parseSearchQuery } from '../../lib/search/parse-query';
 import type { EmailDraft, EmailRecord, ListQuery } from '../../lib/types';
 import { BASE_TIME, draft } from '../helpers/email-draft';

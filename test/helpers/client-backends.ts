@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { createS3BlobStore } from '../../lib/blob-store/s3-blob-store';
-import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
-import { openPostgresKnex } from '../../lib/record-store/knex/postgres-knex';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
+import { openPostgresKnex } from '../../lib/record-store/postgres/postgres-knex';
 import { startPostgres } from './postgres';
 import { provisionServer, type ProvisionedServer, type ProvisionOptions } from './provision-server';
 import { startRecordingProxy, type RecordedRequest } from './recording-proxy';

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import { createIngest, type IngestContext, type IngestOptions } from '../../lib/ingest/ingest';
-import { defaultInboxFromAddress } from '../../lib/ingest/recipients';
+import { defaultInboxFromAddress } from '../../lib/identity/recipients';
 import { parseMessage } from '../../lib/mime/parse';
 import type { EmailRecord } from '../../lib/types';
-import { DEFAULT_BLOB_STORE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../lib/service/defaults';
-import { createMessageBudget } from '../../lib/service/message-budget';
+import { DEFAULT_BLOB_STORE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../lib/defaults';
+import { createMessageBudget } from '../../lib/util/message-budget';
 
 /**
  * The context a service would build createIngest() from, around these stores: the

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { sha256Hex } from '../../lib/ingest/ids';
-import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
-import { openPostgresKnex } from '../../lib/record-store/knex/postgres-knex';
+import { sha256Hex } from '../../lib/identity/ids';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
+import { openPostgresKnex } from '../../lib/record-store/postgres/postgres-knex';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../lib/sqlite/knex';
 import { draft } from './email-draft';

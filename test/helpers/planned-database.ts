@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { createKnexRecordStore } from '../../lib/record-store/knex/knex-record-store';
-import { openPostgresKnex } from '../../lib/record-store/knex/postgres-knex';
+import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
+import { openPostgresKnex } from '../../lib/record-store/postgres/postgres-knex';
 import { openSqliteKnex } from '../../lib/sqlite/knex';
 import { startPostgres } from './postgres';
 import { tempDir } from './temp-dir';

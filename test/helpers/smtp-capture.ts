@@ -2,9 +2,9 @@ import * as Nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { createSmtpListener, type SmtpListener, type SmtpListenerOptions, type SmtpTlsInfo } from '../../adapters/smtp';
 import { openEmbeddedStores } from '../../lib/service/embedded-stores';
-import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../lib/service/defaults';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../lib/defaults';
 import { createInboxCapture, type InboxCapture, type InboxCaptureOptions } from '../../lib/service/inbox-capture';
-import { createMessageBudget } from '../../lib/service/message-budget';
+import { createMessageBudget } from '../../lib/util/message-budget';
 import { removeDir, tempDir } from './temp-dir';
 
 /** A real capture on SQLite + files and an SMTP listener on a free loopback port. */

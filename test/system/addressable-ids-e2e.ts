@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { sha256Hex } from '../../lib/ingest/ids';
+import { sha256Hex } from '../../lib/identity/ids';
 import { run, runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
 import { HEADERS_EXPECTED, HEADERS_MESSAGE } from '../helpers/headers-message';
 import { freePort } from '../helpers/net';

@@ -5,7 +5,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { openEmbeddedBlobStore } from '../../lib/service/embedded-stores';
-import { BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../lib/service/defaults';
+import { BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../lib/defaults';
 import { runNode, spawnNode, waitForOutput } from '../helpers/child-process';
 import { buildMail } from '../helpers/mail';
 import { freePort } from '../helpers/net';

@@ -5,8 +5,8 @@ import { cruise, type Cruise } from '../helpers/dependency-cruise';
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
 
-const MIGRATIONS = 'lib/record-store/knex/migrations';
-const MIGRATION_SOURCE = 'lib/record-store/knex/migration-source.ts';
+const MIGRATIONS = 'lib/record-store/sql/migrations';
+const MIGRATION_SOURCE = 'lib/record-store/sql/migration-source.ts';
 
 /** A file of this repository, not a package (`node_modules/...`) or a Node built-in. */
 function isOurs(dependency: Cruise['modules'][number]['dependencies'][number]): boolean {
@@ -82,11 +82,11 @@ describe('import rules', () => {
                 // The text of an HTML part; the type of what the worker found.
                 'lib/mime/parse.ts': ['html-text.ts', 'links-and-codes.ts'],
                 // Emails stored before links and codes, or before the searched texts, filled once by migrate().
-                'lib/record-store/knex/backfill-links-codes.ts': ['links-and-codes.ts'],
-                'lib/record-store/knex/backfill-search.ts': ['html-text.ts', 'search-text.ts'],
+                'lib/record-store/sql/backfill-links-codes.ts': ['links-and-codes.ts'],
+                'lib/record-store/sql/backfill-search.ts': ['html-text.ts', 'search-text.ts'],
                 // Not links or codes: the fold of a row's recipient and file names, and of a query's needles.
-                'lib/record-store/knex/rows.ts': ['search-text.ts'],
-                'lib/record-store/knex/search-sql.ts': ['search-text.ts'],
+                'lib/record-store/sql/rows.ts': ['search-text.ts'],
+                'lib/record-store/sql/search-sql.ts': ['search-text.ts'],
                 // The public API re-exports the two searches for code of yours.
                 'lib/index.ts': ['codes.ts', 'links.ts'],
                 // Not links or codes: MCP's get_email shows the HTML as text when the text part is blank.

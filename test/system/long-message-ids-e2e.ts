@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../lib/ingest/ids';
+import { MAX_MESSAGE_ID_BYTES, sha256Hex } from '../../lib/identity/ids';
 import { RawSmtpSession, sendRawMessage } from '../helpers/raw-smtp';
 import { startStandalone, type StandaloneService } from '../helpers/standalone-service';
 

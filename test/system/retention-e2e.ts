@@ -4,7 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { openEmbeddedStores } from '../../lib/service/embedded-stores';
-import { BLOBS_SQLITE_FILENAME } from '../../lib/service/defaults';
+import { BLOBS_SQLITE_FILENAME } from '../../lib/defaults';
 import { createInboxCapture } from '../../lib/service/inbox-capture';
 import { openSqliteKnex } from '../../lib/sqlite/knex';
 import { runNode } from '../helpers/child-process';

@@ -9,7 +9,7 @@ import * as Nodemailer from 'nodemailer';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
 import { createFsBlobStore } from '../../lib/blob-store/fs-blob-store';
 import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../lib/service/defaults';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../lib/defaults';
 import { openSqliteKnex, sqliteKnexConfig } from '../../lib/sqlite/knex';
 import { readBlob } from '../helpers/blob-contents';
 import { childPids, isRunning, run, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';

@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { openPostgresKnex } from '../../lib/record-store/knex/postgres-knex';
+import { openPostgresKnex } from '../../lib/record-store/postgres/postgres-knex';
 import { freePort } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';

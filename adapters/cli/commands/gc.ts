@@ -1,4 +1,4 @@
-import { ORPHAN_GRACE_MS } from '../../../lib/service/defaults';
+import { ORPHAN_GRACE_MS } from '../../../lib/defaults';
 import { CliError, EXIT_OK, write, type Command } from '../command';
 import { progressLine } from '../progress-line';
 

@@ -1,5 +1,5 @@
 import { isInboxCaptureError } from '../../../lib/errors';
-import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../../lib/ingest/recipients';
+import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../../lib/identity/recipients';
 import type { KeyScope } from '../../../lib/types';
 import { EXIT_OK, CliError, write, type Command, type CommandContext } from '../command';
 

@@ -1,4 +1,4 @@
-import { DEFAULT_DATA_DIR } from '../../../lib/service/defaults';
+import { DEFAULT_DATA_DIR } from '../../../lib/defaults';
 import { DEFAULT_SMTP_PORT } from '../../smtp/smtp-defaults';
 import { DEFAULT_HOST, DEFAULT_HTTP_PORT } from '../../standalone/env-config';
 import { serve as runService } from '../../standalone/serve';

@@ -2,7 +2,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import Joi from 'joi';
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
 import type { HeaderField } from '../../../lib/mime/header-fields';
-import type { SearchTerm } from '../../../lib/search/search-query';
+import type { SearchTerm } from '../../../lib/types';
 import type { RecordPage } from '../../../lib/types';
 import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS, tagsBodySchema } from '../api-schemas';
 import type { DeletedEmailView, DeletedInboxView, HeadersView, TagsBodyView } from '../api-types';

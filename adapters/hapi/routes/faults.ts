@@ -8,7 +8,7 @@ import { quoted } from '../../error-detail/detail-line';
 import { validationWords } from '../../error-detail/validation-words';
 import { apiError } from '../error-mapping';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { faultInScope } from '../../../lib/service/key-scope';
+import { faultInScope } from '../../../lib/identity/key-scope';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_FAULTS, type RouteContext } from '../route-context';
 

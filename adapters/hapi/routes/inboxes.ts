@@ -4,7 +4,7 @@ import { AUTH_STRATEGY } from '../auth-scheme';
 import { inboxListQuerySchema, toInboxQuery, type InboxListValues } from '../inbox-query-schema';
 import { toInboxPageView } from '../inbox-view';
 import { queryFailAction } from '../list-query-schema';
-import { listingPrefix } from '../../../lib/service/key-scope';
+import { listingPrefix } from '../../../lib/identity/key-scope';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_INBOXES, type RouteContext } from '../route-context';
 

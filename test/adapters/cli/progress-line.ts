@@ -4,7 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { Writable } from 'node:stream';
 import { describeProgress, progressLine, REDRAW_MS } from '../../../adapters/cli/progress-line';
-import { EMAILS_TABLE } from '../../../lib/record-store/knex/schema';
+import { EMAILS_TABLE } from '../../../lib/record-store/sql/schema';
 import type { InboxCapture } from '../../../lib/service/inbox-capture';
 import { run, runNode } from '../../helpers/child-process';
 import { withEmbeddedCapture } from '../../helpers/embedded-capture';

@@ -5,7 +5,7 @@ import { createEmailJsonSource } from '../../../adapters/hapi/email-json';
 import { toEmailView } from '../../../adapters/hapi/email-view';
 import { SLICE_CHARS } from '../../../adapters/hapi/json-chunks';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { createMessageBudget } from '../../../lib/service/message-budget';
+import { createMessageBudget } from '../../../lib/util/message-budget';
 import type { EmailRecord } from '../../../lib/types';
 import { buildMail } from '../../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';

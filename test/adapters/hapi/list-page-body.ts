@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 import { toEmailPage } from '../../../adapters/hapi/email-view';
 import { createEmailJsonSource } from '../../../adapters/hapi/email-json';
 import { serialiseEmailPage } from '../../../adapters/hapi/list-page-body';
-import { createMessageBudget } from '../../../lib/service/message-budget';
+import { createMessageBudget } from '../../../lib/util/message-budget';
 import type { EmailRecord } from '../../../lib/types';
 
 const { expect } = Code;

@@ -10,7 +10,7 @@ import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../../lib/service/defaults';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../../../lib/defaults';
 import { buildMail } from '../../helpers/mail';
 import { followDownload } from '../../helpers/downloads';
 import { provisionServer } from '../../helpers/provision-server';

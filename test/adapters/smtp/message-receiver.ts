@@ -5,7 +5,7 @@ import * as Net from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import { BYTES_PER_TURN, receiveMessage } from '../../../adapters/smtp/message-receiver';
-import { createMessageBudget } from '../../../lib/service/message-budget';
+import { createMessageBudget } from '../../../lib/util/message-budget';
 import { batchReplies } from '../../../adapters/smtp/reply-batching';
 
 const { expect } = Code;

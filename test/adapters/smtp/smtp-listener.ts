@@ -8,7 +8,7 @@ import { createSmtpListener, DEFAULT_MAX_RECIPIENTS, type SmtpListener, type Smt
 import type { BlobStore } from '../../../lib/blob-store/blob-store';
 import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
-import { MAX_RECIPIENTS } from '../../../lib/ingest/recipients';
+import { MAX_RECIPIENTS } from '../../../lib/identity/recipients';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { RawSmtpSession } from '../../helpers/raw-smtp';
 import { stubCapture, type CaptureSettings } from '../../helpers/smtp-capture';

@@ -8,7 +8,7 @@ import { createFsBlobStore, type FsBlobStore } from '../../../lib/blob-store/fs-
 import { createSqliteBlobStore, type SqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store';
 import { createTieredBlobStore, DEFAULT_TIER_THRESHOLD_BYTES } from '../../../lib/blob-store/tiered-blob-store';
 import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../../lib/service/embedded-stores';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME } from '../../../lib/service/defaults';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME } from '../../../lib/defaults';
 import { blobStoreContract } from '../../contracts/blob-store-contract';
 import { readBlob } from '../../helpers/blob-contents';
 import { chunked } from '../../helpers/streams';

@@ -7,7 +7,7 @@ import { MAX_PROBES_IN_FLIGHT, VERSION_SHARE_MS } from '../../../lib/long-poll/p
 import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
 import { FIRST_CHECK_MS } from '../../../lib/long-poll/waiters';
 import { createNotifier } from '../../../lib/long-poll/notifier';
-import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import type { ListQuery, RecordPage } from '../../../lib/types';

@@ -4,7 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { createLongPoller } from '../../../lib/long-poll/poller';
 import { createNotifier, type Notifier } from '../../../lib/long-poll/notifier';
-import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { draft } from '../../helpers/email-draft';

@@ -2,7 +2,8 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { isInboxCaptureError } from '../../../lib/errors';
 import { parseSearchQuery } from '../../../lib/search/parse-query';
-import { MAX_QUERY_CHARS, MAX_QUERY_TERMS, type SearchTerm } from '../../../lib/search/search-query';
+import { MAX_QUERY_CHARS, MAX_QUERY_TERMS } from '../../../lib/search/search-query';
+import type { SearchTerm } from '../../../lib/types';
 import { isSearchSyntaxError, type SearchSyntaxError } from '../../../lib/search/search-syntax-error';
 
 const { expect } = Code;

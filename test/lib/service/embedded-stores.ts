@@ -7,7 +7,7 @@ import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { createSqliteBlobStore } from '../../../lib/blob-store/sqlite-blob-store';
 import { createTieredBlobStore, DEFAULT_TIER_THRESHOLD_BYTES } from '../../../lib/blob-store/tiered-blob-store';
 import { openEmbeddedRecordStore, openEmbeddedStores } from '../../../lib/service/embedded-stores';
-import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../../lib/service/defaults';
+import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../../lib/defaults';
 import { ingestOnce } from '../../helpers/ingest-context';
 import type { EmailRecord } from '../../../lib/types';
 import { blobKeys } from '../../helpers/blob-contents';

@@ -2,12 +2,12 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { BlobStore } from '../../../lib/blob-store/blob-store';
 import { isInboxCaptureError } from '../../../lib/errors';
-import { defaultInboxFromAddress } from '../../../lib/ingest/recipients';
+import { defaultInboxFromAddress } from '../../../lib/identity/recipients';
 import type { RecordStore } from '../../../lib/record-store/record-store';
 import {
     DEFAULT_BLOB_STORE_TIMEOUT_MS, DEFAULT_DOWNLOAD_TTL_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES,
     DEFAULT_RETENTION_INTERVAL_MS
-} from '../../../lib/service/defaults';
+} from '../../../lib/defaults';
 import { createInboxCapture } from '../../../lib/service/inbox-capture';
 import { resolveServiceOptions, type InboxCaptureOptions } from '../../../lib/service/service-options';
 import { buildMail } from '../../helpers/mail';

@@ -3,7 +3,7 @@ import * as Path from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Knex } from 'knex';
-import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import { MAX_CACHED_SQL_TEXTS, openSqliteReader, type SqliteReader } from '../../../lib/sqlite/reader';
 import * as Sqlite3 from 'sqlite3';

@@ -6,7 +6,7 @@ import * as Lab from '@hapi/lab';
 import { createFsBlobStore } from '../../../lib/blob-store/fs-blob-store';
 import { isInboxCaptureError, type InboxCaptureErrorCode } from '../../../lib/errors';
 import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
-import { createKnexRecordStore } from '../../../lib/record-store/knex/knex-record-store';
+import { createKnexRecordStore } from '../../../lib/record-store/knex-record-store';
 import { openSqliteKnex } from '../../../lib/sqlite/knex';
 import type { EmailRecord } from '../../../lib/types';
 import { ADVERSARIAL_RECIPIENT, ESCAPE_CANARIES, adversarialMessages, attachmentPayload } from '../../fixtures/adversarial/generate';

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import type { EmailPage } from '../../../../adapters/hapi/api-types';
 import { createInboxCapture, type InboxCapture } from '../../../../lib/service/inbox-capture';
-import { openPostgresKnex } from '../../../../lib/record-store/knex/postgres-knex';
+import { openPostgresKnex } from '../../../../lib/record-store/postgres/postgres-knex';
 import type { RecordStore } from '../../../../lib/record-store/record-store';
 import { buildMail } from '../../../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';

@@ -1,0 +1,284 @@
+/**
+ * The embedded store's save transaction on a connection of its own, its statements
+ * prepared once: a batch of deliveries costs a fixed handful of statements (one
+ * lookup, one multi-row insert per table, one upsert per 32 staged blobs), none of them
+ * built per message, and no savepoint. knex keeps migrations, deletes and keys.
+ */
+
+import * as Sqlite3 from 'sqlite3';
+import { blobKeysOf } from '../../blob-store/blob-key';
+import type { StagedBlob } from '../../blob-store/blob-store';
+import { closeDatabase, execSql, openDatabase, prepareStatement } from '../../sqlite/connection';
+import { SQLITE_CONNECTION_PRAGMAS } from '../../sqlite/knex';
+import type { EmailDraft, StoredAttachment } from '../../types';
+import type { DeliveryTarget, SaveResult } from '../record-store';
+import { toInsertRow, toRecord, type EmailRow } from '../sql/rows';
+import { planSave, prepareDeliveries, type StoredRow } from '../sql/save-plan';
+import { removeUnreferencedStagedBlobsSql } from '../sql/blob-references';
+import { withRemovedBlobKeys } from '../sql/save-statements';
+import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
+import { BLOBS_TABLE, DELIVERIES_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from '../sql/schema';
+import { deliveryRows } from '../sql/delivery-outbox';
+import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../sql/search-index';
+
+/** The columns an insert writes (toInsertRow()'s keys). */
+const INSERT_COLUMNS = [
+    'message_id', 'message_id_hash', 'source_id', 'source_id_hash', 'inbox', 'sender', 'recipient', 'subject',
+    'sender_folded', 'subject_folded', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'has_attachments', 'attachments',
+    'links', 'codes', 'tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded', 'sender_name_folded'
+];
+
+/** The columns that may hold a text too long to bind in one go: inserted empty, then appended in pieces. */
+const LONG_COLUMNS = ['body', 'html_body', 'body_folded'] as const;
+
+// Lists travel as one JSON parameter (json_each), so each statement is prepared once
+// whatever the batch's size, and stays under every bound-parameter limit.
+const SQL = {
+    // Two index lookups: the holders of the drafts' first-choice ids, and the stored copy of each (inbox, source).
+    lookup: `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
+        WHERE message_id_hash IN (SELECT value FROM json_each(?1))
+        UNION SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
+        WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?2))`,
+    holder: `SELECT seq FROM ${EMAILS_TABLE} WHERE message_id_hash = ?`,
+    removeLinks: `DELETE FROM ${EMAIL_BLOBS_TABLE} WHERE email_seq IN (SELECT value FROM json_each(?))`,
+    removeEmails: `DELETE FROM ${EMAILS_TABLE} WHERE seq IN (SELECT value FROM json_each(?))`,
+    removeBlobs: removeUnreferencedStagedBlobsSql('(SELECT value FROM json_each(?))'),
+    // A long text is inserted empty and appended in pieces (text-pieces.ts), in the same transaction.
+    appendBody: `UPDATE ${EMAILS_TABLE} SET body = body || ?1 WHERE message_id_hash = ?2`,
+    appendHtmlBody: `UPDATE ${EMAILS_TABLE} SET html_body = html_body || ?1 WHERE message_id_hash = ?2`,
+    appendBodyFolded: `UPDATE ${EMAILS_TABLE} SET body_folded = body_folded || ?1 WHERE message_id_hash = ?2`,
+    insertEmails: `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')})
+        SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
+    // By the id digests, so the insert needs no RETURNING read back into JS; the keys are
+    // read from the rows just written, so 100 copies of a message with 990 attachments
+    // do not build 99,100 pairs on the event loop. UNION: a key counts once per email.
+    insertLinks: `INSERT INTO ${EMAIL_BLOBS_TABLE} (email_seq, blob_key)
+        SELECT e.seq, e.raw_key FROM ${EMAILS_TABLE} AS e WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))
+        UNION SELECT e.seq, attachment.value ->> 'blobKey' FROM ${EMAILS_TABLE} AS e, json_each(e.attachments) AS attachment
+        WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))`,
+    // The outbox rows of the stored emails (delivery-outbox.ts), due at once.
+    insertDeliveries: `INSERT INTO ${DELIVERIES_TABLE} (id, kind, message_id, url, attempts, created_at, next_attempt_at)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 0, value ->> 4, value ->> 4 FROM json_each(?)`
+};
+
+type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
+
+/** The search index's documents of the rows just written (search-index.ts), once their texts are whole. */
+const INDEX_DOCUMENTS_SQL = `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
+    WHERE message_id_hash IN (SELECT value FROM json_each(?))`;
+
+/**
+ * Staged blobs per upsert statement (5 values each); a statement is prepared once
+ * for each row count used, so at most this many are kept.
+ */
+const BLOB_ROWS_PER_STATEMENT = 32;
+
+function upsertBlobsSql(rows: number): string {
+    return `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ')}
+        ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
+        content_type = excluded.content_type, modified_at = excluded.modified_at`;
+}
+
+/** Told of what happens on the batch writer's connection (which Knex's query events do not see). */
+export interface BatchWriterObserver {
+    /** A save transaction committed, with this many deliveries. */
+    commit?(deliveries: number): void;
+    /** A statement of a save transaction failed (the transaction was rolled back). */
+    error?(err: unknown): void;
+}
+
+/** The save transaction of the embedded record store. */
+export interface SqliteBatchWriter {
+    /**
+     * Stores deliveries in order (each as if it ran alone after the one before) and the
+     * staged blobs, in one transaction: all of it, or nothing (then it throws). The
+     * caller keeps the writers of this file in one line (sqliteWriteTurns()). `targets[i]`
+     * are the outbox targets of delivery i's drafts: their outbox rows commit with them.
+     */
+    save(deliveries: EmailDraft[][], blobs: StagedBlob[], targets?: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]>;
+    /** Closes the connection (waits for the transaction in flight). */
+    close(): Promise<void>;
+}
+
+/** The open connection: its fixed statements and the blob upserts by row count. */
+interface Connection {
+    db: Sqlite3.Database;
+    statements: Statements;
+    /** Adds documents to the search index; absent when the database has none (an SQLite without FTS5 trigram). */
+    indexDocuments: Sqlite3.Statement | undefined;
+    /** Promised, so that chunks of one size asking at once share one statement. */
+    upserts: Map<number, Promise<Sqlite3.Statement>>;
+}
+
+/** A batch writer on the migrated SQLite file `filename`, opened on first use. */
+export function openSqliteBatchWriter(filename: string, observer?: BatchWriterObserver): SqliteBatchWriter {
+    let opened: Promise<Connection> | undefined;
+    let inFlight: Promise<unknown> = Promise.resolve();
+
+    const open = () => opened ??= (async () => {
+        const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE, SQLITE_CONNECTION_PRAGMAS);
+        try {
+            const entries = await Promise.all(Object.entries(SQL).map(async ([name, sql]) => [name, await prepareStatement(db, sql)] as const));
+            const indexed = await new Promise<boolean>((resolve, reject) => {
+                db.get(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`, [SEARCH_INDEX_TABLE], (err, row) => (err ? reject(err) : resolve(row !== undefined)));
+            });
+            const indexDocuments = indexed ? await prepareStatement(db, INDEX_DOCUMENTS_SQL) : undefined;
+            return { db, statements: Object.fromEntries(entries) as Statements, indexDocuments, upserts: new Map() };
+        }
+        catch (err) {
+            db.close();
+            throw err;
+        }
+    })().catch((err: unknown) => {
+        opened = undefined;
+        throw err;
+    });
+
+    const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]> => {
+        const connection = await open();
+        const { db } = connection;
+        try {
+            const results = await storeBatch(connection, deliveries, blobs, targets);
+            await execSql(db, 'COMMIT');
+            observer?.commit?.(deliveries.length);
+            return results;
+        }
+        catch (err) {
+            observer?.error?.(err);
+            // A failed COMMIT may have rolled back already; either way nothing of the batch stands.
+            await execSql(db, 'ROLLBACK').catch(() => undefined);
+            throw err;
+        }
+    };
+
+    return {
+        save(deliveries, blobs, targets = []) {
+            const saving = save(deliveries, blobs, targets);
+            inFlight = saving.catch(() => undefined);
+            return saving;
+        },
+
+        async close() {
+            await inFlight;
+            const current = await opened?.catch(() => undefined);
+            opened = undefined;
+            if (current) {
+                const upserts = await Promise.all([...current.upserts.values()].map((p) => p.catch(() => undefined)));
+                const statements = [...Object.values(current.statements), ...(current.indexDocuments ? [current.indexDocuments] : [])];
+                await closeDatabase(current.db, [...statements, ...upserts.filter((u) => u !== undefined)]);
+            }
+        }
+    };
+}
+
+// One batch inside its transaction: the lookup, the plan (save-plan.ts) worked out
+// from it, then the writes. node-sqlite3 starts calls on different statements at once
+// (the connection runs them in any order), so writes that depend on each other are
+// chained and the rest run alongside; every one is awaited before the caller's COMMIT.
+async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]> {
+    const { db, statements: s } = connection;
+    const planned = prepareDeliveries(deliveries);
+    const drafts = planned.flat();
+    // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
+    await execSql(db, 'BEGIN IMMEDIATE');
+    const found = await all<EmailRow & { message_id_hash: string; source_id_hash: string }>(s.lookup, [
+        JSON.stringify(drafts.map((d) => d.candidateHash)),
+        JSON.stringify(drafts.map((d) => [d.draft.inbox, d.sourceHash]))
+    ]);
+    const rows: StoredRow[] = found.map((row) => ({ seq: row.seq, record: toRecord(row), messageHash: row.message_id_hash, sourceHash: row.source_id_hash }));
+
+    const checked = new Map<string, boolean>();
+    for (;;) {
+        const outcome = planSave(planned, rows, checked);
+        if ('lookUp' in outcome) {
+            checked.set(outcome.lookUp, (await all(s.holder, [outcome.lookUp])).length > 0);
+            continue;
+        }
+
+        const { plan } = outcome;
+        // Removed copies first (a replacement may take the same id), then the rows, then their links.
+        const records = (async () => {
+            if (plan.removed.length > 0) {
+                const seqs = JSON.stringify(plan.removed.map(Number));
+                await all(s.removeLinks, [seqs]);
+                await all(s.removeEmails, [seqs]);
+            }
+
+            if (plan.inserts.length > 0) {
+                const json = new Map<StoredAttachment[], string>();
+                const long: Array<{ statement: Sqlite3.Statement; text: string; messageHash: string }> = [];
+                const append = { body: s.appendBody, html_body: s.appendHtmlBody, body_folded: s.appendBodyFolded };
+                await all(s.insertEmails, [JSON.stringify(plan.inserts.map((insert) => {
+                    const row = toInsertRow(insert, json);
+                    for (const column of LONG_COLUMNS) {
+                        const statement = append[column];
+                        const text = row[column] as string;
+                        if (text.length > TEXT_PIECE_CHARS) {
+                            long.push({ statement, text, messageHash: insert.messageHash });
+                            row[column] = '';
+                        }
+                    }
+
+                    return INSERT_COLUMNS.map((column) => (typeof row[column] === 'boolean' ? Number(row[column]) : row[column]));
+                }))]);
+                // One piece at a time: the event loop runs between the binds.
+                for (const { statement, text, messageHash } of long) {
+                    for (const piece of textPieces(text)) {
+                        await all(statement, [piece, messageHash]);
+                    }
+                }
+
+                const hashes = JSON.stringify(plan.inserts.map(({ messageHash }) => messageHash));
+                await all(s.insertLinks, [hashes]);
+                if (connection.indexDocuments) {
+                    await all(connection.indexDocuments, [hashes]);
+                }
+            }
+        })();
+        const writes: Promise<unknown>[] = [records];
+        const outbox = deliveryRows(plan.results, targets, Date.now());
+        if (outbox.length > 0) {
+            writes.push(all(s.insertDeliveries, [JSON.stringify(outbox.map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]))]));
+        }
+
+        const modifiedAt = Date.now();
+        for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
+            const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
+            writes.push(upsertStatement(connection, chunk.length).then((statement) =>
+                all(statement, chunk.flatMap((b) => [b.key, b.content, b.content.length, b.contentType, modifiedAt]))));
+        }
+
+        // allSettled: a failed write must not let the caller's COMMIT overtake the writes still queued.
+        const settled = await Promise.allSettled(writes);
+        const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) {
+            throw failed.reason;
+        }
+
+        // The replaced copies' small blobs go in the same commit (a kill after it leaves no
+        // orphan), once every link and blob of the batch is written: a blob another copy
+        // still references (they share their delivery's blobs) stays.
+        const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
+        const removed = replacedKeys.length === 0 ? [] : await all<{ key: string }>(s.removeBlobs, [JSON.stringify(replacedKeys)]);
+        return withRemovedBlobKeys(plan.results, new Set(removed.map(({ key }) => key)));
+    }
+}
+
+// The upsert of `rows` staged blobs, prepared on first use.
+function upsertStatement(connection: Connection, rows: number): Promise<Sqlite3.Statement> {
+    let statement = connection.upserts.get(rows);
+    if (!statement) {
+        statement = prepareStatement(connection.db, upsertBlobsSql(rows));
+        connection.upserts.set(rows, statement);
+        // A failed prepare is asked for again next time.
+        statement.catch(() => connection.upserts.delete(rows));
+    }
+
+    return statement;
+}
+
+function all<T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> {
+    return new Promise((resolve, reject) => {
+        statement.all<T>(params, (err, rows) => (err ? reject(err) : resolve(rows)));
+    });
+}
