@@ -1,6 +1,6 @@
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { openPostgresKnex } from '../../../lib/record-store/knex/postgres-knex';
+import { openPostgresKnex } from '../../../lib/record-store/postgres/postgres-knex';
 import { runNode } from '../../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../../helpers/postgres';
 import { startS3, type S3Fixture } from '../../helpers/s3';
