@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import * as Http from 'node:http';
 import { bigHeaderMessage } from './header-readers';
 import { describeHealth, startHealthProbe } from './health-probe';
+import { mib } from './process-rss';
 import { countListed, startStandalone, type Standalone } from './standalone';
 import { createKey, deliver, describeAnswer, probeMessage, request, tally, withParts, type Probe } from './hardening-probe';
 
@@ -29,19 +30,25 @@ const headerReaders: Probe = {
         await deliver(service.smtpPort, bigHeaderMessage(BIG, bytes), 'headers@example.test');
 
         let probe = await startHealthProbe(`${service.base}/health`);
-        const statuses = await Promise.all(Array.from({ length: readers }, () => request(service, service.apiKey, 'GET', `/v1/emails/${encodeURIComponent(BIG)}/headers`).then((a) => a.status)));
+        const answers = await Promise.all(Array.from({ length: readers }, () => request(service, service.apiKey, 'GET', `/v1/emails/${encodeURIComponent(BIG)}/headers`)));
+        const statuses = answers.map((a) => a.status);
         const http = await probe.stop();
 
         const client = new Client({ name: 'hardening-probe', version: '1.0.0' });
         await client.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${readOnly}` } } }));
         add({ close: () => client.close() });
         probe = await startHealthProbe(`${service.base}/health`);
+        // What one answer weighs: every reader's answer is built and sent on the service's main thread.
+        let resultBytes = 0;
         const results = await Promise.all(Array.from({ length: readers }, () => client.callTool({ name: 'get_email', arguments: { messageId: BIG } }, undefined, { timeout: 120_000 })
-            .then((r) => (r.isError === true ? 'isError' : 'ok'), (err: Error) => `threw ${err.message.slice(0, 40)}`)));
+            .then((r) => {
+                resultBytes = Math.max(resultBytes, JSON.stringify(r).length);
+                return r.isError === true ? 'isError' : 'ok';
+            }, (err: Error) => `threw ${err.message.slice(0, 40)}`)));
         const mcp = await probe.stop();
         return {
             sent: `a mail with a ${bytes / 1024} KiB header section of encoded words; ${readers} concurrent \`GET /v1/emails/{id}/headers\`, then ${readers} concurrent MCP \`get_email\` with a read-only key; /health every 50 ms`,
-            answer: `HTTP ${tally(statuses)}; MCP ${tally(results)}; /health HTTP ${describeHealth(http)}, MCP ${describeHealth(mcp)}`,
+            answer: `HTTP ${tally(statuses)} (${mib(Math.max(...answers.map((a) => Buffer.byteLength(a.text))))} MiB each); MCP ${tally(results)} (${mib(resultBytes)} MiB of JSON each); /health HTTP ${describeHealth(http)}, MCP ${describeHealth(mcp)}`,
             figure: `slowest /health: ${http.slowestMs.toFixed(0)} ms (HTTP), ${mcp.slowestMs.toFixed(0)} ms (MCP)`
         };
     })

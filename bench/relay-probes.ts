@@ -4,6 +4,7 @@
  * relay that refuses.
  */
 
+import * as Net from 'node:net';
 import { startSmtpSink, type SmtpSink } from '../test/helpers/smtp-sink';
 import { freePort } from '../test/helpers/net';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/helpers/webhook-receiver';
@@ -13,6 +14,45 @@ import { deliver, describeAnswer, probeMessage, request, sleep, withParts, type 
 /** How long the loop is watched, s (the security probe watched 20). */
 const LOOP_SECONDS = { full: 20, smoke: 5 };
 
+/** A TCP hop in front of a port that counts the messages sent through it. */
+interface CountingHop {
+    port: number;
+    /** `MAIL FROM` commands seen so far: one a message the relay sent back. */
+    messages(): number;
+    close(): Promise<void>;
+}
+
+/** Starts a hop on a free loopback port that passes every byte on to `targetPort` and counts `MAIL FROM`. */
+async function startCountingHop(targetPort: number): Promise<CountingHop> {
+    let messages = 0;
+    const sockets = new Set<Net.Socket>();
+    const server = Net.createServer((client) => {
+        const upstream = Net.connect(targetPort, '127.0.0.1');
+        for (const socket of [client, upstream]) {
+            sockets.add(socket);
+            socket.on('close', () => sockets.delete(socket));
+        }
+
+        // A command line comes in one write: counting within each chunk is enough here.
+        client.on('data', (chunk: Buffer) => {
+            messages += chunk.toString('latin1').match(/^MAIL FROM:/gim)?.length ?? 0;
+        });
+        client.pipe(upstream).on('error', () => client.destroy());
+        upstream.pipe(client).on('error', () => upstream.destroy());
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+        port: (server.address() as Net.AddressInfo).port,
+        messages: () => messages,
+        close: () => new Promise<void>((resolve) => {
+            sockets.forEach((s) => s.destroy());
+            server.close(() => resolve());
+        })
+    };
+}
+
 // 1. The relay leads back to the service's own SMTP port: every copy relayed again?
 const relayLoop: Probe = {
     item: 1,
@@ -20,26 +60,30 @@ const relayLoop: Probe = {
     run: ({ root, size }) => withParts(async ({ add }) => {
         const seconds = LOOP_SECONDS[size];
         const smtpPort = await freePort();
+        const hop: CountingHop = add(await startCountingHop(smtpPort));
         const hooks: WebhookReceiver = add(await startWebhookReceiver());
         const service: Standalone = add(await startStandalone({
             root,
             smtpPort,
             env: {
-                INBOX_CAPTURE_RELAY_URL: `smtp://127.0.0.1:${smtpPort}`,
+                INBOX_CAPTURE_RELAY_URL: `smtp://127.0.0.1:${hop.port}`,
                 INBOX_CAPTURE_RELAY_ALLOW: '*@loop.test',
                 INBOX_CAPTURE_RELAY_AUTO_MATCH: 'subject:loop',
                 INBOX_CAPTURE_WEBHOOK_URL: hooks.url('/hook')
             }
         }));
         await deliver(smtpPort, probeMessage('loop-1@shop.test', 'x@loop.test', 'loop 1'), 'x@loop.test');
+        const now = () => ({ relayed: hop.messages(), posts: hooks.received.length });
         await sleep(seconds * 500);
-        const half = { captures: await countListed(service.base, service.apiKey, 'x'), posts: hooks.received.length };
+        const half = now();
         await sleep(seconds * 500);
-        const end = { captures: await countListed(service.base, service.apiKey, 'x'), posts: hooks.received.length };
+        const end = now();
+        // Each copy that comes back is delivered again (one capture, one webhook POST); a copy of the same Message-ID in one inbox is listed once.
+        const listed = await countListed(service.base, service.apiKey, 'x');
         return {
-            sent: `relay smtp://127.0.0.1:<its own SMTP port>, allow \`*@loop.test\`, auto-match \`subject:loop\`, a webhook; one mail to x@loop.test, watched ${seconds} s`,
-            answer: `SMTP 250; captures ${half.captures} at ${seconds / 2} s, ${end.captures} at ${seconds} s`,
-            figure: `${end.captures} captures, ${end.posts} webhook POSTs in ${seconds} s (${end.captures > half.captures ? 'still rising' : 'stopped'})`
+            sent: `relay smtp://127.0.0.1:<a hop counting MAIL FROM, then the service's own SMTP port>, allow \`*@loop.test\`, auto-match \`subject:loop\`, a webhook; one mail to x@loop.test, watched ${seconds} s`,
+            answer: `SMTP 250; relayed back ${half.relayed} times at ${seconds / 2} s, ${end.relayed} at ${seconds} s; webhook POSTs ${half.posts}, ${end.posts}; listed in inbox x: ${listed}`,
+            figure: `${end.relayed + 1} deliveries (1 + ${end.relayed} relayed back), ${end.posts} webhook POSTs in ${seconds} s (${end.relayed > half.relayed || end.posts > half.posts ? 'still rising' : 'stopped'})`
         };
     })
 };
