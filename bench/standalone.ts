@@ -29,6 +29,8 @@ export interface StandaloneOptions {
     env?: Record<string, string>;
     /** Another checkout whose dist/ is built (another commit, for a before/after); default this one. */
     root?: string;
+    /** The SMTP port, when the caller needs it before start (a relay pointed back at the service); default a free one. */
+    smtpPort?: number;
 }
 
 /** A running `node examples/standalone.js`. */
@@ -45,8 +47,10 @@ export interface Standalone {
     spawnedAt: number;
     /** When the process exited, Unix ms (a CPU profile ends then); NaN while it runs. */
     exitedAt(): number;
-    /** Everything the service wrote on stderr so far. */
+    /** Everything the service wrote on stderr so far (its last 20,000 characters). */
     stderr(): string;
+    /** The same of stdout. */
+    stdout(): string;
     /** SIGTERM, wait for the exit (SIGKILL after 30 s), remove the data dir. */
     stop(): Promise<void>;
 }
@@ -74,7 +78,7 @@ function serviceEnv(vars: Record<string, string | undefined>): NodeJS.ProcessEnv
 export async function startStandalone(options: StandaloneOptions = {}): Promise<Standalone> {
     const dataDir = await tempDir('bench-data');
     const port = await freePort();
-    const smtpPort = await freePort();
+    const smtpPort = options.smtpPort ?? await freePort();
     const env = serviceEnv({
         INBOX_CAPTURE_DATA_DIR: dataDir,
         HOST: '127.0.0.1',
@@ -145,6 +149,7 @@ export async function startStandalone(options: StandaloneOptions = {}): Promise<
         spawnedAt,
         exitedAt: () => exitedAt,
         stderr: () => err,
+        stdout: () => out,
         async stop() {
             if (child.exitCode === null && child.signalCode === null) {
                 const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
