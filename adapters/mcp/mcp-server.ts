@@ -7,6 +7,7 @@ import { validationWords } from '../error-detail/validation-words';
 import { ToolError, type MailAccess } from './mail-access';
 import { INPUTS, OUTPUTS, PROGRESS_INTERVAL_MS } from './tool-schemas';
 import { TOOLS, type ToolDefinition } from './tools';
+import { createAnswerTurns, type AnswerTurns } from './answer-turns';
 
 export { PROGRESS_INTERVAL_MS };
 
@@ -23,6 +24,8 @@ export interface McpServerOptions {
     log?: (message: string, error: unknown) => void;
     /** Milliseconds between progress notifications (default PROGRESS_INTERVAL_MS). */
     progressIntervalMs?: number;
+    /** The turns answers take (shared by every server of one service; default: this server's own). */
+    answerTurns?: AnswerTurns;
 }
 
 // The list is the same for every server: built once.
@@ -63,6 +66,7 @@ export function createMcpServer(access: MailAccess, options: McpServerOptions): 
     const log = options.log ?? (() => undefined);
     const progressEvery = options.progressIntervalMs ?? PROGRESS_INTERVAL_MS;
     const server = new Server({ name: 'inbox-capture', version: options.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+    const answerTurn = options.answerTurns ?? createAnswerTurns();
 
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList() }));
 
@@ -81,6 +85,7 @@ export function createMcpServer(access: MailAccess, options: McpServerOptions): 
         }, progressEvery);
         try {
             const outcome = await tool.run(validated(tool, request.params.arguments), access, extra.signal);
+            await answerTurn();
             return { content: outcome.content, structuredContent: outcome.structured };
         }
         catch (err) {

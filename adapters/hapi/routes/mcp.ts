@@ -10,6 +10,7 @@ import { createServiceAccess } from '../mcp-access';
 import { mcpOriginAllowed } from '../mcp-origin';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_AGENTS, type RouteContext } from '../route-context';
+import { createAnswerTurns } from '../../mcp/answer-turns';
 
 /** Where the plugin serves MCP's Streamable HTTP transport (docs/api.md, "MCP"). */
 export const MCP_PATH = '/mcp';
@@ -68,6 +69,8 @@ function toHapiResponse(h: ResponseToolkit, response: Response): ResponseObject 
  * sessions and server-sent streams of their own, are 405: a stateless server has neither.
  */
 export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
+    // One queue for every request's server: concurrent readers of one email answer in turns.
+    const answerTurns = createAnswerTurns();
     const handle = async (request: Request, h: ResponseToolkit) => {
         const { origin } = request.headers as { origin?: string };
         if (!mcpOriginAllowed(origin, context.origins)) {
@@ -81,7 +84,7 @@ export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
             maxPageBytes: context.maxPageBytes,
             longPolls: context.longPolls
         });
-        const server = createMcpServer(access, { version: context.version, log: context.log });
+        const server = createMcpServer(access, { version: context.version, log: context.log, answerTurns });
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
         await server.connect(transport);
         // On the end of the exchange, answered or cut off: in-flight tools see their signal abort.
