@@ -7,6 +7,14 @@ import type { MailEmail, MailHeader } from './mail-access';
 /** Longest `text` of an email, UTF-16 units: more is cut and `textTruncated` says so. */
 export const MAX_TEXT_CHARS = 100_000;
 
+/**
+ * Most characters of header fields (names and values) an email shows, as for its text:
+ * past it the fields are cut and `headersTruncated` says so. An agent reads every
+ * character it is given, and a mail can carry a header section of megabytes; the API's
+ * `/headers` gives them all.
+ */
+export const MAX_HEADER_CHARS = 100_000;
+
 /** An email as search_emails lists it. */
 export interface EmailSummary {
     messageId: string;
@@ -35,6 +43,7 @@ export interface EmailDetail {
     tags: string[];
     attachments: Array<{ filename: string; contentType: string; size: number }>;
     headers: MailHeader[];
+    headersTruncated: boolean;
 }
 
 /**
@@ -50,6 +59,30 @@ export function readableText(email: Pick<MailEmail, 'body' | 'htmlBody'>): { tex
     // A high surrogate at the cut would leave half a character.
     const end = /[\uD800-\uDBFF]/.test(full[MAX_TEXT_CHARS - 1]!) ? MAX_TEXT_CHARS - 1 : MAX_TEXT_CHARS;
     return { text: full.slice(0, end), textTruncated: true };
+}
+
+/** The fields in order until MAX_HEADER_CHARS: the field that reaches it is cut (never inside a character), the rest left out. */
+export function boundedHeaders(headers: MailHeader[]): { headers: MailHeader[]; headersTruncated: boolean } {
+    const kept: MailHeader[] = [];
+    let left = MAX_HEADER_CHARS;
+    for (const header of headers) {
+        const size = header.name.length + header.value.length;
+        if (size <= left) {
+            kept.push(header);
+            left -= size;
+            continue;
+        }
+
+        const room = left - header.name.length;
+        if (room > 0) {
+            const end = /[\uD800-\uDBFF]/.test(header.value[room - 1]!) ? room - 1 : room;
+            kept.push({ name: header.name, value: header.value.slice(0, end) });
+        }
+
+        return { headers: kept, headersTruncated: true };
+    }
+
+    return { headers: kept, headersTruncated: false };
 }
 
 /** The summary of one email. */
@@ -81,7 +114,7 @@ export function toDetail(email: MailEmail, headers: MailHeader[]): EmailDetail {
         codes: email.codes,
         tags: email.tags,
         attachments: email.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, size: a.size })),
-        headers
+        ...boundedHeaders(headers)
     };
 }
 

@@ -99,7 +99,8 @@ const emailDetail = Joi.object({
         contentType: Joi.string().required(),
         size: Joi.number().integer().min(0).required()
     })).required(),
-    headers: Joi.array().items(Joi.object({ name: Joi.string().required(), value: stringField })).required()
+    headers: Joi.array().items(Joi.object({ name: Joi.string().required(), value: stringField })).required(),
+    headersTruncated: Joi.boolean().required().description('True when `headers` were cut at 100,000 characters (names and values); GET /v1/emails/{messageId}/headers has them all')
 });
 
 /** An email of search_emails. */

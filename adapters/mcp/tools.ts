@@ -118,7 +118,7 @@ export const TOOLS: ToolDefinition[] = [
     {
         name: 'get_email',
         title: 'Read an email',
-        description: 'One email in full: its text (the HTML as text when there is no text part, at most 100,000 characters), one-time codes, links, tags, attachments and header fields.',
+        description: 'One email in full: its text (the HTML as text when there is no text part, at most 100,000 characters), one-time codes, links, tags, attachments and header fields (at most 100,000 characters of them).',
         annotations: READS,
         async run(args, access, signal) {
             const detail = await detailOf(await access.getEmail(args.messageId as string, signal), access, signal);

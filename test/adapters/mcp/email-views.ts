@@ -1,6 +1,6 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { describeDetail, MAX_TEXT_CHARS, readableText, toDetail, toSummary } from '../../../adapters/mcp/email-views';
+import { boundedHeaders, describeDetail, MAX_HEADER_CHARS, MAX_TEXT_CHARS, readableText, toDetail, toSummary } from '../../../adapters/mcp/email-views';
 import type { MailEmail } from '../../../adapters/mcp/mail-access';
 
 const { expect } = Code;
@@ -62,6 +62,29 @@ describe('email views', () => {
                 codes: ['123456'], links: [{ href: 'https://x.test/v', text: 'verify' }], tags: [], attachmentCount: 1
             });
             expect(toSummary(email({ tags: ['signup'] })).tags).to.equal(['signup']);
+        });
+    });
+
+    describe('boundedHeaders()', () => {
+
+        it('keeps every field up to 100,000 characters of names and values', () => {
+            const fields = [{ name: 'Subject', value: 'a'.repeat(MAX_HEADER_CHARS - 'Subject'.length) }];
+            expect(boundedHeaders(fields)).to.equal({ headers: fields, headersTruncated: false });
+            expect(toDetail(email(), fields).headersTruncated).to.be.false();
+        });
+
+        it('cuts the field that passes the limit, never inside a character, and leaves out the rest', () => {
+            // A section of 1 MiB (a hostile mail) would be 1 MiB of JSON for each reader.
+            const many = Array.from({ length: 100 }, (_, i) => ({ name: `X-Field-${i}`, value: '\u{1F600}'.repeat(6_000) }));
+            const { headers, headersTruncated } = boundedHeaders(many);
+            expect(headersTruncated).to.be.true();
+            expect(headers.reduce((n, h) => n + h.name.length + h.value.length, 0)).to.be.at.most(MAX_HEADER_CHARS);
+            expect(headers.reduce((n, h) => n + h.name.length + h.value.length, 0)).to.be.above(MAX_HEADER_CHARS - 2);
+            expect(headers.slice(0, -1)).to.equal(many.slice(0, headers.length - 1));
+            const last = headers.at(-1)!;
+            expect(last.name).to.equal(`X-Field-${headers.length - 1}`);
+            expect(last.value).to.not.match(/[\uD800-\uDBFF]$/);
+            expect(toDetail(email(), many).headersTruncated).to.be.true();
         });
     });
 
