@@ -6,7 +6,9 @@
 // settles, or a library's exit hook calling process.exit(0)); lab then prints no
 // summary, and without this check the run would pass having run part of the suite.
 // Lab writes its console report to stdout as usual, and a JSON report to a temp file
-// that is read here once lab has exited.
+// that is read here once lab has exited. A third report (scripts/lab/) times each test
+// with its file and hooks, to print where the run spent its time; set LAB_TIMINGS_FILE to
+// keep it (scripts/lab/slowest.js reads it, and sets two runs side by side).
 //
 //   node scripts/run-lab.js --typescript -m 120000 test/lib test/adapters test/system
 
@@ -14,6 +16,7 @@ const { spawn } = require('node:child_process');
 const Fs = require('node:fs');
 const Os = require('node:os');
 const Path = require('node:path');
+const { describeRun } = require('./lab/slowest');
 
 const args = process.argv.slice(2);
 if (args.some((arg) => arg === '-r' || arg === '--reporter' || arg === '-o' || arg === '--output')) {
@@ -23,8 +26,13 @@ if (args.some((arg) => arg === '-r' || arg === '--reporter' || arg === '-o' || a
 
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'inbox-capture-lab-'));
 const reportFile = Path.join(dir, 'report.json');
+const timingsFile = Path.join(dir, 'timings.json');
 const lab = require.resolve('@hapi/lab/bin/lab');
-const child = spawn(process.execPath, [lab, ...args, '-r', 'console', '-o', 'stdout', '-r', 'json', '-o', reportFile], { stdio: 'inherit' });
+const timings = [
+    '--require', Path.join(__dirname, 'lab', 'record-files.js'),
+    '-r', Path.join(__dirname, 'lab', 'timings-reporter.js'), '-o', timingsFile
+];
+const child = spawn(process.execPath, [lab, ...args, '-r', 'console', '-o', 'stdout', '-r', 'json', '-o', reportFile, ...timings], { stdio: 'inherit' });
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => child.kill(signal));
@@ -73,16 +81,35 @@ function readReport() {
 }
 
 // CI has a time budget: naming where a run spent its time shows what to trim first.
-// Lab times tests, not hooks, so a suite's before() (a database starting) is not counted.
-// Its JSON joins a test's describe titles with '/', which titles also hold, so blocks are
-// ranked whole rather than by their first title.
+// The timings report counts hooks and names files; without it (lab stopped before writing
+// it), lab's JSON gives the blocks by their tests' time alone. That JSON joins a test's
+// describe titles with '/', which titles also hold, so blocks are ranked whole.
 function slowest(report, count) {
+    const timings = readTimings();
+    if (timings) {
+        return describeRun(timings, count);
+    }
+
     const blocks = Object.entries(report.tests)
         .map(([path, tests]) => [path, tests.reduce((sum, test) => sum + (test.duration ?? 0), 0)])
         .sort((a, b) => b[1] - a[1])
         .slice(0, count)
         .map(([path, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${path}`);
     return [`run-lab: lab ran ${(report.duration / 1000).toFixed(0)} s; the slowest describe blocks (their tests' time, hooks not counted):`, ...blocks].join('\n');
+}
+
+function readTimings() {
+    try {
+        const timings = JSON.parse(Fs.readFileSync(timingsFile, 'utf8'));
+        if (process.env.LAB_TIMINGS_FILE) {
+            Fs.writeFileSync(process.env.LAB_TIMINGS_FILE, JSON.stringify(timings));
+        }
+
+        return timings;
+    }
+    catch {
+        return null;
+    }
 }
 
 function finish(code) {
