@@ -6,6 +6,8 @@
 //
 //   node scripts/lab/slowest.js timings.json [count]        (one run)
 //   node scripts/lab/slowest.js before.json after.json [count]  (two runs side by side)
+//   node scripts/lab/slowest.js --weights part.json... > scripts/lab/weights.json
+//                                  (seconds by file, which run-lab --shards deals by)
 
 const Fs = require('node:fs');
 
@@ -64,10 +66,25 @@ function compareRuns(before, after, count = 20) {
     ].join('\n');
 }
 
-module.exports = { summarize, describeRun, compareRuns };
+/** Seconds by file (its tests' wall time), over one or more runs of different files; the files sorted. */
+function weightsOf(runs) {
+    const ms = {};
+    for (const { name, wall } of runs.flatMap((run) => summarize(run).files)) {
+        ms[name] = (ms[name] ?? 0) + wall;
+    }
+
+    return Object.fromEntries(Object.entries(ms).sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, total]) => [name, Math.round(total / 100) / 10]));
+}
+
+module.exports = { summarize, describeRun, compareRuns, weightsOf };
 
 if (require.main === module) {
     const args = process.argv.slice(2);
+    if (args[0] === '--weights') {
+        console.log(JSON.stringify(weightsOf(args.slice(1).map((file) => JSON.parse(Fs.readFileSync(file, 'utf8')))), null, 1));
+        process.exit(0);
+    }
+
     const count = /^\d+$/.test(args.at(-1) ?? '') ? Number(args.pop()) : undefined;
     const runs = args.map((file) => JSON.parse(Fs.readFileSync(file, 'utf8')));
     if (runs.length === 1) {

@@ -107,6 +107,41 @@ describe('scripts/run-lab.js', () => {
         expect(Date.now() - started).to.be.below(60_000);
     });
 
+    it('with --shards runs every test file once, in lab processes side by side, and sums their reports', async () => {
+        const dir = mkdtempSync(Path.join(tmpdir(), 'run-lab-shards-'));
+        try {
+            const kept = Path.join(dir, 'timings.json');
+            const result = await runNode([RUNNER, '--shards', '2', fixture('shardable'), fixture('slow-before.js')], { cwd: ROOT, env: { ...env, LAB_TIMINGS_FILE: kept } });
+            expect(result.code, result.stderr).to.equal(0);
+            expect(result.stderr).to.match(/run-lab: lab finished its report: 4 tests reported, 0 failed, 0 errors outside tests, 0 leaked globals \(2 shards: \d+ s, \d+ s\)/);
+            expect(result.stdout).to.contain('run-lab: the console report of shard 2 of 2:');
+            const timings = JSON.parse(readFileSync(kept, 'utf8')) as { tests: Array<{ file: string }> };
+            expect(timings.tests.map((t) => t.file).sort()).to.equal([
+                'test/fixtures/run-lab/shardable/nested/three.js',
+                'test/fixtures/run-lab/shardable/one.js',
+                'test/fixtures/run-lab/shardable/two.js',
+                'test/fixtures/run-lab/slow-before.js'
+            ]);
+        }
+        finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it('with --shards fails when any shard ends before its report, or has a failed test', async () => {
+        const stopped = await runLab('--shards', '2', fixture('passes.js'), fixture('never-settles.js'));
+        expect(stopped.code).to.equal(1);
+        expect(stopped.stderr).to.match(/run-lab: FAILED: lab shard [12] of 2 ended \(exit code 0\) before writing its report/);
+
+        const failed = await runLab('--shards', '2', fixture('passes.js'), fixture('fails.js'));
+        expect(failed.code).to.equal(1);
+        expect(failed.stderr).to.match(/run-lab: FAILED \(shard [12] of 2 exit code 1\): 4 tests reported, 1 failed/);
+
+        const refused = await runLab('--shards', '0', fixture('passes.js'));
+        expect(refused.code).to.equal(2);
+        expect(refused.stderr).to.contain('run-lab: --shards takes a whole number of lab processes, 1 or more, not 0');
+    });
+
     it('refuses reporters of the caller: it sets its own and checks one of them', async () => {
         const result = await runLab('-r', 'tap', fixture('passes.js'));
         expect(result.code).to.equal(2);
