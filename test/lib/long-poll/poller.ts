@@ -130,14 +130,16 @@ describe('long-poll/poller', () => {
 
             const notifier = createNotifier();
             const poller = createLongPoller({ recordStore: gated, notifier });
-            const waiting = poller.wait({ inbox: 'edge', limit: 10 }, { timeoutMs: 200 });
+            // A second, not less: the first query and the subscription must come before the
+            // deadline, or the waiter is never made and the wait below never ends (a busy machine).
+            const waiting = poller.wait({ inbox: 'edge', limit: 10 }, { timeoutMs: 1_000 });
             await until(() => poller.waiterCount() === 1);
             await store.saveEmails([draft('edge', 1)]);
             notifier.publish('edge');
             await until(() => calls === 2);
 
             // The deadline passes while the woken check is still in the store.
-            await new Promise((resolve) => setTimeout(resolve, 400));
+            await new Promise((resolve) => setTimeout(resolve, 1_200));
             release();
             const page = await waiting;
             expect(page.records.map((r) => r.subject)).to.equal(['Subject 1']);
