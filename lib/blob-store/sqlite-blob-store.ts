@@ -5,7 +5,7 @@ import * as Sqlite3 from 'sqlite3';
 import { InboxCaptureError } from '../errors';
 import { createBatcher, type Outcome } from '../util/group-commit';
 import { readBounded } from '../util/read-bounded';
-import { BUSY_TIMEOUT_MS, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
+import { busyTimeoutPragma, closeDatabase, execSql, openDatabase, prepareStatement } from '../sqlite/connection';
 import { createPrivateDatabaseFile } from '../util/private-file';
 import { openSqliteReader, type SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
@@ -39,10 +39,8 @@ const LIST_PAGE_ROWS = 1000;
 /** Keys looked up per query by existing(): under SQLite's default 999 bound parameters. */
 const EXISTING_CHUNK = 500;
 
-/** Per-connection settings of the writer (journal_mode persists in the file; the rest do not). */
+/** Per-connection settings of the writer after its busy timeout, which comes first so that switching to WAL waits for a lock instead of failing (journal_mode persists in the file; the rest do not). */
 const WRITER_PRAGMAS = [
-    // First, so that switching to WAL waits for a lock instead of failing.
-    `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`,
     // Deleted blobs give their pages back to the file system (see the vacuum in the write
     // batch): without it the file only ever grows. Takes effect only in a file with no
     // tables yet, so before the schema; a file made without it keeps reusing free pages.
@@ -87,6 +85,8 @@ export interface SqliteBlobStoreOptions {
     links?: LinkSigner;
     /** Largest blob accepted, bytes (default DEFAULT_MAX_BLOB_BYTES). */
     maxBlobBytes?: number;
+    /** How long its connections wait for another process' lock before failing, ms (default BUSY_TIMEOUT_MS). */
+    busyTimeoutMs?: number;
     /** Clock, Unix ms, for modified_at. */
     now?: () => number;
     /** Called after each committed transaction with the puts and deletes it held (tests count commits with it). */
@@ -114,15 +114,16 @@ export function createSqliteBlobStore(options: SqliteBlobStoreOptions): SqliteBl
     const now = options.now ?? Date.now;
     const { links, onCommit } = options;
     const createIfMissing = options.createIfMissing ?? true;
+    const busyTimeout = busyTimeoutPragma(options.busyTimeoutMs, 'createSqliteBlobStore');
 
     let writer: Promise<Writer> | null = null;
     let closed = false;
     // Opened on first use: it needs the table the writer creates.
-    const reader: SqliteReader = openSqliteReader(filename);
+    const reader: SqliteReader = openSqliteReader(filename, { busyTimeoutMs: options.busyTimeoutMs });
     const inFlight = new Set<Promise<unknown>>();
 
     const openWriter = (): Promise<Writer> => writer ??= (async () => {
-        const opened = openWriterConnection(filename);
+        const opened = openWriterConnection(filename, busyTimeout);
         opened.catch(() => {
             writer = null;
         });
@@ -332,9 +333,9 @@ interface Writer {
     close(): Promise<void>;
 }
 
-async function openWriterConnection(filename: string): Promise<Writer> {
+async function openWriterConnection(filename: string, busyTimeout: string): Promise<Writer> {
     createPrivateDatabaseFile(filename);
-    const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE | Sqlite3.OPEN_CREATE, WRITER_PRAGMAS);
+    const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE | Sqlite3.OPEN_CREATE, `${busyTimeout};\n${WRITER_PRAGMAS}`);
     const exec = (sql: string) => execSql(db, sql);
     try {
         await exec(SCHEMA);

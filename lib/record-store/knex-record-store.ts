@@ -6,6 +6,7 @@ import { InboxCaptureError } from '../errors';
 import { createBatcher } from '../util/group-commit';
 import { sha256Hex } from '../identity/ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../identity/recipients';
+import type { SqliteConnectionOptions } from '../sqlite/knex';
 import type { SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
 import type { EmailRecord, RecordPage, StoredAttachment } from '../types';
@@ -135,7 +136,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
     // The embedded file's saves run on a connection of their own with prepared statements,
     // in a thread of their own (sqlite-writer-thread.ts): a commit never waits for this event loop.
-    const batchWriter = sqliteFile === undefined ? undefined : openSqliteWriterThread(sqliteFile, options.observeBatchWriter);
+    const batchWriter = sqliteFile === undefined ? undefined : openSqliteWriterThread(sqliteFile, options.observeBatchWriter, undefined, sqliteConnectionOf(knex));
     const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient, sqliteSearchIndex });
 
     const batchSave = createBatcher<Delivery, SaveResult>({
@@ -354,6 +355,12 @@ function sqliteFilename(knex: Knex): string | undefined {
     const connection = knex.client.config.connection as { filename?: string } | undefined;
     const filename = connection?.filename;
     return typeof filename === 'string' && filename !== '' && filename !== ':memory:' && !filename.startsWith('file:') ? Path.resolve(filename) : undefined;
+}
+
+// How the SQLite Knex's connections wait for locks (openSqliteKnex()), for the writer thread's own connection.
+function sqliteConnectionOf(knex: Knex): SqliteConnectionOptions {
+    const busyTimeoutMs = (knex.client.config.connection as { busyTimeoutMs?: number } | undefined)?.busyTimeoutMs;
+    return busyTimeoutMs === undefined ? {} : { busyTimeoutMs };
 }
 
 // An in-memory database is private to its Knex: its writes take turns per instance.

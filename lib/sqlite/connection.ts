@@ -11,6 +11,15 @@ import * as Sqlite3 from 'sqlite3';
  */
 export const BUSY_TIMEOUT_MS = 5000;
 
+/** `PRAGMA busy_timeout` of `ms` (default BUSY_TIMEOUT_MS); throws on a value that is not a positive integer. */
+export function busyTimeoutPragma(ms: number | undefined, caller: string): string {
+    if (ms !== undefined && (!Number.isSafeInteger(ms) || ms < 1)) {
+        throw new TypeError(`${caller}: busyTimeoutMs must be a positive integer, not ${String(ms)}`);
+    }
+
+    return `PRAGMA busy_timeout = ${ms ?? BUSY_TIMEOUT_MS}`;
+}
+
 /** Opens `filename` with `mode` (Sqlite3.OPEN_* flags) and runs `setup` on it; the connection is closed again if either fails. */
 export async function openDatabase(filename: string, mode: number, setup: string): Promise<Sqlite3.Database> {
     const db = await new Promise<Sqlite3.Database>((resolve, reject) => {

@@ -1,7 +1,7 @@
 /** A read-only SQLite connection with prepared statements kept for reuse. */
 
 import * as Sqlite3 from 'sqlite3';
-import { BUSY_TIMEOUT_MS, closeDatabase, openDatabase, prepareStatement } from './connection';
+import { busyTimeoutPragma, closeDatabase, openDatabase, prepareStatement } from './connection';
 
 /**
  * Idle prepared statements kept per SQL text. Each caller in flight needs a statement
@@ -30,18 +30,19 @@ export interface SqliteReader {
  * It reads committed data only (its own connection, WAL), so a read that starts after a
  * write has resolved sees that write. Opened on first use (after the writer's migration).
  */
-export function openSqliteReader(filename: string): SqliteReader {
+export function openSqliteReader(filename: string, options: { busyTimeoutMs?: number } = {}): SqliteReader {
     if (filename === ':memory:' || filename === '') {
         throw new Error('a SQLite reader needs a database file (every connection to :memory: is a database of its own)');
     }
 
+    const setup = `${busyTimeoutPragma(options.busyTimeoutMs, 'openSqliteReader')}; PRAGMA query_only = ON`;
     let opened: Promise<Sqlite3.Database> | undefined;
     const idle = new Map<string, Sqlite3.Statement[]>();
     const inFlight = new Set<Promise<unknown>>();
     let closed = false;
 
     // query_only: whatever SQL reaches it, this connection never writes.
-    const open = () => opened ??= openDatabase(filename, Sqlite3.OPEN_READWRITE, `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}; PRAGMA query_only = ON`)
+    const open = () => opened ??= openDatabase(filename, Sqlite3.OPEN_READWRITE, setup)
         .catch((err: unknown) => {
             opened = undefined;
             throw err;

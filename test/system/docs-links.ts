@@ -1,8 +1,8 @@
-import * as ChildProcess from 'node:child_process';
 import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
+import { packedTarballs, tarballFiles, type PackedTarballs } from '../helpers/packed';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -124,13 +124,9 @@ function readDisk(path: string): string | null {
     }
 }
 
-/** The files `npm pack` puts in the tarball of this package or of one workspace, relative to its directory (a dry run). */
-function packedFiles(workspace?: string): Set<string> {
-    // Not this run's npm_* variables (an `npm test` sets some that point npm elsewhere), but where packages come from.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) || /^npm_config_(cache|registry|userconfig)$/i.test(name)));
-    const output = ChildProcess.execFileSync('npm', ['pack', ...(workspace ? ['-w', workspace] : []), '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, env, encoding: 'utf8' });
-    const [{ files }] = JSON.parse(output) as Array<{ files: Array<{ path: string }> }>;
-    return new Set(files.map((f) => f.path));
+/** The files in the tarball `npm pack` makes of this package or of the client workspace (the run's shared pack). */
+async function packedFiles(which: keyof PackedTarballs): Promise<Set<string>> {
+    return new Set(await tarballFiles((await packedTarballs())[which]));
 }
 
 /**
@@ -236,13 +232,13 @@ describe('docs links', () => {
 
     describe('the packages', () => {
 
-        it('hold every file their README links to, so that the links work on the registry\'s page and in node_modules', { timeout: 60_000 }, () => {
+        it('hold every file their README links to, so that the links work on the registry\'s page and in node_modules', { timeout: 60_000 }, async () => {
             const readme = Fs.readFileSync(Path.join(ROOT, 'README.md'), 'utf8');
-            const server = packedFiles();
+            const server = await packedFiles('server');
             expect(server.has('docs/api.md'), 'docs/ is packed').to.be.true();
             expect(linksOutsidePackage(readme, ROOT, server)).to.equal([]);
             const clientDir = Path.join(ROOT, 'packages', 'client');
-            expect(linksOutsidePackage(Fs.readFileSync(Path.join(clientDir, 'README.md'), 'utf8'), clientDir, packedFiles('inbox-capture-client'))).to.equal([]);
+            expect(linksOutsidePackage(Fs.readFileSync(Path.join(clientDir, 'README.md'), 'utf8'), clientDir, await packedFiles('client'))).to.equal([]);
         });
 
         it('name the same repository, homepage and issues, and the client\'s README links into it where it exists', () => {

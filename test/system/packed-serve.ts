@@ -4,10 +4,10 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { chromiumForChild } from '../helpers/browser';
-import { run, runNode, spawnCommand, waitForOutput, type RunExit, type Spawned } from '../helpers/child-process';
+import { run, runNode, spawnCommand, waitForOutput, type Spawned } from '../helpers/child-process';
 import { freePort } from '../helpers/net';
-import { isolatedEnv } from '../helpers/service-env';
 import { specsOf, type PlaywrightReport } from '../helpers/playwright-report';
+import { npm, npmUserEnv as userEnv, packedTarballs, tarballFiles } from '../helpers/packed';
 import { removeDir, tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -42,49 +42,6 @@ const CLIENT_ESM = `import { InboxCaptureClient, InboxCaptureApiError } from 'in
 /** The version of `name` installed in this checkout: in npm's cache already, so installing it again costs no download. */
 async function installedVersion(name: string): Promise<string> {
     return (JSON.parse(await Fs.readFile(Path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-}
-
-/** `npm pack` of this package (no workspace) or of one workspace, into `dir`; the tarball's path. */
-async function pack(dir: string, workspace?: string): Promise<string> {
-    const packed = await npm(['pack', ...(workspace ? ['-w', workspace] : []), '--ignore-scripts', '--json', '--pack-destination', dir], ROOT, userEnv());
-    const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
-    return Path.join(dir, filename);
-}
-
-/** The files of a tarball `npm pack` made. */
-async function tarballFiles(tarball: string): Promise<string[]> {
-    const listed = await run('tar', ['tzf', tarball], { cwd: Path.dirname(tarball), env: process.env });
-    expect(listed.code, listed.stderr).to.equal(0);
-    return listed.stdout.trim().split('\n');
-}
-
-/** npm settings a user's shell (or CI) may pass in the environment: where packages come from and are cached. */
-const KEPT_NPM_CONFIG = /^npm_config_(cache|registry|userconfig|cafile|strict_ssl|proxy|https_proxy|noproxy)$/i;
-
-/**
- * The environment of a user's shell: none of this run's other npm variables (an `npm test`
- * sets npm_config_local_prefix and friends, which would point the inner npm at this
- * repository), none of the service's variables, and no analytics calls from install scripts.
- */
-function userEnv(vars: Record<string, string> = {}): NodeJS.ProcessEnv {
-    const env = isolatedEnv();
-    for (const name of Object.keys(env)) {
-        if ((/^npm_/i.test(name) && !KEPT_NPM_CONFIG.test(name)) || name === 'INIT_CWD') {
-            delete env[name];
-        }
-    }
-
-    return { ...env, SCARF_ANALYTICS: 'false', DO_NOT_TRACK: '1', ...vars };
-}
-
-/** `npm args` in `cwd`; throws with its output unless it exits 0. */
-async function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RunExit> {
-    const result = await run('npm', args, { cwd, env });
-    if (result.code !== 0) {
-        throw new Error(`npm ${args.join(' ')} exited with ${result.code}:\n${result.stdout}\n${result.stderr}`);
-    }
-
-    return result;
 }
 
 /**
@@ -128,8 +85,8 @@ describe('the packed packages, installed in empty directories', () => {
         }
 
         work = await tempDir('packed');
-        serverTarball = await pack(work);
-        clientTarball = await pack(work, 'inbox-capture-client');
+        // The run's one pack of each (shared with the other tests that read the tarballs).
+        ({ server: serverTarball, client: clientTarball } = await packedTarballs());
 
         // One install of each per run: empty directories, no package.json, from npm's cache where it can.
         app = Path.join(work, 'app');
@@ -154,15 +111,15 @@ describe('the packed packages, installed in empty directories', () => {
     it('ship their LICENSE (MIT), and the client\'s tarball nothing but its build', async () => {
         const license = await Fs.readFile(Path.join(ROOT, 'LICENSE'), 'utf8');
         expect(license).to.startWith('MIT License\n');
-        expect(await tarballFiles(serverTarball)).to.include(['package/LICENSE', 'package/package.json', 'package/dist/adapters/cli/bin.js']);
+        expect(await tarballFiles(serverTarball)).to.include(['LICENSE', 'package.json', 'dist/adapters/cli/bin.js']);
         const clientFiles = await tarballFiles(clientTarball);
-        expect(clientFiles).to.include(['package/LICENSE', 'package/README.md', 'package/package.json', 'package/dist/cjs/index.js', 'package/dist/esm/index.js', 'package/dist/esm/playwright.js']);
-        expect(clientFiles.filter((f) => !/^package\/(LICENSE|README\.md|package\.json|dist\/(cjs|esm)\/[\w-]+\.(js|d\.ts|json))$/.test(f))).to.equal([]);
+        expect(clientFiles).to.include(['LICENSE', 'README.md', 'package.json', 'dist/cjs/index.js', 'dist/esm/index.js', 'dist/esm/playwright.js']);
+        expect(clientFiles.filter((f) => !/^(LICENSE|README\.md|package\.json|dist\/(cjs|esm)\/[\w-]+\.(js|d\.ts|json))$/.test(f))).to.equal([]);
         expect(await Fs.readFile(Path.join(clientApp, 'node_modules', 'inbox-capture-client', 'LICENSE'), 'utf8')).to.equal(license);
     });
 
     it('ship the docs the README links to, and run no script when installed', async () => {
-        expect(await tarballFiles(serverTarball)).to.include(['package/README.md', 'package/docs/api.md', 'package/docs/operations.md', 'package/bench/README.md', 'package/CHANGELOG.md']);
+        expect(await tarballFiles(serverTarball)).to.include(['README.md', 'docs/api.md', 'docs/operations.md', 'bench/README.md', 'CHANGELOG.md']);
         for (const dir of [Path.join(app, 'node_modules', 'inbox-capture'), Path.join(clientApp, 'node_modules', 'inbox-capture-client')]) {
             const { scripts } = JSON.parse(await Fs.readFile(Path.join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
             // prepare runs where npm installs from git or a directory; the others everywhere.

@@ -1,6 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as Path from 'node:path';
 import { runNode } from '../helpers/child-process';
 
@@ -30,9 +31,39 @@ describe('scripts/run-lab.js', () => {
         expect(result.code).to.equal(0);
         expect(result.stdout).to.contain('2 tests complete');
         expect(result.stderr).to.contain('run-lab: lab finished its report: 2 tests reported, 0 failed');
-        // Where the run spent its time, so the CI budget shows what to trim.
-        expect(result.stderr).to.match(/run-lab: lab ran \d+ s; the slowest describe blocks/);
+        // Where the run spent its time, by file and by block, so the CI budget shows what to trim.
+        expect(result.stderr).to.match(/run-lab: lab ran \d+ s; the slowest files[^]*the slowest describe blocks/);
+        expect(result.stderr).to.match(/^ +\d+\.\d s {2}test\/fixtures\/run-lab\/passes\.js$/m);
         expect(result.stderr).to.match(/^ +\d+\.\d s {2}a passing file$/m);
+    });
+
+    it('counts a block\'s before() in its time, and keeps the timings where LAB_TIMINGS_FILE says', async () => {
+        const dir = mkdtempSync(Path.join(tmpdir(), 'run-lab-timings-'));
+        try {
+            const kept = Path.join(dir, 'timings.json');
+            const result = await runNode([RUNNER, fixture('slow-before.js'), fixture('passes.js')], { cwd: ROOT, env: { ...env, LAB_TIMINGS_FILE: kept } });
+            expect(result.code).to.equal(0);
+            // Lab's own report gives the test 0 ms; the hook's second is the block's.
+            const line = /^ +(\d+\.\d) s {2}a block with a slow before$/m.exec(result.stderr);
+            expect(line, result.stderr).to.not.be.null();
+            expect(Number(line![1])).to.be.at.least(0.9);
+            expect(result.stderr.indexOf('test/fixtures/run-lab/slow-before.js')).to.be.below(result.stderr.indexOf('test/fixtures/run-lab/passes.js'));
+
+            const timings = JSON.parse(readFileSync(kept, 'utf8')) as { tests: Array<{ file: string; path: string; title: string; wall: number }> };
+            expect(timings.tests.map((t) => [t.file, t.path, t.title])).to.equal([
+                ['test/fixtures/run-lab/slow-before.js', 'a block with a slow before', 'passes at once'],
+                ['test/fixtures/run-lab/passes.js', 'a passing file', 'passes'],
+                ['test/fixtures/run-lab/passes.js', 'a passing file', 'passes again']
+            ]);
+
+            // Two runs side by side.
+            const compared = await runNode([Path.join(ROOT, 'scripts', 'lab', 'slowest.js'), kept, kept], { cwd: ROOT, env });
+            expect(compared.code).to.equal(0);
+            expect(compared.stdout).to.match(/^ +\d+\.\d +\d+\.\d {2}test\/fixtures\/run-lab\/slow-before\.js$/m);
+        }
+        finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it('fails when a test fails', async () => {
@@ -41,7 +72,7 @@ describe('scripts/run-lab.js', () => {
         expect(result.stdout).to.contain('1 of 2 tests failed');
         expect(result.stderr).to.contain('run-lab: FAILED (exit code 1): 2 tests reported, 1 failed');
         // Where the time went is named on a failed run too.
-        expect(result.stderr).to.match(/run-lab: lab ran \d+ s; the slowest describe blocks[^]*run-lab: FAILED/);
+        expect(result.stderr).to.match(/run-lab: lab ran \d+ s; the slowest files[^]*the slowest describe blocks[^]*run-lab: FAILED/);
     });
 
     it('fails a run that ends early with code 0 because before() awaits a promise that never settles', async () => {
@@ -74,6 +105,41 @@ describe('scripts/run-lab.js', () => {
         expect(result.stderr).to.contain('run-lab: FAILED (exit code 1): 1 tests reported, 1 failed, 1 errors outside tests');
         // Seconds, not the minutes a hung hook would take.
         expect(Date.now() - started).to.be.below(60_000);
+    });
+
+    it('with --shards runs every test file once, in lab processes side by side, and sums their reports', async () => {
+        const dir = mkdtempSync(Path.join(tmpdir(), 'run-lab-shards-'));
+        try {
+            const kept = Path.join(dir, 'timings.json');
+            const result = await runNode([RUNNER, '--shards', '2', fixture('shardable'), fixture('slow-before.js')], { cwd: ROOT, env: { ...env, LAB_TIMINGS_FILE: kept } });
+            expect(result.code, result.stderr).to.equal(0);
+            expect(result.stderr).to.match(/run-lab: lab finished its report: 4 tests reported, 0 failed, 0 errors outside tests, 0 leaked globals \(2 shards: \d+ s, \d+ s\)/);
+            expect(result.stdout).to.contain('run-lab: the console report of shard 2 of 2:');
+            const timings = JSON.parse(readFileSync(kept, 'utf8')) as { tests: Array<{ file: string }> };
+            expect(timings.tests.map((t) => t.file).sort()).to.equal([
+                'test/fixtures/run-lab/shardable/nested/three.js',
+                'test/fixtures/run-lab/shardable/one.js',
+                'test/fixtures/run-lab/shardable/two.js',
+                'test/fixtures/run-lab/slow-before.js'
+            ]);
+        }
+        finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it('with --shards fails when any shard ends before its report, or has a failed test', async () => {
+        const stopped = await runLab('--shards', '2', fixture('passes.js'), fixture('never-settles.js'));
+        expect(stopped.code).to.equal(1);
+        expect(stopped.stderr).to.match(/run-lab: FAILED: lab shard [12] of 2 ended \(exit code 0\) before writing its report/);
+
+        const failed = await runLab('--shards', '2', fixture('passes.js'), fixture('fails.js'));
+        expect(failed.code).to.equal(1);
+        expect(failed.stderr).to.match(/run-lab: FAILED \(shard [12] of 2 exit code 1\): 4 tests reported, 1 failed/);
+
+        const refused = await runLab('--shards', '0', fixture('passes.js'));
+        expect(refused.code).to.equal(2);
+        expect(refused.stderr).to.contain('run-lab: --shards takes a whole number of lab processes, 1 or more, not 0');
     });
 
     it('refuses reporters of the caller: it sets its own and checks one of them', async () => {

@@ -1,10 +1,7 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { packageVersion } from '../../../lib/util/package-version';
 import { InboxCaptureClient } from '../../client/client';
 import { readMailDomain } from '../../standalone/env-config';
-import { createClientAccess } from '../../mcp/client-access';
 import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../../mcp/mail-domain';
-import { createMcpServer } from '../../mcp/mcp-server';
 import { CliError, EXIT_OK, write, type Command } from '../command';
 
 /** `mcp`: the MCP tools over stdio, for an agent that starts its servers as commands. */
@@ -49,6 +46,10 @@ export const mcp: Command = {
         }
 
         const mailDomain = flagDomain ?? readMailDomain(io.env) ?? DEFAULT_MAIL_DOMAIN;
+        // Loaded here: the MCP SDK and its schemas are much of what the CLI would load, and other commands need none of them.
+        const [{ StdioServerTransport }, { createClientAccess }, { createMcpServer }] = await Promise.all([
+            import('@modelcontextprotocol/sdk/server/stdio.js'), import('../../mcp/client-access'), import('../../mcp/mcp-server')
+        ]);
         const client = new InboxCaptureClient({ baseUrl, apiKey });
         const log = (message: string, error: unknown) => {
             void write(io.stderr, `inbox-capture mcp: ${message}: ${error instanceof Error ? error.message : String(error)}\n`).catch(() => undefined);

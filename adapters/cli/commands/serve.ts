@@ -1,7 +1,6 @@
 import { DEFAULT_DATA_DIR } from '../../../lib/defaults';
 import { DEFAULT_SMTP_PORT } from '../../smtp/smtp-defaults';
 import { DEFAULT_HOST, DEFAULT_HTTP_PORT } from '../../standalone/env-config';
-import { serve as runService } from '../../standalone/serve';
 import { SERVE_FLAGS, withServeFlags } from '../../standalone/serve-flags';
 import type { Command } from '../command';
 
@@ -39,7 +38,9 @@ export const serve: Command = {
     ],
     options: Object.fromEntries(SERVE_FLAGS.map((f) => [f.flag, { type: 'string' as const }])),
     positionals: [0, 0],
-    run({ io, values }) {
+    async run({ io, values }) {
+        // Loaded here: the service's modules are most of what the CLI would load, and other commands need none of them.
+        const { serve: runService } = await import('../../standalone/serve');
         return runService({ ...io, env: withServeFlags(io.env, values) });
     }
 };

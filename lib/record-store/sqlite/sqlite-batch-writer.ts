@@ -9,7 +9,7 @@ import * as Sqlite3 from 'sqlite3';
 import { blobKeysOf } from '../../blob-store/blob-key';
 import type { StagedBlob } from '../../blob-store/blob-store';
 import { closeDatabase, execSql, openDatabase, prepareStatement } from '../../sqlite/connection';
-import { SQLITE_CONNECTION_PRAGMAS } from '../../sqlite/knex';
+import { sqliteConnectionPragmas, type SqliteConnectionOptions } from '../../sqlite/knex';
 import type { EmailDraft, StoredAttachment } from '../../types';
 import type { DeliveryTarget, SaveResult } from '../record-store';
 import { toInsertRow, toRecord, type EmailRow } from '../sql/rows';
@@ -111,12 +111,13 @@ interface Connection {
 }
 
 /** A batch writer on the migrated SQLite file `filename`, opened on first use. */
-export function openSqliteBatchWriter(filename: string, observer?: BatchWriterObserver): SqliteBatchWriter {
+export function openSqliteBatchWriter(filename: string, observer?: BatchWriterObserver, connection: SqliteConnectionOptions = {}): SqliteBatchWriter {
+    const pragmas = sqliteConnectionPragmas(connection);
     let opened: Promise<Connection> | undefined;
     let inFlight: Promise<unknown> = Promise.resolve();
 
     const open = () => opened ??= (async () => {
-        const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE, SQLITE_CONNECTION_PRAGMAS);
+        const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE, pragmas);
         try {
             const entries = await Promise.all(Object.entries(SQL).map(async ([name, sql]) => [name, await prepareStatement(db, sql)] as const));
             const indexed = await new Promise<boolean>((resolve, reject) => {

@@ -11,6 +11,7 @@
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { StagedBlob } from '../../blob-store/blob-store';
+import type { SqliteConnectionOptions } from '../../sqlite/knex';
 import type { EmailDraft, EmailRecord } from '../../types';
 import { startWorkerScript } from '../../util/worker-script';
 import type { DeliveryTarget, SaveResult } from '../record-store';
@@ -41,7 +42,7 @@ interface Pending {
 }
 
 /** A batch writer on the migrated SQLite file `filename`, in a worker thread started on first use. */
-export function openSqliteWriterThread(filename: string, observer?: BatchWriterObserver, script = join(__dirname, 'sqlite-writer-worker')): SqliteBatchWriter {
+export function openSqliteWriterThread(filename: string, observer?: BatchWriterObserver, script = join(__dirname, 'sqlite-writer-worker'), connection: SqliteConnectionOptions = {}): SqliteBatchWriter {
     let worker: Worker | undefined;
     const pending = new Map<number, Pending>();
     let nextId = 1;
@@ -55,7 +56,7 @@ export function openSqliteWriterThread(filename: string, observer?: BatchWriterO
     };
 
     const start = (): Worker => {
-        const started = startWorkerScript(script, { workerData: { filename } });
+        const started = startWorkerScript(script, { workerData: { filename, connection } });
         started.on('message', (reply: WriterReply) => {
             const job = pending.get(reply.id);
             pending.delete(reply.id);

@@ -7,11 +7,12 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { StagedBlob } from '../../blob-store/blob-store';
+import type { SqliteConnectionOptions } from '../../sqlite/knex';
 import { openSqliteBatchWriter } from './sqlite-batch-writer';
 import type { WriterReply, WriterRequest } from './sqlite-writer-thread';
 
-const { filename } = workerData as { filename: string };
-const writer = openSqliteBatchWriter(filename);
+const { filename, connection } = workerData as { filename: string; connection: SqliteConnectionOptions };
+const writer = openSqliteBatchWriter(filename, undefined, connection);
 const port = parentPort!;
 
 port.on('message', (request: WriterRequest) => {

@@ -174,6 +174,23 @@ describe('cli', () => {
         });
     });
 
+    describe('start-up', () => {
+
+        it('loads neither the service (Hapi, SMTP server, OpenAPI) nor the MCP SDK for a command that needs neither', async () => {
+            // They are most of what the CLI could load: a second each command, for every script that makes keys.
+            const loadedFile = Path.join(dataDir, 'loaded.txt');
+            const result = await runNode(['--require', Path.join(__dirname, '..', '..', 'fixtures', 'cli', 'record-packages.js'), BIN, 'keys', 'list'], {
+                cwd: dataDir,
+                env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, INBOX_CAPTURE_TEST_LOADED: loadedFile },
+                input: ''
+            });
+            expect(result.code, result.stderr).to.equal(0);
+            const loaded = (await Fs.readFile(loadedFile, 'utf8')).split('\n');
+            expect(loaded).to.include(['knex', 'sqlite3']);
+            expect(loaded).to.not.include(['@hapi/hapi', 'smtp-server', 'hapi-swagger', '@modelcontextprotocol/sdk', 'zod']);
+        });
+    });
+
     describe('keys list', () => {
 
         it('prints name, ISO creation time and state, one line a key, never a key or hash', async () => {

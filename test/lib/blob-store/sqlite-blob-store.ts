@@ -198,8 +198,9 @@ describe('SqliteBlobStore', () => {
         it('rejects every put of a batch whose commit fails, and stores none of them', async () => {
             const own = await Fs.mkdtemp(Path.join(dir, 'busy-'));
             const filename = Path.join(own, 'blobs.sqlite');
-            // The other connection holds the write lock past the store's busy wait (5 s): the batch fails.
-            const { store } = openStore(own);
+            // The other connection holds the write lock past the store's busy wait (short here:
+            // only "locked" matters): the batch fails.
+            const { store } = openStore(own, { busyTimeoutMs: 50 });
             await store.put('busy/seed', Buffer.from('seed'), 'text/plain');
             const other = await openRaw(filename);
             try {

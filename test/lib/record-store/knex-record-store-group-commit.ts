@@ -351,7 +351,8 @@ describe('knex record store group commit', () => {
 
         it('answers RECORD_STORE_UNAVAILABLE to every delivery of a batch that cannot commit, and stores none', async () => {
             const filename = join(dir, 'locked.sqlite');
-            const { store } = await counted(openSqliteKnex(filename));
+            // Only "locked" matters here: a short wait for the lock, not the default's seconds a try.
+            const { store } = await counted(openSqliteKnex(filename, { busyTimeoutMs: 50 }));
             const other = await new Promise<Sqlite3.Database>((resolve, reject) => {
                 const db: Sqlite3.Database = new Sqlite3.Database(filename, (err) => (err ? reject(err) : resolve(db)));
             });

@@ -240,7 +240,8 @@ describe('record store faults', () => {
             file = Path.join(dir, 'records.sqlite');
             // The product's own opener: a save that meets the other writer's lock fails at
             // once (a reader cannot wait its way into a write in WAL mode) and is retried.
-            const recordStore = createKnexRecordStore({ knex: openSqliteKnex(file), destroyKnexOnClose: true });
+            // Only "locked" matters here: a short wait for the lock, not the default's seconds a try.
+            const recordStore = createKnexRecordStore({ knex: openSqliteKnex(file, { busyTimeoutMs: 50 }), destroyKnexOnClose: true });
             const blobStore = createFsBlobStore({ root: Path.join(dir, 'blobs'), signingSecret: 'record faults test secret' });
             service = await startService(recordStore, blobStore);
         });
