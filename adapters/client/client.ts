@@ -3,8 +3,8 @@ import { apiErrorFrom } from './errors';
 import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
-    CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
-    FaultRuleInput, FetchFunction, Header, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released,
+    CheckHtmlOptions, CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
+    FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released,
     RequestOptions, TagsBody, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
@@ -81,6 +81,11 @@ export class InboxCaptureClient {
     async getHeaders(messageId: string, options: RequestOptions = {}): Promise<Header[]> {
         const body = await this.#json<EmailHeaders>('GET', `/v1/emails/${segment(messageId)}/headers`, options);
         return body.headers;
+    }
+
+    /** The email's HTML checked against email clients (caniemail): a score and the features some client lacks. */
+    checkHtml(messageId: string, options: CheckHtmlOptions = {}): Promise<HtmlCheck> {
+        return this.#json('GET', `/v1/emails/${segment(messageId)}/checks/html${queryString({ clients: options.clients?.join(',') })}`, options);
     }
 
     /** Deletes one email with its raw message and attachments. */

@@ -5,7 +5,7 @@ export { InboxCaptureClient } from './client';
 export { InboxCaptureApiError, WaitTimeoutError, UNEXPECTED_RESPONSE } from './errors';
 export { DEFAULT_MAIL_DOMAIN } from './new-inbox';
 export type {
-    ApiErrorCode, Attachment, CurrentKey, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FaultMatch, FaultReply, FaultRule, FaultRuleInput,
-    FetchFunction, Header, Inbox, DeleteInboxOptions, InboxCaptureClientOptions, InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox,
+    ApiErrorCode, Attachment, CheckHtmlOptions, CurrentKey, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FaultMatch, FaultReply, FaultRule, FaultRuleInput,
+    FetchFunction, Header, HtmlCheck, HtmlFinding, Inbox, DeleteInboxOptions, InboxCaptureClientOptions, InboxPage, Link, ListEmailsQuery, ListInboxesQuery, NewInbox,
     RequestOptions, TagsBody, TimeBound, WaitForEmailOptions
 } from './types';

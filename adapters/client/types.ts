@@ -64,6 +64,40 @@ export interface EmailHeaders {
     headers: Header[];
 }
 
+/** A feature of an email's HTML that some checked client lacks or half-supports (caniemail). */
+export interface HtmlFinding {
+    /** caniemail's title of the feature, e.g. `display:flex`. */
+    title: string;
+    slug?: string;
+    url?: string;
+    /** `html`, `css`, `image` or `others`. */
+    category: string;
+    /** The clients that lack it. */
+    unsupported: string[];
+    /** The clients that half-support it. */
+    partial: string[];
+    /** How often it occurs in the HTML. */
+    count: number;
+}
+
+/** The answer of `GET /v1/emails/{messageId}/checks/html`. */
+export interface HtmlCheck {
+    /** The caniemail client ids checked. */
+    clients: string[];
+    /** 0–100: the share of (feature found, client) pairs supported, a partial one counting half. */
+    score: number;
+    findings: HtmlFinding[];
+    data: { source: 'caniemail'; updated: string };
+    /** `false` when the email has no HTML body. */
+    html?: false;
+}
+
+/** Options of `checkHtml()`. */
+export interface CheckHtmlOptions extends RequestOptions {
+    /** caniemail client globs such as `outlook.*` (default: Gmail, Outlook, Apple Mail, Yahoo and Samsung Email). */
+    clients?: string[];
+}
+
 /** The answer of `DELETE /v1/emails/{messageId}`. */
 export interface DeletedEmail {
     deleted: true;

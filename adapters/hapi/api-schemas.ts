@@ -101,6 +101,26 @@ export const headersSchema = Joi.object({
     }).label('HeaderField')).label('HeaderFields').required().description('Every header field of the top-level message, in message order, duplicates kept; MIME part headers are not listed.')
 }).label('Headers');
 
+/** The HTML compatibility check of one email (docs/api.md, "Checks"). */
+export const htmlCheckSchema = Joi.object({
+    clients: Joi.array().items(Joi.string()).required().description('The caniemail client ids checked.').example(['outlook.windows', 'gmail.desktop-webmail']),
+    score: Joi.number().integer().min(0).max(100).required().description('The share of (feature found, client) pairs supported, a partial one counting half, in percent; 100 when nothing was found.'),
+    findings: Joi.array().items(Joi.object({
+        title: Joi.string().required().description('caniemail\'s title of the feature.').example('display:flex'),
+        slug: Joi.string().description('caniemail\'s id of the feature.').example('css-display-flex'),
+        url: Joi.string().description('The feature\'s page at caniemail.').example('https://www.caniemail.com/features/css-display-flex/'),
+        category: Joi.string().required().description('`html`, `css`, `image` or `others`.').example('css'),
+        unsupported: Joi.array().items(Joi.string()).required().description('The clients that lack the feature.'),
+        partial: Joi.array().items(Joi.string()).required().description('The clients that half-support it.'),
+        count: Joi.number().integer().min(1).required().description('How often the feature occurs in the HTML.')
+    }).label('HtmlFinding')).required().description('Every feature some checked client lacks or half-supports, the most unsupported first.'),
+    data: Joi.object({
+        source: Joi.string().valid('caniemail').required(),
+        updated: Joi.string().isoDate().required().description('When the data set was last updated.')
+    }).label('HtmlCheckData').required(),
+    html: Joi.boolean().valid(false).description('`false` when the email has no HTML body (absent otherwise).')
+}).label('HtmlCheck');
+
 /** GET /v1/keys/current answer: the calling key's name and scope. */
 export const currentKeySchema = Joi.object({
     name: Joi.string().required().example('agent'),

@@ -1,5 +1,6 @@
 import type { HeaderField } from '../../lib/mime/header-fields';
 import type { FaultRule } from '../../lib/faults/fault-rule';
+import type { HtmlCheckResult, HtmlFinding } from '../../lib/html-check/html-check-types';
 import type { EmailRecord, InboxPage, InboxSummary, Link, StoredAttachment } from '../../lib/types';
 
 // The JSON shapes the API answers, derived from the records they are built from: a view
@@ -112,3 +113,9 @@ export interface VersionView {
     apiVersions: string[];
 }
 
+
+/** The HTML compatibility check of one email: as the check answers it. */
+export type HtmlCheckView = HtmlCheckResult;
+
+/** One finding of the HTML check. */
+export type HtmlFindingView = HtmlFinding;

@@ -1,5 +1,6 @@
 import { encodeCursor } from '../../lib/cursor/email-cursor';
 import { isInboxCaptureError } from '../../lib/errors';
+import { checkHtmlCompatibility } from '../../lib/html-check/html-checker';
 import { readBounded } from '../../lib/util/read-bounded';
 import { WaitCanceller } from '../../lib/long-poll/wait-canceller';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
@@ -160,6 +161,15 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
             }
 
             return capture.deleteInbox(inbox);
+        },
+
+        async checkHtml(messageId) {
+            const record = await capture.getEmail(messageId, scope);
+            if (!record) {
+                throw noEmail(messageId);
+            }
+
+            return checkHtmlCompatibility(record.htmlBody);
         },
 
         async newInbox(prefix) {

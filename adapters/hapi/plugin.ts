@@ -21,6 +21,7 @@ import { validateOptions, type InboxCapturePluginOptions, type ResolvedPluginOpt
 import { shapePluginResponse } from './response-ext';
 import { assertAccessDeclared, enforceRouteAccess } from './route-access';
 import type { RouteContext } from './route-context';
+import { checkRoutes } from './routes/checks';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
@@ -131,7 +132,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             registerAuth(server, capture);
             const keyed = [
                 ...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
-                ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay)
+                ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), ...checkRoutes(context)
             ];
             if (options.mcp) {
                 const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });

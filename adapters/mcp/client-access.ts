@@ -75,6 +75,7 @@ export function createClientAccess(options: ClientAccessOptions): MailAccess {
         readAttachment: (messageId, filename, signal) => call(() => client.downloadAttachment(messageId, filename, { signal })),
         deleteEmail: (messageId, signal) => call(() => client.deleteEmail(messageId, { signal })),
         deleteInbox: (inbox, signal) => call(() => client.deleteInbox(inbox, { signal })),
+        checkHtml: (messageId, signal) => call(() => client.checkHtml(messageId, { signal })),
 
         async newInbox(prefix, signal) {
             // The key's own prefix comes first, so the inbox is one the key can read.

@@ -38,6 +38,9 @@ const messageId = Joi.string().max(MAX_MESSAGE_ID_BYTES).required()
 const query = Joi.string().allow('').max(MAX_QUERY_LENGTH)
     .description('Search terms, all of which must match (case-insensitive substrings): words, "phrases", -negation, and field:value with from, to, subject, body, filename, tag, has:attachment|link|code, before:, after:, larger:, smaller:');
 
+/** The checks check_email runs. */
+export const CHECKS = ['html'] as const;
+
 /** Tool inputs, by tool name. */
 export const INPUTS = {
     list_inboxes: Joi.object({
@@ -71,6 +74,11 @@ export const INPUTS = {
     new_inbox: Joi.object({
         prefix: Joi.string().allow('').max(MAX_INBOX_LENGTH - RANDOM_CHARS).pattern(INBOX_PATTERN)
             .description('Start of the inbox name; random characters follow')
+    }),
+    check_email: Joi.object({
+        messageId,
+        checks: Joi.array().items(Joi.string().valid(...CHECKS)).min(1).default([...CHECKS])
+            .description('Which checks to run (default all): html, the HTML against email clients (caniemail)')
     })
 };
 
@@ -145,7 +153,25 @@ export const OUTPUTS = {
     }),
     delete_email: Joi.object({ deleted: Joi.boolean().valid(true).required(), messageId: Joi.string().required() }),
     delete_inbox: Joi.object({ deleted: Joi.number().integer().min(0).required() }),
-    new_inbox: Joi.object({ inbox: Joi.string().required(), address: Joi.string().required() })
+    new_inbox: Joi.object({ inbox: Joi.string().required(), address: Joi.string().required() }),
+    check_email: Joi.object({
+        messageId: Joi.string().required(),
+        html: Joi.object({
+            clients: Joi.array().items(Joi.string()).required(),
+            score: Joi.number().integer().min(0).max(100).required().description('Share of (feature, client) pairs supported, partial counting half'),
+            findings: Joi.array().items(Joi.object({
+                title: Joi.string().required(),
+                slug: Joi.string(),
+                url: Joi.string(),
+                category: Joi.string().required(),
+                unsupported: Joi.array().items(Joi.string()).required(),
+                partial: Joi.array().items(Joi.string()).required(),
+                count: Joi.number().integer().min(1).required()
+            })).required(),
+            data: Joi.object({ source: Joi.string().required(), updated: Joi.string().required() }).required(),
+            html: Joi.boolean().valid(false)
+        }).description('The HTML check, when asked for')
+    })
 };
 
 /** A tool's name. */

@@ -178,5 +178,27 @@ export const TOOLS: ToolDefinition[] = [
             const made = await access.newInbox((args.prefix as string | undefined) || undefined, signal);
             return { structured: made, content: [text(`New inbox ${made.inbox}: send mail to ${made.address}, then call wait_for_email with inbox "${made.inbox}".`)] };
         }
+    },
+    {
+        name: 'check_email',
+        title: 'Check an email',
+        description: 'Is this mail right? `html` checks the email\'s HTML (with its <style> blocks and style attributes) against the Gmail, Outlook, Apple Mail, Yahoo and Samsung Email clients with the caniemail data: a score 0-100 and each feature some client lacks or half-supports. It needs nothing but the email; an email without HTML scores 100.',
+        annotations: READS,
+        async run(args, access, signal) {
+            const messageId = args.messageId as string;
+            const checks = args.checks as string[];
+            const html = checks.includes('html') ? await access.checkHtml(messageId, signal) : undefined;
+            const lines = [`Checks of email ${messageId}.`];
+            if (html) {
+                lines.push(html.html === false ? 'HTML: the email has no HTML body (score 100).' : `HTML: score ${html.score} for ${html.clients.length} clients (caniemail data of ${html.data.updated.slice(0, 10)}).`);
+                for (const finding of html.findings) {
+                    const unsupported = finding.unsupported.length > 0 ? `not in ${finding.unsupported.join(', ')}` : '';
+                    const partial = finding.partial.length > 0 ? `partly in ${finding.partial.join(', ')}` : '';
+                    lines.push(`- ${finding.title} (${finding.count}x): ${[unsupported, partial].filter(Boolean).join('; ')}`);
+                }
+            }
+
+            return { structured: { messageId, ...(html ? { html } : {}) }, content: [text(lines.join('\n'))] };
+        }
     }
 ];

@@ -13,7 +13,7 @@ const { expect } = Code;
 // as any MCP client sees them (output schemas checked by it on every structured result).
 
 /** The names of the tools, in the order tools/list gives them. */
-export const TOOL_NAMES = ['list_inboxes', 'search_emails', 'wait_for_email', 'get_email', 'get_attachment', 'delete_email', 'delete_inbox', 'new_inbox'];
+export const TOOL_NAMES = ['list_inboxes', 'search_emails', 'wait_for_email', 'get_email', 'get_attachment', 'delete_email', 'delete_inbox', 'new_inbox', 'check_email'];
 
 /** Where the scenario sends mail. */
 export interface MailSender {
@@ -151,6 +151,17 @@ export async function runEveryTool(client: Client, sender: MailSender, mailDomai
     const resource = blob.content.find((c) => c.type === 'resource');
     expect(resource && resource.type === 'resource' && 'blob' in resource.resource ? Buffer.from(resource.resource.blob, 'base64') : null).to.equal(binary);
 
+    // check_email: the HTML against the default clients (the HTML-only mail above).
+    const checked = structured<{ messageId: string; html: { clients: string[]; score: number; findings: Array<{ title: string }> } }>(await call(client, 'check_email', { messageId: email.messageId }));
+    expect(checked.messageId).to.equal(email.messageId);
+    expect(checked.html.clients).to.have.length(16);
+    expect(checked.html.score).to.equal(100);
+    expect(checked.html.findings).to.equal([]);
+    const checkedText = textOf(await call(client, 'check_email', { messageId: email.messageId, checks: ['html'] }));
+    expect(checkedText).to.contain(`HTML: score ${checked.html.score} for 16 clients`);
+    expectToolError(await call(client, 'check_email', { messageId: `nobody-${code}@example.test` }), 'NOT_FOUND');
+    expectToolError(await call(client, 'check_email', { messageId: email.messageId, checks: ['spam'] }), 'VALIDATION_ERROR');
+
     // list_inboxes: the new inbox with its one email.
     const inboxes = structured<{ inboxes: Array<{ name: string; count: number }> }>(await call(client, 'list_inboxes', { prefix: made.inbox }));
     expect(inboxes.inboxes.map((i) => [i.name, i.count])).to.equal([[made.inbox, 1]]);
@@ -210,6 +221,7 @@ export async function runScopedTools(client: Client, sender: MailSender, scope: 
     expectToolError(await call(client, 'wait_for_email', { inbox: scope.otherInbox, timeoutSeconds: 5 }), 'FORBIDDEN');
     expectToolError(await call(client, 'get_email', { messageId: scope.otherId }), 'NOT_FOUND');
     expectToolError(await call(client, 'get_attachment', { messageId: scope.otherId, filename: '0-a.txt' }), 'NOT_FOUND');
+    expectToolError(await call(client, 'check_email', { messageId: scope.otherId }), 'NOT_FOUND');
 
     // Read-only: no deletes, in its own inboxes (403 before 404) or anywhere.
     expectToolError(await call(client, 'delete_email', { messageId: mine.email.messageId }), 'FORBIDDEN');

@@ -206,6 +206,20 @@ function suite(kind: ClientBackendKind): void {
             });
         });
 
+        describe('checkHtml()', () => {
+            it('answers the HTML check, with the clients globs sent as the API reads them; NOT_FOUND and VALIDATION_ERROR as the API answers', async () => {
+                const email = await ingest(buildMail({ to: 'checks@test.example', html: '<div style="display:flex"><video></video></div>' }));
+                const all = await client.checkHtml(email.messageId);
+                expect(all.clients).to.have.length(16);
+                expect(all.findings.map((f) => f.title)).to.include(['<video> element', 'display:flex']);
+                const outlook = await client.checkHtml(email.messageId, { clients: ['outlook.windows', 'apple-mail.*'] });
+                expect(outlook.clients).to.equal(['apple-mail.ios', 'apple-mail.macos', 'outlook.windows']);
+                expect(outlook.findings.find((f) => f.title === 'display:flex')!.unsupported).to.equal(['outlook.windows']);
+                await expectApiError(client.checkHtml('no-such@x'), 404, 'NOT_FOUND');
+                await expectApiError(client.checkHtml(email.messageId, { clients: ['nobody.*'] }), 400, 'VALIDATION_ERROR');
+            });
+        });
+
         describe('deleteInbox()', () => {
             it('deletes only what q matches when given one', async () => {
                 await ingest(buildMail({ to: 'delete-some@test.example', subject: 'drop me' }));

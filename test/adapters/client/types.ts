@@ -21,6 +21,8 @@ const CLAIMS: ShapeClaims = {
         EmailPage: 'EmailPage',
         HeaderField: 'Header',
         Headers: 'EmailHeaders',
+        HtmlCheck: 'HtmlCheck',
+        HtmlFinding: 'HtmlFinding',
         Inbox: 'Inbox',
         InboxPage: 'InboxPage',
         DeletedEmail: 'DeletedEmail',
@@ -39,6 +41,7 @@ const CLAIMS: ShapeClaims = {
     },
     unclaimed: {
         HeaderFields: 'the array of Headers.headers, checked as that field',
+        HtmlCheckData: 'the data of HtmlCheck, checked as that field',
         Health: 'the client never calls /health',
         Version: 'the client never calls /version',
         ReleaseRequest: 'a request body: releaseEmail() takes its `to` as an argument'

@@ -69,7 +69,8 @@ describe('toJsonSchema()', () => {
             get_attachment: [{ messageId: 'a@b', filename: '0-a.txt' }, { messageId: 'a@b' }],
             delete_email: [{ messageId: 'a@b' }, { messageId: 1 }],
             delete_inbox: [{ inbox: 'a' }, { inbox: 'A' }],
-            new_inbox: [{}, { prefix: '' }, { prefix: 'p-' }, { prefix: 'x'.repeat(54) }, { prefix: 'x'.repeat(55) }]
+            new_inbox: [{}, { prefix: '' }, { prefix: 'p-' }, { prefix: 'x'.repeat(54) }, { prefix: 'x'.repeat(55) }],
+            check_email: [{ messageId: 'a@b' }, { messageId: 'a@b', checks: ['html'] }, { messageId: 'a@b', checks: [] }, { messageId: 'a@b', checks: ['spam'] }, { messageId: 'a@b', checks: ['html', 'html'] }, {}]
         };
 
         for (const [name, samples] of Object.entries(SAMPLES)) {
