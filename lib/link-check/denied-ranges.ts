@@ -1,0 +1,117 @@
+/**
+ * The addresses a link check never connects to unless the allow-list names them by
+ * address (docs/api.md, "Link check"): the machine itself, private and shared networks,
+ * and the IPv6 forms that carry such an IPv4 address inside them.
+ */
+
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+
+// [range, prefix length, name]: the name is what a refusal's log line says.
+const IPV4_RANGES: Array<[string, number, string]> = [
+    ['0.0.0.0', 8, 'unspecified'],
+    ['10.0.0.0', 8, 'private'],
+    ['100.64.0.0', 10, 'CGNAT'],
+    ['127.0.0.0', 8, 'loopback'],
+    ['169.254.0.0', 16, 'link-local'],
+    ['172.16.0.0', 12, 'private'],
+    ['192.0.0.0', 24, 'IETF protocol assignments'],
+    ['192.0.2.0', 24, 'documentation'],
+    ['192.168.0.0', 16, 'private'],
+    ['198.18.0.0', 15, 'benchmarking'],
+    ['198.51.100.0', 24, 'documentation'],
+    ['203.0.113.0', 24, 'documentation'],
+    ['224.0.0.0', 4, 'multicast'],
+    ['240.0.0.0', 4, 'reserved and broadcast']
+];
+
+// IPv6 ranges denied whole. The IPv4-carrying forms (mapped, NAT64, 6to4, Teredo) are not
+// here: their IPv4 address is taken out and judged as itself, below.
+const IPV6_RANGES: Array<[string, number, string]> = [
+    ['::', 96, 'unspecified, loopback and IPv4-compatible'],
+    ['64:ff9b:1::', 48, 'local-use NAT64'],
+    ['100::', 64, 'discard'],
+    ['2001:db8::', 32, 'documentation'],
+    ['fc00::', 7, 'unique local'],
+    ['fe80::', 10, 'link-local'],
+    ['fec0::', 10, 'site-local'],
+    ['ff00::', 8, 'multicast']
+];
+
+function blockList(ranges: Array<[string, number, string]>, family: 'ipv4' | 'ipv6'): Array<[BlockList, string]> {
+    return ranges.map(([network, prefix, name]) => {
+        const list = new BlockList();
+        list.addSubnet(network, prefix, family);
+        return [list, name];
+    });
+}
+
+const IPV4_LISTS = blockList(IPV4_RANGES, 'ipv4');
+const IPV6_LISTS = blockList(IPV6_RANGES, 'ipv6');
+
+/** The eight 16-bit groups of a valid IPv6 address (a dotted IPv4 tail allowed). */
+export function ipv6Groups(address: string): number[] {
+    let text = address.toLowerCase();
+    const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+    if (dotted) {
+        const [a, b, c, d] = dotted[1].split('.').map(Number);
+        text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    }
+
+    const [head, tail] = text.split('::');
+    const part = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+    const front = part(head);
+    const back = part(tail);
+    return tail === undefined ? front : [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+const dottedQuad = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+
+/**
+ * The IPv4 addresses an IPv6 address stands for, by the transition forms that carry one:
+ * IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16) and Teredo
+ * (2001::/32: its server and, inverted, its client).
+ */
+export function embeddedIpv4(address: string): string[] {
+    const g = ipv6Groups(address);
+    const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+    if (zeros(0, 5) && g[5] === 0xffff) {
+        return [dottedQuad(g[6], g[7])];
+    }
+
+    if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) {
+        return [dottedQuad(g[6], g[7])];
+    }
+
+    if (g[0] === 0x2002) {
+        return [dottedQuad(g[1], g[2])];
+    }
+
+    if (g[0] === 0x2001 && g[1] === 0) {
+        return [dottedQuad(g[2], g[3]), dottedQuad(g[6] ^ 0xffff, g[7] ^ 0xffff)];
+    }
+
+    return [];
+}
+
+/**
+ * The name of the denied range an IP address lies in (an IPv6 form carrying an IPv4
+ * address counts as that address), or undefined for an address anyone may reach.
+ */
+export function deniedRange(address: string): string | undefined {
+    if (isIPv4(address)) {
+        return IPV4_LISTS.find(([list]) => list.check(address, 'ipv4'))?.[1];
+    }
+
+    if (!isIPv6(address)) {
+        return 'not an IP address';
+    }
+
+    for (const inner of embeddedIpv4(address)) {
+        const range = deniedRange(inner);
+        if (range) {
+            return `${range} (inside ${address})`;
+        }
+    }
+
+    return IPV6_LISTS.find(([list]) => list.check(address, 'ipv6'))?.[1];
+}
