@@ -30,6 +30,7 @@ const CLAIMS: ShapeClaims = {
         DeletedFault: 'DeletedFaultView',
         DeletedFaults: 'DeletedFaultsView',
         Released: 'ReleasedView',
+        LinkChecks: 'LinkChecksView',
         Health: 'HealthView',
         Version: 'VersionView'
     },
@@ -39,6 +40,7 @@ const CLAIMS: ShapeClaims = {
         FaultMatch: 'the match of FaultRule, checked as that field',
         FaultReply: 'the reply of FaultRule, checked as that field',
         FaultRuleInput: 'a request body: the core\'s FaultRuleInput, which the route hands over as it is',
+        LinkCheck: 'the items of LinkChecks.links, checked as that field',
         ReleaseRequest: 'a request body: its `to` is handed to the core as it is',
         Error: 'the served codes are those the routes declare, typed ApiErrorCode by errorResponses(); ApiErrorCode adds those hapi raises itself (405, 413, 415)'
     }
