@@ -5,15 +5,15 @@
  * entry lets a link reach a denied range, and only one with a port reaches the service's own.
  */
 
-import { BlockList, isIP, isIPv4 } from 'node:net';
 import { deniedRange } from './denied-ranges';
+import { inNetwork, ipBytes, ipv4Bytes, type IpNetwork } from './ip-address';
 
 /** One parsed entry of the allow-list. */
 type AllowEntry =
     | { kind: 'public' }
     | { kind: 'host'; host: string }
     | { kind: 'domain'; suffix: string }
-    | { kind: 'network'; list: BlockList; port?: number };
+    | { kind: 'network'; network: IpNetwork; port?: number };
 
 /** Why a hop may not be asked, in words for the log; undefined when it may. */
 export type HopVerdict = string | undefined;
@@ -46,19 +46,17 @@ function parsePort(text: string, entry: string): number {
 }
 
 function network(address: string, prefix: number | undefined, port: number | undefined, entry: string): AllowEntry {
-    const family = isIP(address);
-    if (family === 0) {
+    const bytes = ipBytes(address);
+    if (!bytes) {
         throw new Error(`${JSON.stringify(entry)}: not an IP address`);
     }
 
-    const max = family === 4 ? 32 : 128;
+    const max = bytes.length * 8;
     if (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= max)) {
         throw new Error(`${JSON.stringify(entry)}: the prefix length must be 0 to ${max}`);
     }
 
-    const list = new BlockList();
-    list.addSubnet(address, prefix ?? max, family === 4 ? 'ipv4' : 'ipv6');
-    return { kind: 'network', list, ...(port === undefined ? {} : { port }) };
+    return { kind: 'network', network: { bytes, prefix: prefix ?? max }, ...(port === undefined ? {} : { port }) };
 }
 
 function parseEntry(raw: string): AllowEntry {
@@ -78,12 +76,12 @@ function parseEntry(raw: string): AllowEntry {
         return network(cidr[1], Number(cidr[2]), undefined, entry);
     }
 
-    if (isIP(entry)) {
+    if (ipBytes(entry)) {
         return network(entry, undefined, undefined, entry);
     }
 
     const v4Port = /^(\d+\.\d+\.\d+\.\d+):(\d+)$/.exec(entry);
-    if (v4Port && isIPv4(v4Port[1])) {
+    if (v4Port && ipv4Bytes(v4Port[1])) {
         return network(v4Port[1], undefined, parsePort(v4Port[2], entry), entry);
     }
 
@@ -106,7 +104,12 @@ export function parseLinkAllowList(entries: readonly string[]): LinkAllowList {
     }
 
     const parsed = entries.map(parseEntry);
-    const networkFor = (address: string, port: number | undefined) => parsed.some((e) => e.kind === 'network' && e.port === port && e.list.check(address, isIPv4(address) ? 'ipv4' : 'ipv6'));
+    // An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 address it carries, for networks of either family.
+    const networkFor = (address: string, port: number | undefined) => {
+        const bytes = ipBytes(address);
+        const mapped = bytes?.length === 16 && bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff ? bytes.slice(12) : undefined;
+        return bytes !== undefined && parsed.some((e) => e.kind === 'network' && e.port === port && (inNetwork(bytes, e.network) || (mapped !== undefined && inNetwork(mapped, e.network))));
+    };
     return {
         entries: [...entries],
         verdict(host, address, port, ownPorts) {

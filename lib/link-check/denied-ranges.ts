@@ -4,7 +4,7 @@
  * and the IPv6 forms that carry such an IPv4 address inside them.
  */
 
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { inNetwork, ipBytes, ipv4Bytes, ipv6Bytes, type IpBytes, type IpNetwork } from './ip-address';
 
 // [range, prefix length, name]: the name is what a refusal's log line says.
 const IPV4_RANGES: Array<[string, number, string]> = [
@@ -37,31 +37,17 @@ const IPV6_RANGES: Array<[string, number, string]> = [
     ['ff00::', 8, 'multicast']
 ];
 
-function blockList(ranges: Array<[string, number, string]>, family: 'ipv4' | 'ipv6'): Array<[BlockList, string]> {
-    return ranges.map(([network, prefix, name]) => {
-        const list = new BlockList();
-        list.addSubnet(network, prefix, family);
-        return [list, name];
-    });
+function networks(ranges: Array<[string, number, string]>): Array<[IpNetwork, string]> {
+    return ranges.map(([network, prefix, name]) => [{ bytes: ipBytes(network)!, prefix }, name]);
 }
 
-const IPV4_LISTS = blockList(IPV4_RANGES, 'ipv4');
-const IPV6_LISTS = blockList(IPV6_RANGES, 'ipv6');
+const IPV4_NETWORKS = networks(IPV4_RANGES);
+const IPV6_NETWORKS = networks(IPV6_RANGES);
 
 /** The eight 16-bit groups of a valid IPv6 address (a dotted IPv4 tail allowed). */
 export function ipv6Groups(address: string): number[] {
-    let text = address.toLowerCase();
-    const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-    if (dotted) {
-        const [a, b, c, d] = dotted[1].split('.').map(Number);
-        text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-    }
-
-    const [head, tail] = text.split('::');
-    const part = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
-    const front = part(head);
-    const back = part(tail);
-    return tail === undefined ? front : [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+    const bytes = ipv6Bytes(address) ?? [];
+    return Array.from({ length: bytes.length / 2 }, (_, i) => (bytes[2 * i] << 8) | bytes[2 * i + 1]);
 }
 
 const dottedQuad = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
@@ -98,11 +84,13 @@ export function embeddedIpv4(address: string): string[] {
  * address counts as that address), or undefined for an address anyone may reach.
  */
 export function deniedRange(address: string): string | undefined {
-    if (isIPv4(address)) {
-        return IPV4_LISTS.find(([list]) => list.check(address, 'ipv4'))?.[1];
+    const v4 = ipv4Bytes(address);
+    if (v4) {
+        return IPV4_NETWORKS.find(([network]) => inNetwork(v4, network))?.[1];
     }
 
-    if (!isIPv6(address)) {
+    const v6: IpBytes | undefined = ipv6Bytes(address);
+    if (!v6) {
         return 'not an IP address';
     }
 
@@ -113,5 +101,5 @@ export function deniedRange(address: string): string | undefined {
         }
     }
 
-    return IPV6_LISTS.find(([list]) => list.check(address, 'ipv6'))?.[1];
+    return IPV6_NETWORKS.find(([network]) => inNetwork(v6, network))?.[1];
 }

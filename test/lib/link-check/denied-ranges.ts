@@ -1,6 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { deniedRange, embeddedIpv4, ipv6Groups } from '../../../lib/link-check/denied-ranges';
+import { inNetwork, ipBytes } from '../../../lib/link-check/ip-address';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -36,5 +37,17 @@ describe('lib/link-check/denied-ranges', () => {
         expect(ipv6Groups('1::')).to.equal([1, 0, 0, 0, 0, 0, 0, 0]);
         expect(embeddedIpv4('2001:0:4136:e378:8000:63bf:3fff:fdd2')).to.equal(['65.54.227.120', '192.0.2.45']);
         expect(embeddedIpv4('2606:4700::1111')).to.equal([]);
+    });
+
+    it('reads only whole addresses as addresses, and matches networks bit by bit', () => {
+        expect(ipBytes('10.0.0.1')).to.equal([10, 0, 0, 1]);
+        expect(ipBytes('::ffff:1.2.3.4')).to.equal([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 1, 2, 3, 4]);
+        for (const text of ['1.2.3', '01.2.3.4', '256.1.1.1', '1.2.3.4.5', '1::2::3', ':::', '12345::', '1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7', 'fe80::1%eth0', 'localhost', '']) {
+            expect(ipBytes(text), text).to.be.undefined();
+        }
+
+        expect(inNetwork(ipBytes('100.127.255.255')!, { bytes: ipBytes('100.64.0.0')!, prefix: 10 })).to.be.true();
+        expect(inNetwork(ipBytes('100.128.0.0')!, { bytes: ipBytes('100.64.0.0')!, prefix: 10 })).to.be.false();
+        expect(inNetwork(ipBytes('::1')!, { bytes: ipBytes('0.0.0.0')!, prefix: 0 })).to.be.false();
     });
 });
