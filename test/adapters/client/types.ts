@@ -35,6 +35,8 @@ const CLAIMS: ShapeClaims = {
         DeletedFault: 'DeletedFault',
         DeletedFaults: 'DeletedFaults',
         Released: 'Released',
+        LinkChecks: 'LinkChecks',
+        LinkCheck: 'LinkCheck',
         Error: 'ErrorBody'
     },
     unclaimed: {
