@@ -4,7 +4,7 @@ import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
     CheckHtmlOptions, CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
-    FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released,
+    FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, LinkCheck, LinkChecks,
     RequestOptions, TagsBody, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
@@ -151,6 +151,14 @@ export class InboxCaptureClient {
      */
     async releaseEmail(messageId: string, to?: string[], options: RequestOptions = {}): Promise<string[]> {
         return (await this.#json<Released>('POST', `/v1/emails/${segment(messageId)}/release`, options, to === undefined ? {} : { to })).to;
+    }
+
+    /**
+     * Asks each http(s) link of the email with HEAD (docs/api.md, "Link check"); resolves to
+     * each link's outcome, in order. Off on the server: an InboxCaptureApiError LINK_CHECK_DISABLED.
+     */
+    async checkLinks(messageId: string, options: RequestOptions = {}): Promise<LinkCheck[]> {
+        return (await this.#json<LinkChecks>('POST', `/v1/emails/${segment(messageId)}/checks/links`, options)).links;
     }
 
     /**

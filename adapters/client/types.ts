@@ -176,10 +176,30 @@ export interface Released {
     to: string[];
 }
 
+/** One link's outcome in `POST /v1/emails/{messageId}/checks/links` (docs/api.md, "Link check"). */
+export interface LinkCheck {
+    /** The link's href, as in the email's `links`. */
+    url: string;
+    /** The last answer's status is below 400. */
+    ok: boolean;
+    /** The last answer's status (absent when no answer came). */
+    status?: number;
+    /** Why no usable answer came. */
+    error?: 'TIMEOUT' | 'REFUSED' | 'DNS' | 'TLS' | 'NOT_ALLOWED' | 'TOO_MANY_REDIRECTS';
+    /** The redirects followed, in order (absolute URLs). */
+    redirects: string[];
+}
+
+/** The answer of `POST /v1/emails/{messageId}/checks/links`. */
+export interface LinkChecks {
+    links: LinkCheck[];
+}
+
 /** Every `error` code the API documents in its answers. */
 export type ApiErrorCode =
     | 'UNAUTHORIZED'
     | 'FORBIDDEN'
+    | 'LINK_CHECK_DISABLED'
     | 'NOT_FOUND'
     | 'MISSING_INBOX'
     | 'INVALID_INBOX'

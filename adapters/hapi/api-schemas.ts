@@ -180,6 +180,21 @@ export const releasedSchema = Joi.object({
     to: Joi.array().items(Joi.string()).required().description('The envelope recipients the relay accepted the message for.')
 }).label('Released');
 
+/** One link's outcome in POST /v1/emails/{messageId}/checks/links (docs/api.md, "Link check"). */
+export const linkCheckSchema = Joi.object({
+    url: Joi.string().required().description('The link\'s href, as in the email\'s `links`.').example('https://example.com/verify?token=abc'),
+    ok: Joi.boolean().required().description('The last answer\'s status is below 400.'),
+    status: Joi.number().integer().description('The last answer\'s status (absent when no answer came).').example(200),
+    error: Joi.string().valid('TIMEOUT', 'REFUSED', 'DNS', 'TLS', 'NOT_ALLOWED', 'TOO_MANY_REDIRECTS')
+        .description('Why no usable answer came: no answer in time, no connection, no address, a bad certificate, a hop the allow-list refuses, a redirect past the fifth.'),
+    redirects: Joi.array().items(Joi.string()).max(5).required().description('The redirects followed, in order (absolute URLs).')
+}).label('LinkCheck');
+
+/** POST /v1/emails/{messageId}/checks/links answer. */
+export const linkChecksSchema = Joi.object({
+    links: Joi.array().items(linkCheckSchema).max(100).required().description('Every http(s) link of the email, in the order of its `links`.')
+}).label('LinkChecks');
+
 /** GET /health answer. */
 export const healthSchema = Joi.object({
     status: Joi.string().valid('ok').required(),

@@ -100,6 +100,11 @@ export interface ReleasedView {
     to: string[];
 }
 
+/** POST /v1/emails/{messageId}/checks/links answer. */
+export interface LinkChecksView {
+    links: Array<{ url: string; ok: boolean; status?: number; error?: 'TIMEOUT' | 'REFUSED' | 'DNS' | 'TLS' | 'NOT_ALLOWED' | 'TOO_MANY_REDIRECTS'; redirects: string[] }>;
+}
+
 /** GET /health answer. */
 export interface HealthView {
     status: 'ok';

@@ -7,6 +7,7 @@ import { detailLine, ERROR_DETAIL_HEADER, quoted } from '../error-detail/detail-
 export type ApiErrorCode =
     | 'UNAUTHORIZED'
     | 'FORBIDDEN'
+    | 'LINK_CHECK_DISABLED'
     | 'NOT_FOUND'
     | 'MISSING_INBOX'
     | 'INVALID_INBOX'

@@ -14,6 +14,7 @@ import type { WebhookTarget } from '../webhooks/webhook-target';
 import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../mcp/mail-domain';
 import { mcpOriginsSchema } from './mcp-origin';
 import { relayOptionsSchema, type RelayOptions } from '../relay/relay-options';
+import { linkCheckOptionsSchema, type LinkCheckOptions } from '../link-check/link-check-options';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
@@ -92,6 +93,8 @@ export interface InboxCapturePluginOptions {
     mcpOrigins?: string[];
     /** A real SMTP server captured mail may be released to (docs/api.md, "Release"; default none). */
     relay?: RelayOptions;
+    /** What POST .../checks/links may ask (docs/api.md, "Link check"; default none: the check is off). */
+    linkCheck?: LinkCheckOptions;
 }
 
 /**
@@ -183,7 +186,8 @@ export const optionsSchema = Joi.object({
         pollIntervalMs: Joi.number().integer().min(10).default(DEFAULT_WEBHOOK_POLL_MS),
         concurrency: Joi.number().integer().min(1).max(1000).default(DEFAULT_WEBHOOK_CONCURRENCY)
     }).default(),
-    relay: relayOptionsSchema
+    relay: relayOptionsSchema,
+    linkCheck: linkCheckOptionsSchema
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.

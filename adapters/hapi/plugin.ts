@@ -27,6 +27,8 @@ import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
 import { faultRoutes } from './routes/faults';
 import { releaseRoutes } from './routes/release';
+import { linkCheckRoutes } from './routes/checks-links';
+import { linkCheckerFor } from '../link-check/link-check-options';
 import { startRelay, type StartedRelay } from '../relay/start-relay';
 import { inboxRoutes } from './routes/inboxes';
 import { keyRoutes } from './routes/keys';
@@ -132,7 +134,9 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             registerAuth(server, capture);
             const keyed = [
                 ...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
-                ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), ...checkRoutes(context)
+                ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), ...checkRoutes(context),
+                // The HTTP port is read when a check runs: a server on port 0 has its port only once started.
+                ...linkCheckRoutes(context, options.linkCheck ? linkCheckerFor(options.linkCheck, () => (typeof server.info.port === 'number' && server.info.port > 0 ? [server.info.port] : [])) : undefined)
             ];
             if (options.mcp) {
                 const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });

@@ -11,6 +11,8 @@ import { mailDomainSchema } from '../mcp/mail-domain';
 import { mcpOriginsSchema } from '../hapi/mcp-origin';
 import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
+import { readLinkCheckEnv } from '../link-check/link-check-env';
+import type { LinkCheckOptions } from '../link-check/link-check-options';
 import { readRelayEnv } from '../relay/relay-env';
 import type { RelayOptions } from '../relay/relay-options';
 import { settingName } from './serve-flags';
@@ -54,6 +56,8 @@ export interface EnvConfig {
     mailDomain?: string;
     /** INBOX_CAPTURE_RELAY_*: the plugin's `relay` option (absent: no relay). */
     relay?: RelayOptions;
+    /** INBOX_CAPTURE_LINK_CHECK_ALLOW: the plugin's `linkCheck` option (absent: the link check is off). */
+    linkCheck?: LinkCheckOptions;
     /** INBOX_CAPTURE_MCP_ORIGINS: the plugin's `mcpOrigins` (absent: its default, none). */
     mcpOrigins?: string[];
 }
@@ -192,6 +196,13 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     });
     if (relay) {
         config.relay = relay;
+    }
+
+    const linkCheck = readLinkCheckEnv((name) => read(env, name), (message) => {
+        throw new ConfigError(message);
+    });
+    if (linkCheck) {
+        config.linkCheck = linkCheck;
     }
 
     return config;

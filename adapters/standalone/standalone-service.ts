@@ -91,7 +91,9 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         // /mcp (the MCP server for agents) is on by default; its new_inbox makes addresses at the mail domain.
         await server.register({
             plugin,
-            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}) }
+            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}),
+                // The SMTP port is the service's own too: a link check refuses it unless it is listed with the port.
+                ...(config.linkCheck ? { linkCheck: { ...config.linkCheck, ownPorts: config.smtpPort === 0 ? [] : [config.smtpPort] } } : {}) }
         });
 
         // People opening the service's address get the web interface (docs/ui.md).
@@ -130,6 +132,7 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
             `inbox-capture listening: HTTP on ${uri} (docs: ${uri}/docs), ${smtpText}`,
             `data: ${describeStores(config)}`,
             ...(config.relay ? [describeRelay(config.relay)] : []),
+            ...(config.linkCheck ? [`link check: may ask ${config.linkCheck.allow.join(', ')}`] : []),
             'create an API key: npx inbox-capture keys create <name>'
         ],
         stop

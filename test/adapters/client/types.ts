@@ -37,6 +37,8 @@ const CLAIMS: ShapeClaims = {
         DeletedFault: 'DeletedFault',
         DeletedFaults: 'DeletedFaults',
         Released: 'Released',
+        LinkChecks: 'LinkChecks',
+        LinkCheck: 'LinkCheck',
         Error: 'ErrorBody'
     },
     unclaimed: {

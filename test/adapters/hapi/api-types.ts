@@ -32,6 +32,7 @@ const CLAIMS: ShapeClaims = {
         DeletedFault: 'DeletedFaultView',
         DeletedFaults: 'DeletedFaultsView',
         Released: 'ReleasedView',
+        LinkChecks: 'LinkChecksView',
         Health: 'HealthView',
         Version: 'VersionView'
     },
@@ -42,6 +43,7 @@ const CLAIMS: ShapeClaims = {
         HtmlCheckData: 'the data of HtmlCheck, checked as that field',
         FaultReply: 'the reply of FaultRule, checked as that field',
         FaultRuleInput: 'a request body: the core\'s FaultRuleInput, which the route hands over as it is',
+        LinkCheck: 'the items of LinkChecks.links, checked as that field',
         ReleaseRequest: 'a request body: its `to` is handed to the core as it is',
         Error: 'the served codes are those the routes declare, typed ApiErrorCode by errorResponses(); ApiErrorCode adds those hapi raises itself (405, 413, 415)'
     }

@@ -12,7 +12,7 @@ const { describe, it, before, after } = exports.lab = Lab.script();
  * client's method reads (`client.listEmails()`). A new route whose verb is missing here
  * adds it, if it names an action.
  */
-const VERBS = ['list', 'get', 'create', 'delete', 'download', 'update', 'set', 'replace', 'add', 'remove', 'release', 'send', 'search', 'open', 'close', 'call', 'clear', 'start', 'stop', 'cancel', 'reset'];
+const VERBS = ['list', 'get', 'create', 'delete', 'download', 'update', 'set', 'replace', 'add', 'remove', 'release', 'send', 'search', 'open', 'close', 'call', 'clear', 'start', 'stop', 'cancel', 'reset', 'check'];
 /** Operations named by a noun alone, where a verb would add nothing. */
 const NOUNS = ['health'];
 

@@ -134,6 +134,11 @@ const ROUTES: Record<string, Case[]> = {
             badRequest: 'VALIDATION_ERROR'
         }
     ],
+    'POST /v1/emails/{messageId}/checks/links': [
+        { name: 'an email inside the prefix', request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.inside.id)}/checks/links` }), status: anyKey(200) },
+        { name: 'an email outside the prefix', request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.outside.id)}/checks/links` }), status: byKey(200, 404, 200, 404) },
+        { name: 'an unknown email', request: () => ({ method: 'POST', url: '/v1/emails/nobody%40x/checks/links' }), status: anyKey(404) }
+    ],
     'POST /v1/faults': [
         {
             name: 'a rule on an inbox inside the prefix',
@@ -258,9 +263,10 @@ describe('route access', () => {
     const keys: Record<Kind, Record<string, string>> = { none: {}, full: {}, prefix: {}, readOnly: {}, prefixReadOnly: {} };
 
     before(async () => {
-        // A relay that takes the fixture's mail, so a release shows its scope decision, not a 409.
+        // A relay that takes the fixture's mail, so a release shows its scope decision, not a 409;
+        // the link check on, so that it shows its own, not a 403.
         sink = await startSmtpSink();
-        p = await provisionServer({ plugin: { relay: { url: sink.url(), allow: ['*@x.test'] } } });
+        p = await provisionServer({ plugin: { relay: { url: sink.url(), allow: ['*@x.test'] }, linkCheck: { allow: ['127.0.0.1/32'] } } });
         const { capture } = p.api;
         const scopes: Record<Exclude<Kind, 'none'>, { inboxPrefix?: string; readOnly?: boolean }> = {
             full: {},

@@ -30,6 +30,12 @@ describe('env-config', () => {
 
     describe('readEnvConfig()', () => {
 
+        it('reads INBOX_CAPTURE_LINK_CHECK_ALLOW into the linkCheck option; blank leaves the check off; a bad entry stops it, named', () => {
+            expect(readEnvConfig({ INBOX_CAPTURE_LINK_CHECK_ALLOW: ' 127.0.0.1/32, *.shop.test ,public' }, '/srv/app').linkCheck).to.equal({ allow: ['127.0.0.1/32', '*.shop.test', 'public'] });
+            expect(readEnvConfig({ INBOX_CAPTURE_LINK_CHECK_ALLOW: ' , ' }, '/srv/app').linkCheck).to.be.undefined();
+            expect(() => readEnvConfig({ INBOX_CAPTURE_LINK_CHECK_ALLOW: 'shop.test,10.0.0.0/40' })).to.throw(ConfigError, 'INBOX_CAPTURE_LINK_CHECK_ALLOW: "10.0.0.0/40": the prefix length must be 0 to 32');
+        });
+
         it('applies the documented defaults to an empty environment', () => {
             // docs/api.md, "Environment variables"; docs/design.md, "Configuration".
             expect(readEnvConfig({}, '/srv/app')).to.equal({
