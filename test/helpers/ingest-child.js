@@ -24,7 +24,7 @@ const { createInboxCapture } = require(Path.join(DIST, 'lib', 'service', 'inbox-
 const { createSmtpListener } = require(Path.join(DIST, 'adapters', 'smtp'));
 const { openStoresFromConfig, readEnvConfig } = require(Path.join(DIST, 'adapters', 'standalone', 'env-config'));
 const { createFsBlobStore } = require(Path.join(DIST, 'lib', 'blob-store', 'fs-blob-store'));
-const { BLOBS_DIRNAME } = require(Path.join(DIST, 'lib', 'service', 'defaults'));
+const { BLOBS_DIRNAME } = require(Path.join(DIST, 'lib', 'defaults'));
 
 async function openStores() {
     const config = readEnvConfig();

@@ -151,7 +151,7 @@ describe('scripts/run-lab.js', () => {
     it('is how npm test runs the suite, with a timeout for every hook, and .ci/run runs npm test', () => {
         const pkg = JSON.parse(readFileSync(Path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
         const labStep = pkg.scripts.test!.split('&&').map((step) => step.trim()).pop()!;
-        expect(labStep).to.match(/^node scripts\/run-lab\.js --typescript -m \d+ -M \d+ test\/lib test\/adapters test\/system$/);
+        expect(labStep).to.match(/^node scripts\/run-lab\.js --shards 2 --typescript -m \d+ -M \d+ test\/lib test\/adapters test\/system$/);
         expect(pkg.scripts.test).to.not.match(/(^|&&)\s*lab\s/);
 
         const ci = readFileSync(Path.join(ROOT, '.ci', 'run'), 'utf8');
