@@ -105,6 +105,10 @@ const ROUTES: Record<string, Case[]> = {
         { name: 'an unknown email (403 before 404)', request: () => ({ method: 'PUT', url: '/v1/emails/nobody%40x/tags', payload: { tags: ['seen'] } }), status: byKey(404, 404, 403, 403) },
         { name: 'a body that is not tags (400 before 403)', request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.inside.id)}/tags`, payload: { tags: ['Not a tag!'] } }), status: anyKey(400) }
     ],
+    'GET /v1/emails/{messageId}/checks/html': [
+        { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/checks/html` }), status: anyKey(200) },
+        { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/checks/html` }), status: byKey(200, 404, 200, 404) }
+    ],
     'GET /v1/emails/{messageId}/headers': [
         { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/headers` }), status: anyKey(200) },
         { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/headers` }), status: byKey(200, 404, 200, 404) }

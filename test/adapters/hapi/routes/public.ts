@@ -100,6 +100,7 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails',
                 'GET /v1/emails/{messageId}',
                 'GET /v1/emails/{messageId}/attachments/{filename}',
+                'GET /v1/emails/{messageId}/checks/html',
                 'GET /v1/emails/{messageId}/headers',
                 'GET /v1/emails/{messageId}/raw',
                 'GET /v1/faults',
@@ -107,6 +108,7 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/keys/current',
                 'GET /version',
                 'POST /mcp',
+                'POST /v1/emails/{messageId}/checks/links',
                 'POST /v1/emails/{messageId}/release',
                 'POST /v1/faults',
                 'PUT /v1/emails/{messageId}/tags'
