@@ -111,6 +111,21 @@ export function spawnCommand(command: string, args: string[], options: { cwd: st
     return { child, stdout: () => stdout, stderr: () => stderr, exited, kill };
 }
 
+/** SIGTERM (unless it has ended already), then its exit code; SIGKILL after `limitMs`: a hang, not a speed claim. */
+export async function stopGracefully(spawned: Spawned, limitMs: number): Promise<number | null> {
+    if (spawned.child.exitCode === null && spawned.child.signalCode === null) {
+        spawned.child.kill('SIGTERM');
+    }
+
+    const limit = setTimeout(() => spawned.child.kill('SIGKILL'), limitMs);
+    try {
+        return await spawned.exited;
+    }
+    finally {
+        clearTimeout(limit);
+    }
+}
+
 /** Whether process `pid` is alive (not gone, not a zombie waiting to be reaped); Linux. */
 export function isRunning(pid: number): boolean {
     try {

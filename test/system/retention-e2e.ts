@@ -7,7 +7,7 @@ import { openEmbeddedStores } from '../../lib/service/embedded-stores';
 import { BLOBS_SQLITE_FILENAME } from '../../lib/defaults';
 import { createInboxCapture } from '../../lib/service/inbox-capture';
 import { openSqliteKnex } from '../../lib/sqlite/knex';
-import { runNode } from '../helpers/child-process';
+import { runNode, stopGracefully } from '../helpers/child-process';
 import { buildMail } from '../helpers/mail';
 import { startPostgres } from '../helpers/postgres';
 import { startS3 } from '../helpers/s3';
@@ -32,18 +32,7 @@ const startService = (env: NodeJS.ProcessEnv) => spawnStandalone(env, PROCESS_LI
 
 /** SIGTERM, then the exit code (or a kill after the limit). */
 async function stopService(service: Service): Promise<number | null> {
-    if (service.child.exitCode !== null || service.child.signalCode !== null) {
-        return service.exited;
-    }
-
-    service.child.kill('SIGTERM');
-    const limit = setTimeout(() => service.child.kill('SIGKILL'), PROCESS_LIMIT_MS);
-    try {
-        return await service.exited;
-    }
-    finally {
-        clearTimeout(limit);
-    }
+    return stopGracefully(service, PROCESS_LIMIT_MS);
 }
 
 /** Sends one message over real SMTP to `inbox`, with `subject`. */

@@ -5,7 +5,7 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { openPostgresKnex } from '../../lib/record-store/postgres/postgres-knex';
 import { freePort } from '../helpers/net';
-import { runNode, spawnNode, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
+import { runNode, spawnNode, stopGracefully, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { tempDir } from '../helpers/temp-dir';
 import { startS3, type S3Fixture } from '../helpers/s3';
@@ -83,18 +83,7 @@ function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
 
 /** SIGTERM, then the exit code (or a kill after the limit). */
 async function stopInstance(instance: Instance): Promise<number | null> {
-    if (instance.child.exitCode !== null || instance.child.signalCode !== null) {
-        return instance.exited;
-    }
-
-    instance.child.kill('SIGTERM');
-    const limit = setTimeout(() => instance.child.kill('SIGKILL'), PROCESS_LIMIT_MS);
-    try {
-        return await instance.exited;
-    }
-    finally {
-        clearTimeout(limit);
-    }
+    return stopGracefully(instance, PROCESS_LIMIT_MS);
 }
 
 const ATTACHMENT = Buffer.from('%PDF-1.4\n\u0000\u00ff\u0080 binary bytes of the attached report\r\n', 'latin1');

@@ -1,5 +1,5 @@
 import * as Path from 'node:path';
-import { spawnNode, waitForOutput, type Spawned } from '../../helpers/child-process';
+import { spawnNode, stopGracefully, waitForOutput, type Spawned } from '../../helpers/child-process';
 import { freePort } from '../../helpers/net';
 
 const ROOT = Path.join(__dirname, '..', '..', '..');
@@ -79,17 +79,7 @@ export class ClusterInstance {
         }
 
         this.ready = false;
-        if (spawned.child.exitCode === null && spawned.child.signalCode === null) {
-            spawned.child.kill('SIGTERM');
-        }
-
-        const limit = setTimeout(() => spawned.child.kill('SIGKILL'), PROCESS_LIMIT_MS);
-        try {
-            return await spawned.exited;
-        }
-        finally {
-            clearTimeout(limit);
-        }
+        return stopGracefully(spawned, PROCESS_LIMIT_MS);
     }
 
     /** What this instance's processes printed so far, for a failure's report. */
