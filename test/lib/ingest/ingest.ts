@@ -223,7 +223,9 @@ describe('ingest', () => {
                 messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined,
                 inbox: 'envelope', recipient: 'envelope@example.com', sender: 'bounce@sender.test', senderName: '',
                 subject: '', body: '', htmlBody: '', rawSize: raw.length, rawSha256: createHash('sha256').update(raw).digest('hex'),
-                attachments: [], links: [], codes: [], tags: []
+                attachments: [], links: [], codes: [], tags: [],
+                // The envelope sender is kept for the authentication check too.
+                smtpClient: { address: null, helo: null, mailFrom: 'bounce@sender.test' }
             });
             expect(copy!.sourceId).to.equal(copy!.messageId);
             const found = await p.recordStore.listEmails({ inbox: 'envelope', limit: 10, q: parseSearchQuery('from:bounce@sender to:envelope@example') });
