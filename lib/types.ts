@@ -19,6 +19,19 @@ export interface Link {
     text: string;
 }
 
+/**
+ * The SMTP session a copy arrived in, kept for the authentication check's SPF (docs/api.md,
+ * "Authentication check"): each part null when the ingest was not told it.
+ */
+export interface SmtpClient {
+    /** The client's IP address. */
+    address: string | null;
+    /** The name it gave in HELO/EHLO. */
+    helo: string | null;
+    /** The envelope sender (MAIL FROM); `''` for the null sender `<>`. */
+    mailFrom: string | null;
+}
+
 /** One stored copy of a message in one inbox. */
 export interface EmailRecord {
     /** Unique across the store: the bare Message-ID, or derived from it and the inbox (docs/design.md). */
@@ -50,6 +63,8 @@ export interface EmailRecord {
     codes: string[];
     /** At most 20 lowercase tags (lib/identity/tags.ts): from `X-Tags` at ingest, replaced by setTags(). */
     tags: string[];
+    /** Where it came from over SMTP; absent when the ingest was told nothing of it (an API upload, a copy stored before it was kept). */
+    smtpClient?: SmtpClient;
 }
 
 /**

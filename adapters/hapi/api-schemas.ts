@@ -195,6 +195,31 @@ export const linkChecksSchema = Joi.object({
     links: Joi.array().items(linkCheckSchema).max(100).required().description('Every http(s) link of the email, in the order of its `links`.')
 }).label('LinkChecks');
 
+const authResult = Joi.string().valid('pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror').required()
+    .description('An RFC 8601 result word; `temperror` when DNS gave no answer within the check\'s 5 s.').example('pass');
+
+/** GET /v1/emails/{messageId}/checks/auth answer (docs/api.md, "Authentication check"). */
+export const authCheckSchema = Joi.object({
+    spf: Joi.object({
+        result: authResult,
+        domain: Joi.string().allow(null).required().description('The envelope sender\'s domain (the HELO name\'s for the null sender); `null` when neither is known.').example('news.example')
+    }).label('AuthSpf').required().description('SPF for the SMTP client\'s address kept at ingest: `none` without one.'),
+    dkim: Joi.array().items(Joi.object({
+        result: authResult,
+        domain: Joi.string().allow(null).required().description('The signature\'s `d=`; `null` for an unsigned email.').example('news.example'),
+        selector: Joi.string().allow(null).required().description('The signature\'s `s=`; `null` for an unsigned email.').example('sel')
+    }).label('AuthDkim')).min(1).required().description('One verdict per DKIM signature, in header order; one `none` with null domain and selector for an unsigned email.'),
+    dmarc: Joi.object({
+        result: authResult,
+        domain: Joi.string().allow(null).required().description('The organizational domain of `From`; `null` without exactly one `From` address.').example('news.example'),
+        policy: Joi.string().allow(null).required().description('The record\'s policy for this domain (`none`, `quarantine`, `reject`); `null` without a record.').example('reject')
+    }).label('AuthDmarc').required(),
+    arc: Joi.object({
+        result: authResult
+    }).label('AuthArc').required().description('The ARC chain: `none` without ARC headers.'),
+    checkedAt: Joi.number().integer().required().description('When the check ran, Unix milliseconds: later requests answer the kept verdicts, this time unchanged.')
+}).label('AuthCheck');
+
 /** GET /health answer. */
 export const healthSchema = Joi.object({
     status: Joi.string().valid('ok').required(),

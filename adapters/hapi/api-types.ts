@@ -1,6 +1,7 @@
 import type { HeaderField } from '../../lib/mime/header-fields';
 import type { FaultRule } from '../../lib/faults/fault-rule';
 import type { HtmlCheckResult, HtmlFinding } from '../../lib/html-check/html-check-types';
+import type { AuthCheckResult } from '../../lib/auth-check/auth-check-types';
 import type { EmailRecord, InboxPage, InboxSummary, Link, StoredAttachment } from '../../lib/types';
 
 // The JSON shapes the API answers, derived from the records they are built from: a view
@@ -20,8 +21,8 @@ export interface AttachmentView extends Omit<StoredAttachment, 'blobKey'> {
 /** A link of an email as the API shows it: as stored. */
 export type LinkView = Link;
 
-/** The parts of a record the API never shows: the source id, where the raw message is kept and its digest. */
-type InternalFields = 'sourceId' | 'rawKey' | 'rawSize' | 'rawSha256';
+/** The parts of a record the API never shows: the source id, where the raw message is kept and its digest, the SMTP session's parts (the authentication check's). */
+type InternalFields = 'sourceId' | 'rawKey' | 'rawSize' | 'rawSha256' | 'smtpClient';
 
 /** The API's email object (docs/design.md: every field always present). */
 export interface EmailView extends Omit<EmailRecord, InternalFields | 'attachments'> {
@@ -104,6 +105,9 @@ export interface ReleasedView {
 export interface LinkChecksView {
     links: Array<{ url: string; ok: boolean; status?: number; error?: 'TIMEOUT' | 'REFUSED' | 'DNS' | 'TLS' | 'NOT_ALLOWED' | 'TOO_MANY_REDIRECTS'; redirects: string[] }>;
 }
+
+/** GET /v1/emails/{messageId}/checks/auth answer: as the check answers (and keeps) it. */
+export type AuthCheckView = AuthCheckResult;
 
 /** GET /health answer. */
 export interface HealthView {

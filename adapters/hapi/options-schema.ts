@@ -15,6 +15,7 @@ import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../mcp/mail-domain';
 import { mcpOriginsSchema } from './mcp-origin';
 import { relayOptionsSchema, type RelayOptions } from '../relay/relay-options';
 import { linkCheckOptionsSchema, type LinkCheckOptions } from '../link-check/link-check-options';
+import { authCheckOptionsSchema, type AuthCheckOptions } from '../auth-check/auth-check-options';
 
 /** Longest download-link lifetime, seconds: 7 days, the most an S3 presigned URL allows. */
 export const MAX_DOWNLOAD_TTL_SECONDS = 7 * 24 * 3600;
@@ -95,6 +96,8 @@ export interface InboxCapturePluginOptions {
     relay?: RelayOptions;
     /** What POST .../checks/links may ask (docs/api.md, "Link check"; default none: the check is off). */
     linkCheck?: LinkCheckOptions;
+    /** The DNS servers GET .../checks/auth asks (docs/api.md, "Authentication check"; default the system's). */
+    authCheck?: AuthCheckOptions;
 }
 
 /**
@@ -187,7 +190,8 @@ export const optionsSchema = Joi.object({
         concurrency: Joi.number().integer().min(1).max(1000).default(DEFAULT_WEBHOOK_CONCURRENCY)
     }).default(),
     relay: relayOptionsSchema,
-    linkCheck: linkCheckOptionsSchema
+    linkCheck: linkCheckOptionsSchema,
+    authCheck: authCheckOptionsSchema
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.

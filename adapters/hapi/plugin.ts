@@ -29,6 +29,8 @@ import { faultRoutes } from './routes/faults';
 import { releaseRoutes } from './routes/release';
 import { linkCheckRoutes } from './routes/checks-links';
 import { linkCheckerFor } from '../link-check/link-check-options';
+import { authCheckRoutes } from './routes/checks-auth';
+import { authDnsFor } from '../auth-check/auth-check-options';
 import { startRelay, type StartedRelay } from '../relay/start-relay';
 import { inboxRoutes } from './routes/inboxes';
 import { keyRoutes } from './routes/keys';
@@ -136,7 +138,8 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
                 ...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
                 ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), ...checkRoutes(context),
                 // The HTTP port is read when a check runs: a server on port 0 has its port only once started.
-                ...linkCheckRoutes(context, options.linkCheck ? linkCheckerFor(options.linkCheck, () => (typeof server.info.port === 'number' && server.info.port > 0 ? [server.info.port] : [])) : undefined)
+                ...linkCheckRoutes(context, options.linkCheck ? linkCheckerFor(options.linkCheck, () => (typeof server.info.port === 'number' && server.info.port > 0 ? [server.info.port] : [])) : undefined),
+                ...authCheckRoutes(context, authDnsFor(options.authCheck))
             ];
             if (options.mcp) {
                 const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });

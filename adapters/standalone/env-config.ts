@@ -13,6 +13,8 @@ import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 import { readLinkCheckEnv } from '../link-check/link-check-env';
 import type { LinkCheckOptions } from '../link-check/link-check-options';
+import { readAuthCheckEnv } from '../auth-check/auth-check-env';
+import type { AuthCheckOptions } from '../auth-check/auth-check-options';
 import { readRelayEnv } from '../relay/relay-env';
 import type { RelayOptions } from '../relay/relay-options';
 import { settingName } from './serve-flags';
@@ -58,6 +60,8 @@ export interface EnvConfig {
     relay?: RelayOptions;
     /** INBOX_CAPTURE_LINK_CHECK_ALLOW: the plugin's `linkCheck` option (absent: the link check is off). */
     linkCheck?: LinkCheckOptions;
+    /** INBOX_CAPTURE_DNS_SERVERS: the plugin's `authCheck` option (absent: the system's DNS servers). */
+    authCheck?: AuthCheckOptions;
     /** INBOX_CAPTURE_MCP_ORIGINS: the plugin's `mcpOrigins` (absent: its default, none). */
     mcpOrigins?: string[];
 }
@@ -203,6 +207,13 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     });
     if (linkCheck) {
         config.linkCheck = linkCheck;
+    }
+
+    const authCheck = readAuthCheckEnv((name) => read(env, name), (message) => {
+        throw new ConfigError(message);
+    });
+    if (authCheck) {
+        config.authCheck = authCheck;
     }
 
     return config;

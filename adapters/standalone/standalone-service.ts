@@ -93,7 +93,8 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
             plugin,
             options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}),
                 // The SMTP port is the service's own too: a link check refuses it unless it is listed with the port.
-                ...(config.linkCheck ? { linkCheck: { ...config.linkCheck, ownPorts: config.smtpPort === 0 ? [] : [config.smtpPort] } } : {}) }
+                ...(config.linkCheck ? { linkCheck: { ...config.linkCheck, ownPorts: config.smtpPort === 0 ? [] : [config.smtpPort] } } : {}),
+                ...(config.authCheck ? { authCheck: config.authCheck } : {}) }
         });
 
         // People opening the service's address get the web interface (docs/ui.md).

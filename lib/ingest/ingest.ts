@@ -3,6 +3,7 @@ import { attachmentFilename } from '../mime/attachment-name';
 import { blobKeysOf } from '../blob-store/blob-key';
 import type { BlobStore, StagedBlob } from '../blob-store/blob-store';
 import { InboxCaptureError, isInboxCaptureError } from '../errors';
+import { smtpClientOption } from './smtp-client-option';
 import { generateMessageId, newBlobPrefix, rawSha256Hex } from '../identity/ids';
 import { removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from '../long-poll/notifier';
@@ -24,8 +25,12 @@ export const RAW_CONTENT_TYPE = 'message/rfc822';
 export interface IngestOptions {
     /** Envelope recipients (`RCPT TO`). When given and non-empty, the `To`/`Cc` headers are ignored. */
     recipients?: string[];
-    /** Envelope sender (`MAIL FROM`): the sender when the message has no `From` header. */
+    /** Envelope sender (`MAIL FROM`): the sender when the message has no `From` header; kept for the authentication check's SPF. */
     mailFrom?: string;
+    /** The SMTP client's IP address, kept with each copy for the authentication check's SPF (absent: SPF is `none`). */
+    clientAddress?: string;
+    /** The name the SMTP client gave in HELO/EHLO, kept likewise. */
+    clientHelo?: string;
     /** Overrides the clock, Unix ms (tests, replays). */
     receivedAt?: number;
     /**
@@ -90,6 +95,9 @@ export function createIngest(context: IngestContext): Ingest {
         if (options.receivedAt !== undefined && !(Number.isSafeInteger(options.receivedAt) && options.receivedAt >= 0)) {
             throw new InboxCaptureError('INVALID_INPUT', 'receivedAt must be a non-negative integer of Unix milliseconds');
         }
+
+        // Checked before any byte is read: a wrong option fails the call, not a stored copy.
+        smtpClientOption(options);
 
         const reservation = options.reservation ?? context.messageBudget.reserve(0);
         if (!reservation) {
@@ -236,6 +244,7 @@ async function writeCopies(
     }
 
     const rawSha256 = await digest;
+    const smtpClient = smtpClientOption(options);
     const drafts: EmailDraft[] = [];
     for (const [inbox, recipient] of targets) {
         drafts.push({
@@ -255,7 +264,8 @@ async function writeCopies(
             links,
             codes,
             tags: parsed.tags,
-            searchText
+            searchText,
+            ...(smtpClient ? { smtpClient } : {})
         });
     }
 

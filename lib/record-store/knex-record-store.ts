@@ -33,6 +33,7 @@ import { deliveryOutbox } from './sql/delivery-outbox';
 import { faultRules } from './sql/fault-rules';
 import { apiKeys } from './sql/api-keys';
 import { tagWriter } from './sql/tags';
+import { authCheckKeeper } from './sql/auth-checks';
 import { isPostgres } from './sql/dialect';
 import { relayedMessages } from './sql/relayed-messages';
 
@@ -278,6 +279,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         ...tagWriter({ write }),
+        ...authCheckKeeper({ knex, write }),
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {
             assertPositiveInteger(batchSize, 'batchSize');

@@ -210,6 +210,15 @@ export interface RecordStore {
      */
     claimRelayKeys?(keys: readonly string[], deliveryId: string, now: number, forgetBefore: number): Promise<boolean>;
 
+    /** Optional (the authentication check needs it): the check's answer kept with the email (JSON text), or null when none is kept yet or the email is gone. */
+    keptAuthCheck?(messageId: string): Promise<string | null>;
+
+    /**
+     * Keeps `json` as the email's authentication check unless one is kept already; answers
+     * the one kept after the write (null when the email is gone), once across every process.
+     */
+    keepAuthCheck?(messageId: string, json: string): Promise<string | null>;
+
     /** Releases connections. */
     close(): Promise<void>;
 }

@@ -54,7 +54,12 @@ export function cleanDraft(draft: EmailDraft, cleaned?: Map<StoredAttachment[], 
         codes: draft.codes,
         // Tags are the store's to keep valid: a search names them exactly (lib/identity/tags.ts).
         tags: [...new Set(draft.tags)].filter(isValidTag).slice(0, MAX_TAGS),
-        searchText: cleanText(draft.searchText)
+        searchText: cleanText(draft.searchText),
+        ...(draft.smtpClient ? { smtpClient: {
+            address: draft.smtpClient.address,
+            helo: draft.smtpClient.helo === null ? null : cleanText(draft.smtpClient.helo),
+            mailFrom: draft.smtpClient.mailFrom === null ? null : cleanText(draft.smtpClient.mailFrom)
+        } } : {})
     };
 }
 

@@ -27,6 +27,10 @@ export interface EmailRow {
     /** JSON text of string[] ('[]' in rows stored before tags). */
     tags: string;
     sender_name: string;
+    /** The SMTP session's parts (types.ts, SmtpClient): NULL when not told, and in rows stored before the columns existed. */
+    client_address: string | null;
+    client_helo: string | null;
+    mail_from: string | null;
 }
 
 /** A row of `api_keys` with the columns KEY_COLUMNS (schema.ts) selects. */
@@ -62,8 +66,18 @@ export function toRecord(row: EmailRow): EmailRecord {
         attachments: parseAttachments(row.attachments),
         links: row.links === null ? [] : parseLinks(row.links),
         codes: row.codes === null ? [] : parseCodes(row.codes),
-        tags: parseTags(row.tags)
+        tags: parseTags(row.tags),
+        ...smtpClientOf(row)
     };
+}
+
+// Absent, not three nulls, when the ingest was told nothing: a copy uploaded through the API reads as it did before.
+function smtpClientOf(row: EmailRow): Pick<EmailRecord, 'smtpClient'> {
+    if (row.client_address === null && row.client_helo === null && row.mail_from === null) {
+        return {};
+    }
+
+    return { smtpClient: { address: row.client_address, helo: row.client_helo, mailFrom: row.mail_from } };
 }
 
 /** Tags as stored: a JSON array of strings. */
@@ -154,6 +168,9 @@ export function toInsertRow({ record, searchText, sourceHash, messageHash }: { r
         tags: JSON.stringify(record.tags),
         sender_name: record.senderName,
         sender_name_folded: foldForSearch(record.senderName),
+        client_address: record.smtpClient?.address ?? null,
+        client_helo: record.smtpClient?.helo ?? null,
+        mail_from: record.smtpClient?.mailFrom ?? null,
         ...searchColumns(record, searchText)
     };
 }

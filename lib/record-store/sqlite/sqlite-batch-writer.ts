@@ -25,7 +25,8 @@ import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../sql/search-index';
 const INSERT_COLUMNS = [
     'message_id', 'message_id_hash', 'source_id', 'source_id_hash', 'inbox', 'sender', 'recipient', 'subject',
     'sender_folded', 'subject_folded', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'has_attachments', 'attachments',
-    'links', 'codes', 'tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded', 'sender_name_folded'
+    'links', 'codes', 'tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded', 'sender_name_folded',
+    'client_address', 'client_helo', 'mail_from'
 ];
 
 /** The columns that may hold a text too long to bind in one go: inserted empty, then appended in pieces. */

@@ -33,6 +33,7 @@ const CLAIMS: ShapeClaims = {
         DeletedFaults: 'DeletedFaultsView',
         Released: 'ReleasedView',
         LinkChecks: 'LinkChecksView',
+        AuthCheck: 'AuthCheckView',
         Health: 'HealthView',
         Version: 'VersionView'
     },
@@ -44,6 +45,10 @@ const CLAIMS: ShapeClaims = {
         FaultReply: 'the reply of FaultRule, checked as that field',
         FaultRuleInput: 'a request body: the core\'s FaultRuleInput, which the route hands over as it is',
         LinkCheck: 'the items of LinkChecks.links, checked as that field',
+        AuthSpf: 'the spf of AuthCheck, checked as that field',
+        AuthDkim: 'the items of AuthCheck.dkim, checked as that field',
+        AuthDmarc: 'the dmarc of AuthCheck, checked as that field',
+        AuthArc: 'the arc of AuthCheck, checked as that field',
         ReleaseRequest: 'a request body: its `to` is handed to the core as it is',
         Error: 'the served codes are those the routes declare, typed ApiErrorCode by errorResponses(); ApiErrorCode adds those hapi raises itself (405, 413, 415)'
     }

@@ -138,6 +138,11 @@ const ROUTES: Record<string, Case[]> = {
             badRequest: 'VALIDATION_ERROR'
         }
     ],
+    'GET /v1/emails/{messageId}/checks/auth': [
+        { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/checks/auth` }), status: anyKey(200) },
+        { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/checks/auth` }), status: byKey(200, 404, 200, 404) },
+        { name: 'an unknown email', request: () => ({ url: '/v1/emails/nobody%40x/checks/auth' }), status: anyKey(404) }
+    ],
     'POST /v1/emails/{messageId}/checks/links': [
         { name: 'an email inside the prefix', request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.inside.id)}/checks/links` }), status: anyKey(200) },
         { name: 'an email outside the prefix', request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.outside.id)}/checks/links` }), status: byKey(200, 404, 200, 404) },
@@ -268,9 +273,10 @@ describe('route access', () => {
 
     before(async () => {
         // A relay that takes the fixture's mail, so a release shows its scope decision, not a 409;
-        // the link check on, so that it shows its own, not a 403.
+        // the link check on, so that it shows its own, not a 403. The authentication check asks a
+        // loopback port nobody serves: each lookup is refused at once (only its access is looked at here).
         sink = await startSmtpSink();
-        p = await provisionServer({ plugin: { relay: { url: sink.url(), allow: ['*@x.test'] }, linkCheck: { allow: ['127.0.0.1/32'] } } });
+        p = await provisionServer({ plugin: { relay: { url: sink.url(), allow: ['*@x.test'] }, linkCheck: { allow: ['127.0.0.1/32'] }, authCheck: { dnsServers: ['127.0.0.1:9'] } } });
         const { capture } = p.api;
         const scopes: Record<Exclude<Kind, 'none'>, { inboxPrefix?: string; readOnly?: boolean }> = {
             full: {},

@@ -100,6 +100,7 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/emails',
                 'GET /v1/emails/{messageId}',
                 'GET /v1/emails/{messageId}/attachments/{filename}',
+                'GET /v1/emails/{messageId}/checks/auth',
                 'GET /v1/emails/{messageId}/checks/html',
                 'GET /v1/emails/{messageId}/headers',
                 'GET /v1/emails/{messageId}/raw',

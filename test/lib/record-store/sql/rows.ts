@@ -26,6 +26,9 @@ function row(overrides: Partial<EmailRow> = {}): EmailRow {
         codes: '["482913"]',
         tags: '["welcome"]',
         sender_name: 'From Name',
+        client_address: null,
+        client_helo: null,
+        mail_from: null,
         ...overrides
     };
 }
@@ -125,8 +128,21 @@ describe('rows', () => {
                 sender_name_folded: 'from name',
                 recipient_folded: 'a@x.test',
                 filenames_folded: 'a.pdf',
-                body_folded: 'text'
+                body_folded: 'text',
+                client_address: null,
+                client_helo: null,
+                mail_from: null
             });
+        });
+
+        it('keeps the SMTP session\'s address, HELO name and envelope sender, and reads them back; none of them: no smtpClient', () => {
+            const record = toRecord(row({ client_address: '192.0.2.7', client_helo: 'mx.sender.test', mail_from: '' }));
+            expect(record.smtpClient).to.equal({ address: '192.0.2.7', helo: 'mx.sender.test', mailFrom: '' });
+            const inserted = toInsertRow({ record, searchText: 'text', sourceHash: 'sh', messageHash: 'mh' });
+            expect(inserted).to.include({ client_address: '192.0.2.7', client_helo: 'mx.sender.test', mail_from: '' });
+            expect(toRecord({ seq: 1, ...inserted } as unknown as EmailRow)).to.equal(record);
+            expect(toRecord(row({ client_address: '192.0.2.7' })).smtpClient).to.equal({ address: '192.0.2.7', helo: null, mailFrom: null });
+            expect(toRecord(row())).to.not.include('smtpClient');
         });
 
         it('reads back as the same record', () => {
@@ -166,7 +182,7 @@ describe('rows', () => {
         it('select the columns the rows are read from, never the key hash', () => {
             expect(EMAIL_COLUMNS).to.equal([
                 'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size',
-                'raw_sha256', 'attachments', 'links', 'codes', 'tags', 'sender_name'
+                'raw_sha256', 'attachments', 'links', 'codes', 'tags', 'sender_name', 'client_address', 'client_helo', 'mail_from'
             ]);
             expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only']);
         });
