@@ -4,7 +4,7 @@ import { newInbox } from './new-inbox';
 import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
     CheckHtmlOptions, CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
-    FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, LinkCheck, LinkChecks,
+    FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, LinkCheck, LinkChecks, AuthCheck,
     RequestOptions, TagsBody, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
@@ -159,6 +159,14 @@ export class InboxCaptureClient {
      */
     async checkLinks(messageId: string, options: RequestOptions = {}): Promise<LinkCheck[]> {
         return (await this.#json<LinkChecks>('POST', `/v1/emails/${segment(messageId)}/checks/links`, options)).links;
+    }
+
+    /**
+     * The email's SPF, DKIM, DMARC and ARC verdicts (docs/api.md, "Authentication check"):
+     * worked out by the server on the first call and kept, so later calls answer the same.
+     */
+    checkAuth(messageId: string, options: RequestOptions = {}): Promise<AuthCheck> {
+        return this.#json('GET', `/v1/emails/${segment(messageId)}/checks/auth`, options);
     }
 
     /**

@@ -195,6 +195,47 @@ export interface LinkChecks {
     links: LinkCheck[];
 }
 
+/** An RFC 8601 result word of the authentication check. */
+export type AuthResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror';
+
+/** The SPF verdict of `GET /v1/emails/{messageId}/checks/auth`. */
+export interface AuthSpf {
+    result: AuthResult;
+    /** The envelope sender's domain (the HELO name's for `<>`); null when neither is known. */
+    domain: string | null;
+}
+
+/** One DKIM signature's verdict; an unsigned email has one `none` with null domain and selector. */
+export interface AuthDkim {
+    result: AuthResult;
+    domain: string | null;
+    selector: string | null;
+}
+
+/** The DMARC verdict of the `From` domain. */
+export interface AuthDmarc {
+    result: AuthResult;
+    /** The organizational domain; null without exactly one `From` address. */
+    domain: string | null;
+    /** The record's policy (`none`, `quarantine`, `reject`); null without a record. */
+    policy: string | null;
+}
+
+/** The ARC chain's verdict. */
+export interface AuthArc {
+    result: AuthResult;
+}
+
+/** The answer of `GET /v1/emails/{messageId}/checks/auth` (docs/api.md, "Authentication check"). */
+export interface AuthCheck {
+    spf: AuthSpf;
+    dkim: AuthDkim[];
+    dmarc: AuthDmarc;
+    arc: AuthArc;
+    /** When the check ran, Unix ms: kept, so later calls answer the same. */
+    checkedAt: number;
+}
+
 /** Every `error` code the API documents in its answers. */
 export type ApiErrorCode =
     | 'UNAUTHORIZED'

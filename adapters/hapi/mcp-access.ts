@@ -1,6 +1,10 @@
 import { encodeCursor } from '../../lib/cursor/email-cursor';
 import { isInboxCaptureError } from '../../lib/errors';
 import { checkHtmlCompatibility } from '../../lib/html-check/html-checker';
+import type { AuthDns } from '../../lib/auth-check/auth-check-types';
+import { linkTargets } from '../../lib/link-check/link-targets';
+import { keptAuthCheck } from '../../lib/service/auth-check-kept';
+import type { LinkChecker } from '../link-check/link-checker';
 import { readBounded } from '../../lib/util/read-bounded';
 import { WaitCanceller } from '../../lib/long-poll/wait-canceller';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
@@ -24,6 +28,10 @@ export interface ServiceAccessOptions {
     maxPageBytes: number;
     /** The plugin's waits in flight: a stopping server ends them at once. */
     longPolls: Set<WaitCanceller>;
+    /** The link check's checker (absent: the plugin's `linkCheck` is unset, the check is off). */
+    linkChecker?: LinkChecker;
+    /** The authentication check's DNS (the plugin's `authCheck`). */
+    authDns: () => AuthDns;
 }
 
 // The API's view, URLs and all: the tools read what they need of it.
@@ -170,6 +178,24 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
             }
 
             return checkHtmlCompatibility(record.htmlBody);
+        },
+
+        async checkLinks(messageId) {
+            const record = await capture.getEmail(messageId, scope);
+            if (!record) {
+                throw noEmail(messageId);
+            }
+
+            return options.linkChecker ? options.linkChecker.check(linkTargets(record.links)) : null;
+        },
+
+        async checkAuth(messageId) {
+            const result = await keptAuthCheck(capture, messageId, scope, options.authDns);
+            if (!result) {
+                throw noEmail(messageId);
+            }
+
+            return result;
         },
 
         async newInbox(prefix) {

@@ -134,16 +134,18 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
         let relay: StartedRelay | undefined;
         try {
             registerAuth(server, capture);
+            // The HTTP port is read when a check runs: a server on port 0 has its port only once started.
+            const linkChecker = options.linkCheck ? linkCheckerFor(options.linkCheck, () => (typeof server.info.port === 'number' && server.info.port > 0 ? [server.info.port] : [])) : undefined;
+            const authDns = authDnsFor(options.authCheck);
             const keyed = [
                 ...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
                 ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), ...checkRoutes(context),
-                // The HTTP port is read when a check runs: a server on port 0 has its port only once started.
-                ...linkCheckRoutes(context, options.linkCheck ? linkCheckerFor(options.linkCheck, () => (typeof server.info.port === 'number' && server.info.port > 0 ? [server.info.port] : [])) : undefined),
-                ...authCheckRoutes(context, authDnsFor(options.authCheck))
+                ...linkCheckRoutes(context, linkChecker),
+                ...authCheckRoutes(context, authDns)
             ];
             if (options.mcp) {
                 const log = (message: string, error: unknown) => server.log(['inbox-capture', 'error'], { message, error });
-                keyed.push(...mcpRoutes({ ...context, mailDomain: options.mailDomain, origins: options.mcpOrigins, version, log }));
+                keyed.push(...mcpRoutes({ ...context, mailDomain: options.mailDomain, origins: options.mcpOrigins, version, log, ...(linkChecker ? { linkChecker } : {}), authDns }));
             }
 
             assertAccessDeclared(keyed);

@@ -76,6 +76,21 @@ export function createClientAccess(options: ClientAccessOptions): MailAccess {
         deleteEmail: (messageId, signal) => call(() => client.deleteEmail(messageId, { signal })),
         deleteInbox: (inbox, signal) => call(() => client.deleteInbox(inbox, { signal })),
         checkHtml: (messageId, signal) => call(() => client.checkHtml(messageId, { signal })),
+        checkAuth: (messageId, signal) => call(() => client.checkAuth(messageId, { signal })),
+
+        async checkLinks(messageId, signal) {
+            try {
+                return await client.checkLinks(messageId, { signal });
+            }
+            catch (err) {
+                // Off is an answer the tool reports, not a failure of the whole check.
+                if (err instanceof InboxCaptureApiError && err.code === 'LINK_CHECK_DISABLED') {
+                    return null;
+                }
+
+                return call(() => Promise.reject(err));
+            }
+        },
 
         async newInbox(prefix, signal) {
             // The key's own prefix comes first, so the inbox is one the key can read.

@@ -3,7 +3,7 @@
 // command over the HTTP API with the client (client-access.ts). Scope checks belong to
 // the implementations: the service's rules on one side, the API's answers on the other.
 
-import type { Attachment, Email, Header, HtmlCheck, Inbox } from '../client/types';
+import type { Attachment, AuthCheck, Email, Header, HtmlCheck, Inbox, LinkCheck } from '../client/types';
 
 /** An email as the tools read it: the API's email object (as the client declares it), as far as they need it. */
 export type MailEmail = Omit<Email, 'attachments' | 'rawUrl'> & {
@@ -47,6 +47,10 @@ export interface MailAccess {
     deleteInbox(inbox: string, signal: AbortSignal): Promise<number>;
     /** The email's HTML checked against the default email clients (caniemail). */
     checkHtml(messageId: string, signal: AbortSignal): Promise<HtmlCheck>;
+    /** Each http(s) link's outcome (HEAD only); null when the service has the link check off. */
+    checkLinks(messageId: string, signal: AbortSignal): Promise<LinkCheck[] | null>;
+    /** The email's SPF, DKIM, DMARC and ARC verdicts, worked out once and kept. */
+    checkAuth(messageId: string, signal: AbortSignal): Promise<AuthCheck>;
     /** A fresh inbox the key can read, named `prefix` (inside the key's own prefix) and random characters. */
     newInbox(prefix: string | undefined, signal: AbortSignal): Promise<{ inbox: string; address: string }>;
 }

@@ -39,7 +39,7 @@ const query = Joi.string().allow('').max(MAX_QUERY_LENGTH)
     .description('Search terms, all of which must match (case-insensitive substrings): words, "phrases", -negation, and field:value with from, to, subject, body, filename, tag, has:attachment|link|code, before:, after:, larger:, smaller:');
 
 /** The checks check_email runs. */
-export const CHECKS = ['html'] as const;
+export const CHECKS = ['html', 'links', 'auth'] as const;
 
 /** Tool inputs, by tool name. */
 export const INPUTS = {
@@ -78,7 +78,7 @@ export const INPUTS = {
     check_email: Joi.object({
         messageId,
         checks: Joi.array().items(Joi.string().valid(...CHECKS)).min(1).default([...CHECKS])
-            .description('Which checks to run (default all): html, the HTML against email clients (caniemail)')
+            .description('Which checks to run (default all): html, the HTML against email clients (caniemail); links, each http(s) link asked with HEAD; auth, SPF, DKIM, DMARC and ARC')
     })
 };
 
@@ -170,7 +170,21 @@ export const OUTPUTS = {
             })).required(),
             data: Joi.object({ source: Joi.string().required(), updated: Joi.string().required() }).required(),
             html: Joi.boolean().valid(false)
-        }).description('The HTML check, when asked for')
+        }).description('The HTML check, when asked for'),
+        links: Joi.array().items(Joi.object({
+            url: Joi.string().required(),
+            ok: Joi.boolean().required(),
+            status: Joi.number().integer(),
+            error: Joi.string(),
+            redirects: Joi.array().items(Joi.string()).required()
+        })).allow(null).description('The link check, when asked for; null: the service has it off (INBOX_CAPTURE_LINK_CHECK_ALLOW unset)'),
+        auth: Joi.object({
+            spf: Joi.object({ result: Joi.string().required(), domain: Joi.string().allow(null).required() }).required(),
+            dkim: Joi.array().items(Joi.object({ result: Joi.string().required(), domain: Joi.string().allow(null).required(), selector: Joi.string().allow(null).required() })).required(),
+            dmarc: Joi.object({ result: Joi.string().required(), domain: Joi.string().allow(null).required(), policy: Joi.string().allow(null).required() }).required(),
+            arc: Joi.object({ result: Joi.string().required() }).required(),
+            checkedAt: Joi.number().integer().required()
+        }).description('The authentication check, when asked for')
     })
 };
 

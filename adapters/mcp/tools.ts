@@ -182,12 +182,16 @@ export const TOOLS: ToolDefinition[] = [
     {
         name: 'check_email',
         title: 'Check an email',
-        description: 'Is this mail right? `html` checks the email\'s HTML (with its <style> blocks and style attributes) against the Gmail, Outlook, Apple Mail, Yahoo and Samsung Email clients with the caniemail data: a score 0-100 and each feature some client lacks or half-supports. It needs nothing but the email; an email without HTML scores 100.',
+        description: 'Is this mail right? `html` checks the email\'s HTML (with its <style> blocks and style attributes) against the Gmail, Outlook, Apple Mail, Yahoo and Samsung Email clients with the caniemail data: a score 0-100 and each feature some client lacks or half-supports. It needs nothing but the email; an email without HTML scores 100. ' +
+            '`links` asks each http(s) link of the email with HEAD (never GET, so one-time links stay unused): it needs the service to allow it (INBOX_CAPTURE_LINK_CHECK_ALLOW), and says so when it is off. ' +
+            '`auth` gives the SPF, DKIM, DMARC and ARC verdicts: SPF needs the SMTP client\'s address kept when the mail arrived over SMTP (none for an uploaded mail), and every check needs the DNS servers (INBOX_CAPTURE_DNS_SERVERS, default the system\'s) reachable: unanswered lookups give temperror after 5 s. Worked out once and kept.',
         annotations: READS,
         async run(args, access, signal) {
             const messageId = args.messageId as string;
             const checks = args.checks as string[];
             const html = checks.includes('html') ? await access.checkHtml(messageId, signal) : undefined;
+            const links = checks.includes('links') ? await access.checkLinks(messageId, signal) : undefined;
+            const auth = checks.includes('auth') ? await access.checkAuth(messageId, signal) : undefined;
             const lines = [`Checks of email ${messageId}.`];
             if (html) {
                 lines.push(html.html === false ? 'HTML: the email has no HTML body (score 100).' : `HTML: score ${html.score} for ${html.clients.length} clients (caniemail data of ${html.data.updated.slice(0, 10)}).`);
@@ -198,7 +202,24 @@ export const TOOLS: ToolDefinition[] = [
                 }
             }
 
-            return { structured: { messageId, ...(html ? { html } : {}) }, content: [text(lines.join('\n'))] };
+            if (links === null) {
+                lines.push('Links: the link check is disabled on this service (INBOX_CAPTURE_LINK_CHECK_ALLOW is not set).');
+            }
+            else if (links) {
+                lines.push(`Links: ${links.filter((l) => l.ok).length} of ${links.length} answered below 400.`);
+                for (const link of links) {
+                    const outcome = link.error ?? String(link.status);
+                    lines.push(`- ${link.ok ? 'ok' : 'broken'} ${outcome} ${link.url}${link.redirects.length > 0 ? ` (via ${link.redirects.join(' -> ')})` : ''}`);
+                }
+            }
+
+            if (auth) {
+                const dkim = auth.dkim.map((d) => (d.domain ? `${d.result} (${d.domain}, selector ${d.selector ?? '-'})` : d.result)).join(', ');
+                lines.push(`Authentication: SPF ${auth.spf.result}${auth.spf.domain ? ` (${auth.spf.domain})` : ''}; DKIM ${dkim}; ` +
+                    `DMARC ${auth.dmarc.result}${auth.dmarc.domain ? ` (${auth.dmarc.domain}${auth.dmarc.policy ? `, p=${auth.dmarc.policy}` : ''})` : ''}; ARC ${auth.arc.result}.`);
+            }
+
+            return { structured: { messageId, ...(html ? { html } : {}), ...(links !== undefined ? { links } : {}), ...(auth ? { auth } : {}) }, content: [text(lines.join('\n'))] };
         }
     }
 ];

@@ -27,6 +27,6 @@ export function ingestOnce(
     raw: Buffer | string | Readable,
     options: IngestOptions & Pick<IngestContext, 'recordStore' | 'blobStore'> & Partial<IngestContext>
 ): Promise<EmailRecord[]> {
-    const { recipients, mailFrom, receivedAt, reservation, ...context } = options;
-    return createIngest(testIngestContext(context))(raw, { recipients, mailFrom, receivedAt, reservation });
+    const { recipients, mailFrom, clientAddress, clientHelo, receivedAt, reservation, ...context } = options;
+    return createIngest(testIngestContext(context))(raw, { recipients, mailFrom, clientAddress, clientHelo, receivedAt, reservation });
 }

@@ -7,6 +7,8 @@ import { AUTH_STRATEGY } from '../auth-scheme';
 import { quoted } from '../../error-detail/detail-line';
 import { apiError } from '../error-mapping';
 import { createServiceAccess } from '../mcp-access';
+import type { AuthDns } from '../../../lib/auth-check/auth-check-types';
+import type { LinkChecker } from '../../link-check/link-checker';
 import { mcpOriginAllowed } from '../mcp-origin';
 import { keyScopeOf, routeAccess } from '../route-access';
 import { API_TAG, BEARER_SECURITY, GROUP_AGENTS, type RouteContext } from '../route-context';
@@ -28,6 +30,10 @@ export interface McpRouteContext extends RouteContext {
     origins: readonly string[];
     version: string;
     log: (message: string, error: unknown) => void;
+    /** The link check's checker, shared with its route (absent: off). */
+    linkChecker?: LinkChecker;
+    /** The authentication check's DNS, shared with its route. */
+    authDns: () => AuthDns;
 }
 
 // Headers of the hop, not of the message: never handed to the transport.
@@ -82,7 +88,9 @@ export function mcpRoutes(context: McpRouteContext): ServerRoute[] {
             scope: keyScopeOf(request),
             mailDomain: context.mailDomain,
             maxPageBytes: context.maxPageBytes,
-            longPolls: context.longPolls
+            longPolls: context.longPolls,
+            ...(context.linkChecker ? { linkChecker: context.linkChecker } : {}),
+            authDns: context.authDns
         });
         const server = createMcpServer(access, { version: context.version, log: context.log, answerTurns });
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });

@@ -39,6 +39,11 @@ const CLAIMS: ShapeClaims = {
         Released: 'Released',
         LinkChecks: 'LinkChecks',
         LinkCheck: 'LinkCheck',
+        AuthCheck: 'AuthCheck',
+        AuthSpf: 'AuthSpf',
+        AuthDkim: 'AuthDkim',
+        AuthDmarc: 'AuthDmarc',
+        AuthArc: 'AuthArc',
         Error: 'ErrorBody'
     },
     unclaimed: {

@@ -84,6 +84,20 @@ describe('options-schema', () => {
         });
     });
 
+    describe('validateOptions() of authCheck', () => {
+
+        it('leaves the DNS servers to the system by default, and keeps given ones', () => {
+            expect(validateOptions({}).authCheck).to.be.undefined();
+            expect(validateOptions({ authCheck: { dnsServers: ['127.0.0.1:5353', '[::1]'] } }).authCheck).to.equal({ dnsServers: ['127.0.0.1:5353', '[::1]'] });
+        });
+
+        it('refuses what Node\'s resolver would not take', () => {
+            expect(() => validateOptions({ authCheck: { dnsServers: ['dns.example.test'] } })).to.throw(/"authCheck.dnsServers\[0\]" with value "dns.example.test" fails to match/);
+            expect(() => validateOptions({ authCheck: { dnsServers: ['999.0.0.1:53'] } })).to.throw(/999.0.0.1:53 is not a DNS server address/);
+            expect(() => validateOptions({ authCheck: { dnsServers: [] } })).to.throw(/must contain at least 1 items/);
+        });
+    });
+
     describe('validateOptions() of relay', () => {
 
         it('takes a relay with its allow-list, the URL and list checked as they will be used', () => {

@@ -36,6 +36,13 @@ describe('env-config', () => {
             expect(() => readEnvConfig({ INBOX_CAPTURE_LINK_CHECK_ALLOW: 'shop.test,10.0.0.0/40' })).to.throw(ConfigError, 'INBOX_CAPTURE_LINK_CHECK_ALLOW: "10.0.0.0/40": the prefix length must be 0 to 32');
         });
 
+        it('reads INBOX_CAPTURE_DNS_SERVERS into the authCheck option; blank leaves the system\'s; what is not a server stops it, named', () => {
+            expect(readEnvConfig({ INBOX_CAPTURE_DNS_SERVERS: ' 127.0.0.1:5353, [::1]:53 ,10.0.0.2' }, '/srv/app').authCheck).to.equal({ dnsServers: ['127.0.0.1:5353', '[::1]:53', '10.0.0.2'] });
+            expect(readEnvConfig({ INBOX_CAPTURE_DNS_SERVERS: ' , ' }, '/srv/app').authCheck).to.be.undefined();
+            expect(() => readEnvConfig({ INBOX_CAPTURE_DNS_SERVERS: 'dns.example.test:53' })).to.throw(ConfigError, /^INBOX_CAPTURE_DNS_SERVERS must be comma-separated DNS servers/);
+            expect(() => readEnvConfig({ INBOX_CAPTURE_DNS_SERVERS: '127.0.0.1:5353,300.1.1.1' })).to.throw(ConfigError, /300\.1\.1\.1 is not a DNS server address/);
+        });
+
         it('applies the documented defaults to an empty environment', () => {
             // docs/api.md, "Environment variables"; docs/design.md, "Configuration".
             expect(readEnvConfig({}, '/srv/app')).to.equal({

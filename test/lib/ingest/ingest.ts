@@ -249,6 +249,32 @@ describe('ingest', () => {
             expect(await p.allBlobKeys()).to.equal([]);
         });
 
+        it('keeps the SMTP client\'s address, HELO name and envelope sender with every copy; none given: no smtpClient', async (flags: Flags) => {
+            const p = await provision(flags);
+            const copies = await p.ingest(await fixture('plain-text.eml'), { recipients: ['one@example.test', 'two@example.test'], clientAddress: '::ffff:192.0.2.7', clientHelo: '[192.0.2.7]', mailFrom: '' });
+            expect(copies.map((c) => c.smtpClient)).to.equal([
+                { address: '::ffff:192.0.2.7', helo: '[192.0.2.7]', mailFrom: '' },
+                { address: '::ffff:192.0.2.7', helo: '[192.0.2.7]', mailFrom: '' }
+            ]);
+            expect((await p.recordStore.getEmail(copies[1].messageId))!.smtpClient).to.equal({ address: '::ffff:192.0.2.7', helo: '[192.0.2.7]', mailFrom: '' });
+            const [plain] = await p.ingest(crlf('From: a@example.test\nTo: plain@example.test\nSubject: no session\n\nbody\n'));
+            expect(plain).to.not.include('smtpClient');
+            expect((await p.recordStore.getEmail(plain.messageId))).to.not.include('smtpClient');
+        });
+
+        it('refuses a client address, HELO name or envelope sender that is not one with INVALID_INPUT, before storing anything', async (flags: Flags) => {
+            const p = await provision(flags);
+            for (const options of [
+                { clientAddress: 'mail.example.test' }, { clientAddress: '192.0.2.300' }, { clientAddress: 'fe80::1%eth0' },
+                { clientHelo: 'two words' }, { clientHelo: '' }, { clientHelo: 'h'.repeat(256) }, { clientHelo: 'caf\u00e9.test' },
+                { mailFrom: 'a@b.test\r\nRCPT TO:<x@y>' }, { mailFrom: `${'a'.repeat(992)}@b.test` }
+            ] as IngestOptions[]) {
+                await rejectsWith(p.ingest(await fixture('plain-text.eml'), options), 'INVALID_INPUT');
+            }
+
+            expect(await p.allBlobKeys()).to.equal([]);
+        });
+
         it('stores the raw message byte for byte as message/rfc822 under a key of our own', async (flags: Flags) => {
             const p = await provision(flags);
             const puts: Array<{ key: string; contentType: string }> = [];
