@@ -2,21 +2,12 @@
 // policy, ARC) as badges: green for pass, red for fail, grey for every other word
 // (softfail, neutral, none, temperror, permerror), each word shown as the service said it.
 
+import type { AuthCheck } from '../client/index';
 import { el } from './dom';
 import { formatTime } from './format';
 
-/** The answer of `GET /v1/emails/{messageId}/checks/auth` (docs/api.md, "Authentication check"). */
-export interface AuthVerdicts {
-    spf: { result: string; domain: string | null };
-    dkim: { result: string; domain: string | null; selector: string | null }[];
-    dmarc: { result: string; domain: string | null; policy: string | null };
-    arc: { result: string };
-    /** Unix milliseconds. */
-    checkedAt: number;
-}
-
 /** A verdict word as a badge. */
-export function badge(result: string): HTMLSpanElement {
+function badge(result: string): HTMLSpanElement {
     const kind = result === 'pass' ? 'pass' : result === 'fail' ? 'fail' : 'other';
     return el('span', { class: `badge badge-${kind}`, 'data-result': result }, result);
 }
@@ -32,7 +23,7 @@ function row(name: string, ...value: (Node | null)[]): Node[] {
 }
 
 /** The verdicts as a definition list, then when they were reached. */
-export function authVerdicts(result: AuthVerdicts): Node[] {
+export function authVerdicts(result: AuthCheck): Node[] {
     // An unsigned email has one verdict, `none`, with neither domain nor selector.
     const dkim = result.dkim.map((sig) => el('span', { class: 'signature' }, badge(sig.result),
         sig.domain === null ? detail('no signature') : detail(`d=${sig.domain}`, sig.selector && `s=${sig.selector}`)));

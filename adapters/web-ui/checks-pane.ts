@@ -1,9 +1,10 @@
-// The Checks tab of one email: its HTML against email clients (asked when the tab opens),
-// its links (asked only on a click: the service then sends HEAD requests to other hosts)
-// and its authentication verdicts. Everything of the answers enters the page as text.
+// The Checks tab of one email: its HTML against email clients and its authentication
+// verdicts (both asked when the tab opens), its links (asked only on a click: the service
+// then sends HEAD requests to other hosts). Everything of the answers enters the page as text.
 
 import { InboxCaptureApiError, type Email, type HtmlCheck, type LinkCheck } from '../client/index';
 import { describeError, withApi } from './api';
+import { authVerdicts } from './auth-verdicts';
 import { el, replaceChildren } from './dom';
 
 const isWebUrl = (href: string) => /^https?:/i.test(href);
@@ -38,7 +39,9 @@ function htmlResult(result: HtmlCheck): Node[] {
     return [
         el('p', { class: 'score' }, el('span', { class: 'score-value' }, String(result.score)), ' / 100 ', el('meter', { min: '0', max: '100', value: String(result.score), 'aria-label': 'HTML compatibility score' })),
         el('p', { class: 'detail' }, 'The share of (feature, client) pairs that clients support, a partial one counting half. ', source),
-        result.findings.length === 0 ? el('p', {}, 'Every checked client supports every feature found.') : findingsTable(result)
+        result.findings.length === 0
+            ? el('p', {}, 'Every checked client supports every feature found.')
+            : el('details', { class: 'findings-list', open: true }, el('summary', {}, `${result.findings.length} features some client lacks or half-supports`), findingsTable(result))
     ];
 }
 
@@ -101,12 +104,21 @@ function linksSection(e: Email): HTMLElement {
     return node;
 }
 
-/** The Checks tab's content for an email: the HTML check and the auth check start now, the links wait for their button. */
+/** A section whose body is the answer of `load`, asked now ("Checking…" until it comes). */
+function loadedSection<T>(id: string, title: string, load: () => Promise<T>, show: (result: T) => Node[], ...intro: Node[]): HTMLElement {
+    const { node, body } = section(id, title, ...intro);
+    replaceChildren(body, 'Checking…');
+    load().then(
+        (result) => replaceChildren(body, ...show(result)),
+        (err) => replaceChildren(body, el('p', { class: 'notice' }, describeError(err))));
+    return node;
+}
+
+/** The Checks tab's content for an email: the HTML and the auth checks start now, the links wait for their button. */
 export function checksPanel(e: Email): Node {
-    const html = section('check-html', 'HTML compatibility');
-    replaceChildren(html.body, 'Checking…');
-    withApi((api) => api.checkHtml(e.messageId)).then(
-        (result) => replaceChildren(html.body, ...htmlResult(result)),
-        (err) => replaceChildren(html.body, el('p', { class: 'notice' }, describeError(err))));
-    return el('div', { class: 'checks' }, html.node, linksSection(e));
+    return el('div', { class: 'checks' },
+        loadedSection('check-html', 'HTML compatibility', () => withApi((api) => api.checkHtml(e.messageId)), htmlResult),
+        linksSection(e),
+        loadedSection('check-auth', 'Authentication', () => withApi((api) => api.checkAuth(e.messageId)), authVerdicts,
+            el('p', { class: 'detail' }, 'SPF, DKIM, DMARC and ARC, from the SMTP client the service kept with the email and DNS; worked out once, then kept.')));
 }

@@ -8,16 +8,22 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
+import { dkimKey, signed, type DkimKey } from '../helpers/signed-mail';
+import { startTxtDnsServer, type TxtDnsServer } from '../helpers/txt-dns-server';
 import { contextWithKey, openUi, waitForHash } from '../helpers/web-ui';
 
 // The Checks tab of the web interface (docs/ui.md, "What it does") in a real Chromium,
 // against a real service: the HTML check when the tab opens, the link check on a click
-// against local HTTP servers, and the message when the link check is off.
+// against local HTTP servers, the message when the link check is off, and the
+// authentication verdicts against a DNS server on loopback with records the test makes.
 
 const { expect } = Code;
 const { describe, it, before, after, afterEach } = exports.lab = Lab.script();
 
 const NEWSLETTER = Fs.readFileSync(Path.join(__dirname, '..', 'fixtures', 'html', 'newsletter.html'), 'utf8');
+const DOMAIN = 'news.example';
+const SELECTOR = 'sel';
+const LISTED = '192.0.2.10';
 
 describe('web interface: the Checks tab', () => {
     let browser: Browser;
@@ -27,6 +33,8 @@ describe('web interface: the Checks tab', () => {
     let base: string;
     let closedPort: number;
     let context: BrowserContext | undefined;
+    let dns: TxtDnsServer;
+    let key: DkimKey;
     const asked: string[] = [];
 
     before(async () => {
@@ -43,8 +51,14 @@ describe('web interface: the Checks tab', () => {
         closedPort = (closed.address() as AddressInfo).port;
         await new Promise<void>((resolve) => closed.close(() => resolve()));
 
+        key = dkimKey();
+        dns = await startTxtDnsServer({
+            [DOMAIN]: [`v=spf1 ip4:${LISTED} -all`],
+            [`${SELECTOR}._domainkey.${DOMAIN}`]: [key.record],
+            [`_dmarc.${DOMAIN}`]: ['v=DMARC1; p=reject']
+        });
         browser = await launchBrowser();
-        p = await provisionServer({ listen: true, plugin: { linkCheck: { allow: ['127.0.0.1/32'] } } });
+        p = await provisionServer({ listen: true, plugin: { linkCheck: { allow: ['127.0.0.1/32'] }, authCheck: { dnsServers: [dns.address] } } });
         off = await provisionServer({ listen: true });
     });
 
@@ -52,6 +66,7 @@ describe('web interface: the Checks tab', () => {
         await browser?.close();
         await p?.cleanup();
         await off?.cleanup();
+        await dns?.close();
         target?.closeAllConnections();
         await new Promise<void>((resolve) => target ? target.close(() => resolve()) : resolve());
     });
@@ -142,6 +157,44 @@ describe('web interface: the Checks tab', () => {
         await items.first().waitFor();
         expect(await items.count()).to.equal(4);
         expect(asked.length).to.equal(count);
+    });
+
+    /** The newsletter as its sender's mail server sends it, from `address`. */
+    const fromSender = async (raw: string, inbox: string, address: string) => {
+        const [email] = await p.api.ingestForApi(raw, { recipients: [`${inbox}@test.example`], clientAddress: address, clientHelo: `mail.${DOMAIN}`, mailFrom: `bounces@${DOMAIN}` });
+        return email!;
+    };
+
+    const verdicts = (page: Page) => page.locator('#check-auth dl.auth dd').evaluateAll((nodes) => nodes.map((node) => {
+        const dd = node as unknown as { dataset: { check: string }; textContent: string; querySelectorAll(s: string): ArrayLike<{ className: string; textContent: string }> };
+        return { check: dd.dataset.check, badges: Array.from(dd.querySelectorAll('.badge')).map((b) => `${b.className}: ${b.textContent}`), text: dd.textContent };
+    }));
+
+    it('shows SPF, DKIM, DMARC (with its policy) and ARC as badges for a signed newsletter from a listed address, and when they were checked', async () => {
+        const raw = await signed(buildMail({ from: `The Weekly Brew <news@${DOMAIN}>`, to: 'checks-auth@test.example', subject: 'The Weekly Brew', html: NEWSLETTER }), key, DOMAIN, SELECTOR);
+        const email = await fromSender(raw, 'checks-auth', LISTED);
+        const page = await openChecks(p, 'checks-auth', email.messageId);
+        await page.locator('#check-auth dl.auth').waitFor();
+        expect(await verdicts(page)).to.equal([
+            { check: 'spf', badges: ['badge badge-pass: pass'], text: `pass ${DOMAIN}` },
+            { check: 'dkim', badges: ['badge badge-pass: pass'], text: `pass d=${DOMAIN}, s=${SELECTOR}` },
+            { check: 'dmarc', badges: ['badge badge-pass: pass'], text: `pass ${DOMAIN}, policy reject` },
+            { check: 'arc', badges: ['badge badge-other: none'], text: 'none' }
+        ]);
+        expect(await page.locator('#auth-checked-at').textContent()).to.match(/^Checked at .*\d.*\.$/);
+    });
+
+    it('shows SPF and DMARC failing, and no DKIM signature, for an unsigned mail from an address the domain does not list', async () => {
+        const raw = buildMail({ from: `The Weekly Brew <news@${DOMAIN}>`, to: 'checks-unsigned@test.example', subject: 'Unsigned', html: NEWSLETTER });
+        const email = await fromSender(raw, 'checks-unsigned', '198.51.100.7');
+        const page = await openChecks(p, 'checks-unsigned', email.messageId);
+        await page.locator('#check-auth dl.auth').waitFor();
+        expect(await verdicts(page)).to.equal([
+            { check: 'spf', badges: ['badge badge-fail: fail'], text: `fail ${DOMAIN}` },
+            { check: 'dkim', badges: ['badge badge-other: none'], text: 'none no signature' },
+            { check: 'dmarc', badges: ['badge badge-fail: fail'], text: `fail ${DOMAIN}, policy reject` },
+            { check: 'arc', badges: ['badge badge-other: none'], text: 'none' }
+        ]);
     });
 
     it('says the link check is off, and which setting turns it on, when the service answers LINK_CHECK_DISABLED', async () => {
