@@ -1,14 +1,16 @@
 'use strict';
 
 // Screenshots of the web interface for the docs (docs/ui.md, README): the three panes on
-// a wide screen and one pane at 375 px, from a throwaway server with a few sample emails.
+// a wide screen, one pane at 375 px, and the Checks tab of a newsletter whose links point
+// at a local HTTP server, from a throwaway server with a few sample emails.
 //
 //   npm run build && node scripts/ui-screenshots.js
 //
-// Writes docs/ui-three-panes.png and docs/ui-375px.png. Not part of npm test.
+// Writes docs/ui-three-panes.png, docs/ui-375px.png and docs/ui-checks.png. Not part of npm test.
 
 process.env.AWS_EXECUTION_ENV ??= 'AWS_Lambda_nodejs20.x'; // before the import: @sparticuz/chromium unpacks its libraries
 const Fs = require('node:fs');
+const Http = require('node:http');
 const Os = require('node:os');
 const Path = require('node:path');
 const Hapi = require('@hapi/hapi');
@@ -37,12 +39,24 @@ const SAMPLES = [
     ['signup-19c0', 'no-reply@app.example.test', 'Reset your password', 'Reset: https://app.example.test/reset?t=xyz', '<p style="font-family:sans-serif"><a href="https://app.example.test/reset?t=xyz">Choose a new password</a></p>']
 ];
 
+/** A local site for the newsletter's links: /shop redirects to /shop/, /unsubscribe is gone. */
+async function startLinkTarget() {
+    const target = Http.createServer((req, res) => {
+        const status = req.url === '/shop' ? 301 : req.url.startsWith('/shop/') ? 200 : 404;
+        res.writeHead(status, status === 301 ? { location: '/shop/' } : {}).end();
+    });
+    await new Promise((resolve) => target.listen(0, '127.0.0.1', resolve));
+    return target;
+}
+
 async function main() {
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'ui-shots-'));
     const server = Hapi.server({ host: '127.0.0.1', port: 0 });
+    const target = await startLinkTarget();
+    const site = `http://127.0.0.1:${target.address().port}`;
     let browser;
     try {
-        await server.register({ plugin: inboxCapturePlugin, options: { dataDir } });
+        await server.register({ plugin: inboxCapturePlugin, options: { dataDir, linkCheck: { allow: ['127.0.0.1/32'] } } });
         await server.start();
         const api = server.plugins['inbox-capture'];
         const key = await api.capture.createKey('screenshots');
@@ -69,10 +83,27 @@ async function main() {
 
         await shoot({ width: 1280, height: 720 }, 'ui-three-panes.png');
         await shoot({ width: 375, height: 740 }, 'ui-375px.png');
+
+        const newsletter = Fs.readFileSync(Path.join(__dirname, '..', 'test', 'fixtures', 'html', 'newsletter.html'), 'utf8')
+            .replace('https://news.example.com/shop?utm_source=newsletter', `${site}/shop`)
+            .replace('https://news.example.com/unsubscribe?u=42', `${site}/unsubscribe`);
+        const [news] = await api.ingestForApi(mail({ to: 'news@example.test', from: 'The Roastery <news@roastery.example.test>', subject: 'The Weekly Brew', text: 'This week at the roastery', html: newsletter }), { recipients: ['news@example.test'] });
+        const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+        await context.addInitScript(`sessionStorage.setItem('inbox-capture.apiKey', ${JSON.stringify(key)})`);
+        const page = await context.newPage();
+        await page.goto(`${server.info.uri}/ui/#/inbox/news/email/${encodeURIComponent(news.messageId)}/checks`);
+        await page.locator('#check-html .score-value').waitFor();
+        await page.click('#check-links');
+        await page.locator('#check-links-section ul.link-checks > li').first().waitFor();
+        await page.screenshot({ path: Path.join(DOCS, 'ui-checks.png') });
+        await context.close();
+        console.log('docs/ui-checks.png');
     }
     finally {
         await browser?.close();
         await server.stop();
+        target.closeAllConnections();
+        target.close();
         Fs.rmSync(dataDir, { recursive: true, force: true });
     }
 }

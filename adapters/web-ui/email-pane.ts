@@ -1,9 +1,10 @@
 // The third pane: one email. Subject, from, to and time; tabs for its HTML (in the mail
-// frame, mail-frame.ts), text, header fields, links and codes (click to copy) and
-// attachments; the raw message to download; delete.
+// frame, mail-frame.ts), text, header fields, links and codes (click to copy),
+// attachments and checks (checks-pane.ts); the raw message to download; delete.
 
 import type { Email, Header } from '../client/index';
 import { describeError, withApi } from './api';
+import { checksPanel } from './checks-pane';
 import { confirmDelete, toast } from './dialogs';
 import { byId, el, replaceChildren } from './dom';
 import { copyText, safeFilename, saveBytes } from './downloads';
@@ -11,7 +12,7 @@ import { formatSize, formatTime } from './format';
 import { mailFrame, withInlineImages } from './mail-frame';
 import { routeHash, TABS, type Route, type Tab } from './route';
 
-const TAB_LABELS: Record<Tab, string> = { html: 'HTML', text: 'Text', headers: 'Headers', links: 'Links & codes', attachments: 'Attachments' };
+const TAB_LABELS: Record<Tab, string> = { html: 'HTML', text: 'Text', headers: 'Headers', links: 'Links & codes', attachments: 'Attachments', checks: 'Checks' };
 
 /** What the email pane tells the rest of the interface. */
 export interface EmailPaneHooks {
@@ -144,6 +145,9 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
         }
         else if (which === 'attachments') {
             panel.appendChild(attachmentsPanel(e));
+        }
+        else if (which === 'checks') {
+            panel.appendChild(checksPanel(e));
         }
         else {
             panel.textContent = 'Loading…';
