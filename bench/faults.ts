@@ -50,7 +50,8 @@ async function startCountingSink(): Promise<{ port: number; count(): number; clo
 }
 
 runBench('faults', 'faults', async ({ smoke, values }) => {
-    const messages = smoke ? 100 : Number(values.messages ?? 4000);
+    // A smoke run: enough for every session to send one (the rows fill; the rate means nothing).
+    const messages = smoke ? SESSIONS + 4 : Number(values.messages ?? 4000);
     const rounds = smoke ? 1 : Number(values.rounds ?? 3);
     const rows: string[][] = [];
     const rates: Record<Mode, number[]> = { 'no-rule': [], 'ten-rules': [], 'auto-relay': [] };

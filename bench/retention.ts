@@ -90,7 +90,8 @@ async function openCapture(backend: SeededBackend): Promise<{ capture: InboxCapt
 
 async function bench(args: BenchArgs) {
     const smoke = args.smoke;
-    const rows = smoke ? 2000 : Number(args.values.rows ?? ROWS);
+    // A smoke run: 500 rows still make a sweep of 18 batches under load.
+    const rows = smoke ? 500 : Number(args.values.rows ?? ROWS);
     const beforeMs = smoke ? 500 : BEFORE_MS;
     const duringMs = smoke ? Infinity : Number(args.values['during-ms'] ?? DURING_MS);
     const only = (args.values.backends as string | undefined)?.split(',') ?? ['sqlite'];
