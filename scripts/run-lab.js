@@ -15,6 +15,10 @@
 // and sockets, so a second process uses the time a first leaves idle. Every shard must
 // finish its report; the first prints as it goes, the others when they end.
 //
+// --alongside "<command>" (also this script's own) runs a shell command while lab runs
+// (npm test: the type check and the linter), prints its output after lab's, and fails
+// the run when it fails.
+//
 //   node scripts/run-lab.js --typescript -m 120000 test/lib test/adapters test/system
 //   node scripts/run-lab.js --shards 2 --typescript -m 120000 test/lib test/adapters test/system
 
@@ -24,8 +28,9 @@ const Os = require('node:os');
 const Path = require('node:path');
 const { describeRun } = require('./lab/slowest');
 const { dealShards, readWeights, splitArgs, testFiles } = require('./lab/shards');
+const { describeAlongside, runAlongside } = require('./lab/alongside');
 
-const { args, shardCount } = readOwnOptions(process.argv.slice(2));
+const { args, shardCount, alongside } = readOwnOptions(process.argv.slice(2));
 if (args.some((arg) => arg === '-r' || arg === '--reporter' || arg === '-o' || arg === '--output')) {
     console.error('run-lab: choose no reporter or output: this script sets them (console on stdout, and JSON it checks)');
     process.exit(2);
@@ -50,7 +55,9 @@ main().catch((err) => {
 
 async function main() {
     const shards = plan();
+    const besides = alongside.map((command) => runAlongside(command, children));
     const runs = await Promise.all(shards.map((files, i) => runShard(i, files)));
+    const beside = await Promise.all(besides);
     const label = (run) => (shards.length > 1 ? `shard ${run.index + 1} of ${shards.length} ` : '');
 
     for (const run of runs.filter((r) => r.output !== null)) {
@@ -62,6 +69,11 @@ async function main() {
         Fs.writeFileSync(process.env.LAB_TIMINGS_FILE, JSON.stringify(timings));
     }
 
+    for (const run of beside) {
+        console.error(describeAlongside(run));
+    }
+
+    const besideFailed = beside.find((run) => run.code !== 0 || run.signal);
     const stopped = runs.filter((run) => !run.report);
     for (const run of stopped) {
         const ended = run.error ?? (run.signal ? `signal ${run.signal}` : `exit code ${run.code}`);
@@ -80,10 +92,10 @@ async function main() {
     const leaks = runs.reduce((sum, run) => sum + (run.report.leaks?.length ?? 0), 0);
     const verdict = `${tests.length} tests reported, ${failed} failed, ${errors} errors outside tests, ${leaks} leaked globals`;
     const exited = runs.find((run) => run.code !== 0);
-    if (exited || failed > 0 || errors > 0 || leaks > 0) {
+    if (exited || failed > 0 || errors > 0 || leaks > 0 || besideFailed) {
         // Where the time went, too: a failed CI run is the one whose budget is asked about next.
         console.error(slowest(runs, timings, 10));
-        const ended = exited ? `${label(exited)}exit code ${exited.code}` : 'exit code 0';
+        const ended = exited ? `${label(exited)}exit code ${exited.code}` : besideFailed ? `\`${besideFailed.command}\` failed beside lab` : 'exit code 0';
         console.error(`run-lab: FAILED (${ended}): ${verdict}`);
         return finish(exited?.code || 1);
     }
@@ -94,11 +106,24 @@ async function main() {
     finish(0);
 }
 
-/** This script's own options (--shards N), taken out of the arguments lab gets. */
+/** This script's own options (--shards N, --alongside "<command>"), taken out of the arguments lab gets. */
 function readOwnOptions(argv) {
     const rest = [];
+    const alongside = [];
     let count = 1;
     for (let i = 0; i < argv.length; ++i) {
+        const beside = /^--alongside(?:=(.*))?$/.exec(argv[i]);
+        if (beside) {
+            const command = beside[1] ?? argv[++i];
+            if (!command) {
+                console.error('run-lab: --alongside takes a command to run while lab runs');
+                process.exit(2);
+            }
+
+            alongside.push(command);
+            continue;
+        }
+
         const match = /^--shards(?:=(.*))?$/.exec(argv[i]);
         if (!match) {
             rest.push(argv[i]);
@@ -113,7 +138,7 @@ function readOwnOptions(argv) {
         }
     }
 
-    return { args: rest, shardCount: count };
+    return { args: rest, shardCount: count, alongside };
 }
 
 /** The lab arguments of each shard: all of them for one; else the options and each shard's test files. */

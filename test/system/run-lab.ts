@@ -142,6 +142,24 @@ describe('scripts/run-lab.js', () => {
         expect(refused.stderr).to.contain('run-lab: --shards takes a whole number of lab processes, 1 or more, not 0');
     });
 
+    it('with --alongside runs a command while lab runs, prints its output after lab\'s, and fails the run when it fails', async () => {
+        const passed = await runLab('--alongside', 'node -e "console.log(\'typecheck said this\')"', fixture('passes.js'));
+        expect(passed.code, passed.stderr).to.equal(0);
+        expect(passed.stderr).to.contain('typecheck said this');
+        expect(passed.stderr).to.match(/run-lab: `node -e .+` passed \(exit code 0\)/);
+        expect(passed.stderr).to.contain('run-lab: lab finished its report: 2 tests reported, 0 failed');
+
+        const failed = await runLab('--alongside', 'node -e "console.log(\'a type error\'); process.exit(3)"', fixture('passes.js'));
+        expect(failed.code).to.equal(1);
+        expect(failed.stderr).to.contain('a type error');
+        expect(failed.stderr).to.match(/run-lab: `node -e .+` FAILED \(exit code 3\)/);
+        expect(failed.stderr).to.match(/run-lab: FAILED \(`node -e .+` failed beside lab\): 2 tests reported, 0 failed/);
+
+        const refused = await runLab('--alongside');
+        expect(refused.code).to.equal(2);
+        expect(refused.stderr).to.contain('run-lab: --alongside takes a command to run while lab runs');
+    });
+
     it('refuses reporters of the caller: it sets its own and checks one of them', async () => {
         const result = await runLab('-r', 'tap', fixture('passes.js'));
         expect(result.code).to.equal(2);
@@ -150,8 +168,9 @@ describe('scripts/run-lab.js', () => {
 
     it('is how npm test runs the suite, with a timeout for every hook, and .ci/run runs npm test', () => {
         const pkg = JSON.parse(readFileSync(Path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-        const labStep = pkg.scripts.test!.split('&&').map((step) => step.trim()).pop()!;
-        expect(labStep).to.match(/^node scripts\/run-lab\.js --shards 2 --typescript -m \d+ -M \d+ test\/lib test\/adapters test\/system$/);
+        // The type check and the linter run beside lab, inside its step (quoted): the step is what follows the build.
+        const labStep = pkg.scripts.test!.replace(/^npm run build && /, '');
+        expect(labStep).to.match(/^node scripts\/run-lab\.js --shards 2 --alongside 'npm run typecheck && npm run lint' --typescript -m \d+ -M \d+ test\/lib test\/adapters test\/system$/);
         expect(pkg.scripts.test).to.not.match(/(^|&&)\s*lab\s/);
 
         const ci = readFileSync(Path.join(ROOT, '.ci', 'run'), 'utf8');
