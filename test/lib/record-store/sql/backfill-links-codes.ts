@@ -55,7 +55,7 @@ async function insertOldRow(knex: Knex, inbox: string, i: number): Promise<strin
     record.messageId = record.sourceId;
     const row = toInsertRow({ record, searchText, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
     // Columns of later versions, too.
-    for (const column of ['links', 'codes', 'tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded', 'raw_sha256', 'sender_name_folded']) {
+    for (const column of ['links', 'codes', 'tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded', 'raw_sha256', 'sender_name_folded', 'client_address', 'client_helo', 'mail_from']) {
         delete row[column];
     }
 

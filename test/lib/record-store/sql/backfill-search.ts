@@ -57,7 +57,7 @@ function backfillSuite(name: string, open: () => Promise<{ knex: Knex; cleanup()
                 for (let i = 0; i < OLD_ROWS; i++) {
                     const record = oldRecord(inbox, i);
                     const row = toInsertRow({ record, searchText: '', sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
-                    for (const column of ['tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded', 'raw_sha256', 'sender_name_folded']) {
+                    for (const column of ['tags', 'sender_name', 'recipient_folded', 'filenames_folded', 'body_folded', 'raw_sha256', 'sender_name_folded', 'client_address', 'client_helo', 'mail_from']) {
                         delete row[column];
                     }
 
