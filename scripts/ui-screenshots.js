@@ -123,7 +123,7 @@ async function main() {
             .replace('https://news.example.com/unsubscribe?u=42', `${site}/unsubscribe`);
         const raw = await dns.sign(mail({ to: 'news@example.test', from: 'The Roastery <news@roastery.example>', subject: 'The Weekly Brew', text: 'This week at the roastery', html: newsletter }));
         const [news] = await api.ingestForApi(raw, { recipients: ['news@example.test'], clientAddress: '192.0.2.10', clientHelo: 'mail.roastery.example', mailFrom: 'bounces@roastery.example' });
-        const context = await browser.newContext({ viewport: { width: 1280, height: 1150 }, deviceScaleFactor: 1 });
+        const context = await browser.newContext({ viewport: { width: 1280, height: 1480 }, deviceScaleFactor: 1 });
         await context.addInitScript(`sessionStorage.setItem('inbox-capture.apiKey', ${JSON.stringify(key)})`);
         const page = await context.newPage();
         await page.goto(`${server.info.uri}/ui/#/inbox/news/email/${encodeURIComponent(news.messageId)}/checks`);
