@@ -1,14 +1,16 @@
 'use strict';
 
 // Screenshots of the web interface for the docs (docs/ui.md, README): the three panes on
-// a wide screen, one pane at 375 px, and the Checks tab of a newsletter whose links point
-// at a local HTTP server, from a throwaway server with a few sample emails.
+// a wide screen, one pane at 375 px, and the Checks tab of a signed newsletter whose links
+// point at a local HTTP server and whose DNS records a local DNS server serves, from a
+// throwaway server with a few sample emails.
 //
 //   npm run build && node scripts/ui-screenshots.js
 //
 // Writes docs/ui-three-panes.png, docs/ui-375px.png and docs/ui-checks.png. Not part of npm test.
 
 process.env.AWS_EXECUTION_ENV ??= 'AWS_Lambda_nodejs20.x'; // before the import: @sparticuz/chromium unpacks its libraries
+const Crypto = require('node:crypto');
 const Fs = require('node:fs');
 const Http = require('node:http');
 const Os = require('node:os');
@@ -17,6 +19,8 @@ const Hapi = require('@hapi/hapi');
 const ChromiumPackage = require('@sparticuz/chromium');
 const Chromium = ChromiumPackage.default ?? ChromiumPackage;
 const { chromium } = require('playwright-core');
+const Dns2 = require('dns2');
+const { dkimSign } = require('mailauth/lib/dkim/sign');
 const { inboxCapturePlugin } = require('../dist/adapters/hapi');
 
 const DOCS = Path.join(__dirname, '..', 'docs');
@@ -49,14 +53,44 @@ async function startLinkTarget() {
     return target;
 }
 
+/** A DNS server on loopback with the newsletter domain's SPF, DKIM and DMARC records, and the key it signs with. */
+async function startNewsDns(domain) {
+    const { privateKey, publicKey } = Crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const records = {
+        [domain]: ['v=spf1 ip4:192.0.2.10 -all'],
+        [`sel._domainkey.${domain}`]: [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`],
+        [`_dmarc.${domain}`]: ['v=DMARC1; p=quarantine']
+    };
+    const dns = Dns2.createServer({
+        udp: true,
+        handle(request, send) {
+            const response = Dns2.Packet.createResponseFromRequest(request);
+            const [question] = request.questions;
+            const found = records[question.name.toLowerCase().replace(/\.$/, '')];
+            if (!found) {
+                response.header.rcode = 3;
+            }
+            else if (question.type === Dns2.Packet.TYPE.TXT) {
+                response.answers.push(...found.map((text) => ({ name: question.name, type: Dns2.Packet.TYPE.TXT, class: Dns2.Packet.CLASS.IN, ttl: 60, data: text.match(/[\s\S]{1,255}/g) })));
+            }
+
+            send(response);
+        }
+    });
+    const { udp } = await dns.listen({ udp: { port: 0, address: '127.0.0.1' } });
+    const sign = async (raw) => (await dkimSign(raw, { canonicalization: 'relaxed/relaxed', signatureData: [{ signingDomain: domain, selector: 'sel', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) }] })).signatures + raw;
+    return { address: `127.0.0.1:${udp.port}`, sign, close: () => dns.close() };
+}
+
 async function main() {
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'ui-shots-'));
     const server = Hapi.server({ host: '127.0.0.1', port: 0 });
     const target = await startLinkTarget();
     const site = `http://127.0.0.1:${target.address().port}`;
+    const dns = await startNewsDns('roastery.example');
     let browser;
     try {
-        await server.register({ plugin: inboxCapturePlugin, options: { dataDir, linkCheck: { allow: ['127.0.0.1/32'] } } });
+        await server.register({ plugin: inboxCapturePlugin, options: { dataDir, linkCheck: { allow: ['127.0.0.1/32'] }, authCheck: { dnsServers: [dns.address] } } });
         await server.start();
         const api = server.plugins['inbox-capture'];
         const key = await api.capture.createKey('screenshots');
@@ -87,14 +121,17 @@ async function main() {
         const newsletter = Fs.readFileSync(Path.join(__dirname, '..', 'test', 'fixtures', 'html', 'newsletter.html'), 'utf8')
             .replace('https://news.example.com/shop?utm_source=newsletter', `${site}/shop`)
             .replace('https://news.example.com/unsubscribe?u=42', `${site}/unsubscribe`);
-        const [news] = await api.ingestForApi(mail({ to: 'news@example.test', from: 'The Roastery <news@roastery.example.test>', subject: 'The Weekly Brew', text: 'This week at the roastery', html: newsletter }), { recipients: ['news@example.test'] });
-        const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+        const raw = await dns.sign(mail({ to: 'news@example.test', from: 'The Roastery <news@roastery.example>', subject: 'The Weekly Brew', text: 'This week at the roastery', html: newsletter }));
+        const [news] = await api.ingestForApi(raw, { recipients: ['news@example.test'], clientAddress: '192.0.2.10', clientHelo: 'mail.roastery.example', mailFrom: 'bounces@roastery.example' });
+        const context = await browser.newContext({ viewport: { width: 1280, height: 1480 }, deviceScaleFactor: 1 });
         await context.addInitScript(`sessionStorage.setItem('inbox-capture.apiKey', ${JSON.stringify(key)})`);
         const page = await context.newPage();
         await page.goto(`${server.info.uri}/ui/#/inbox/news/email/${encodeURIComponent(news.messageId)}/checks`);
         await page.locator('#check-html .score-value').waitFor();
+        await page.locator('#check-auth dl.auth').waitFor();
         await page.click('#check-links');
         await page.locator('#check-links-section ul.link-checks > li').first().waitFor();
+        await page.evaluate('document.getElementById("pane-email").scrollTop = 0');
         await page.screenshot({ path: Path.join(DOCS, 'ui-checks.png') });
         await context.close();
         console.log('docs/ui-checks.png');
@@ -104,6 +141,7 @@ async function main() {
         await server.stop();
         target.closeAllConnections();
         target.close();
+        await dns.close();
         Fs.rmSync(dataDir, { recursive: true, force: true });
     }
 }

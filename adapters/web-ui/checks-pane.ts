@@ -2,12 +2,15 @@
 // verdicts (both asked when the tab opens), its links (asked only on a click: the service
 // then sends HEAD requests to other hosts). Everything of the answers enters the page as text.
 
-import { InboxCaptureApiError, type Email, type HtmlCheck, type LinkCheck } from '../client/index';
+import { InboxCaptureApiError, type Email, type HtmlCheck, type HtmlFinding, type LinkCheck } from '../client/index';
 import { describeError, withApi } from './api';
 import { authVerdicts } from './auth-verdicts';
 import { el, replaceChildren } from './dom';
 
 const isWebUrl = (href: string) => /^https?:/i.test(href);
+
+// The worst findings shown at once; the rest behind a "more" that the keyboard opens too.
+const FINDINGS_SHOWN = 5;
 
 // The link results of the open email, kept while it stays open (a tab switch keeps them).
 const linkResults = new WeakMap<Email, LinkCheck[]>();
@@ -18,19 +21,39 @@ function section(id: string, title: string, ...intro: Node[]): { node: HTMLEleme
     return { node: el('section', { class: 'check', id, 'aria-labelledby': `${id}-title` }, el('h3', { id: `${id}-title` }, title), ...intro, body), body };
 }
 
-function findingsTable(result: HtmlCheck): Node {
-    const clients = (list: string[]) => list.length === 0 ? '—' : list.join(', ');
+/**
+ * Client ids grouped by family, shorter to read: `gmail (all), outlook: ios, windows`;
+ * "all" is every client of that family the check covered.
+ */
+function clientFamilies(ids: string[], checked: string[]): string {
+    if (ids.length === 0) {
+        return '—';
+    }
+
+    const family = (id: string) => id.split('.')[0];
+    const groups = new Map<string, string[]>();
+    for (const id of ids) {
+        groups.set(family(id), [...groups.get(family(id)) ?? [], id.slice(family(id).length + 1)]);
+    }
+
+    return Array.from(groups, ([name, members]) => members.length === checked.filter((id) => family(id) === name).length
+        ? `${name} (all)`
+        : `${name}: ${members.join(', ')}`).join('; ');
+}
+
+function findingsTable(findings: HtmlFinding[], checked: string[]): Node {
+    const clients = (list: string[]) => clientFamilies(list, checked);
     return el('table', { class: 'findings' },
         el('caption', { class: 'sr-only' }, 'Features some client lacks or half-supports, the worst first'),
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Feature'), el('th', { scope: 'col' }, 'Not supported by'), el('th', { scope: 'col' }, 'Partly supported by'), el('th', { scope: 'col' }, 'Count'))),
-        el('tbody', {}, ...result.findings.map((f) => el('tr', {},
+        el('tbody', {}, ...findings.map((f) => el('tr', {},
             el('th', { scope: 'row' }, f.url && isWebUrl(f.url) ? el('a', { href: f.url, target: '_blank', rel: 'noopener noreferrer' }, f.title) : f.title),
             el('td', { class: 'unsupported' }, clients(f.unsupported)),
             el('td', { class: 'partial' }, clients(f.partial)),
             el('td', { class: 'count' }, String(f.count))))));
 }
 
-function htmlResult(result: HtmlCheck): Node[] {
+function htmlResult(result: HtmlCheck): (Node | false)[] {
     const source = `Data: ${result.data.source}, updated ${result.data.updated.slice(0, 10)}; ${result.clients.length} clients checked.`;
     if (result.html === false) {
         return [el('p', { class: 'no-html' }, 'No HTML: this email has no HTML part to check.'), el('p', { class: 'detail' }, source)];
@@ -39,9 +62,10 @@ function htmlResult(result: HtmlCheck): Node[] {
     return [
         el('p', { class: 'score' }, el('span', { class: 'score-value' }, String(result.score)), ' / 100 ', el('meter', { min: '0', max: '100', value: String(result.score), 'aria-label': 'HTML compatibility score' })),
         el('p', { class: 'detail' }, 'The share of (feature, client) pairs that clients support, a partial one counting half. ', source),
-        result.findings.length === 0
-            ? el('p', {}, 'Every checked client supports every feature found.')
-            : el('details', { class: 'findings-list', open: true }, el('summary', {}, `${result.findings.length} features some client lacks or half-supports`), findingsTable(result))
+        result.findings.length === 0 ? el('p', {}, 'Every checked client supports every feature found.') : el('p', {}, `${result.findings.length} features some client lacks or half-supports, the worst first:`),
+        result.findings.length > 0 && findingsTable(result.findings.slice(0, FINDINGS_SHOWN), result.clients),
+        result.findings.length > FINDINGS_SHOWN && el('details', { class: 'findings-list' },
+            el('summary', {}, `${result.findings.length - FINDINGS_SHOWN} more`), findingsTable(result.findings.slice(FINDINGS_SHOWN), result.clients))
     ];
 }
 
@@ -105,7 +129,7 @@ function linksSection(e: Email): HTMLElement {
 }
 
 /** A section whose body is the answer of `load`, asked now ("Checking…" until it comes). */
-function loadedSection<T>(id: string, title: string, load: () => Promise<T>, show: (result: T) => Node[], ...intro: Node[]): HTMLElement {
+function loadedSection<T>(id: string, title: string, load: () => Promise<T>, show: (result: T) => (Node | false)[], ...intro: Node[]): HTMLElement {
     const { node, body } = section(id, title, ...intro);
     replaceChildren(body, 'Checking…');
     load().then(
