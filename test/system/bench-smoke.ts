@@ -28,8 +28,9 @@ const BENCHMARKS = ['smtp-ingest', 'search', 'attacks', 'long-poll-fanout', 'get
 const SMOKE_TIMEOUT_MS = 180_000;
 
 /**
- * Smoke runs in flight at once. Most of a smoke's time is fixed phases, start-ups and
- * waits on child processes, not CPU: two at a time halve the file's wall time.
+ * Smoke runs in flight at once. Much of a smoke's time is fixed phases, start-ups and
+ * waits on child processes, not CPU: two at a time cut the file's wall time by a third
+ * or more; three were slower than two on the 2-core machine.
  */
 const SMOKES_AT_ONCE = 2;
 
