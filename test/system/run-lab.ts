@@ -170,7 +170,7 @@ describe('scripts/run-lab.js', () => {
         const pkg = JSON.parse(readFileSync(Path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
         // The type check and the linter run beside lab, inside its step (quoted): the step is what follows the build.
         const labStep = pkg.scripts.test!.replace(/^npm run build && /, '');
-        expect(labStep).to.match(/^node scripts\/run-lab\.js --shards 2 --alongside 'npm run typecheck && npm run lint' --typescript -m \d+ -M \d+ test\/lib test\/adapters test\/system$/);
+        expect(labStep).to.match(/^node scripts\/run-lab\.js --shards 3 --alongside 'npm run typecheck && npm run lint' --typescript -m \d+ -M \d+ test\/lib test\/adapters test\/system$/);
         expect(pkg.scripts.test).to.not.match(/(^|&&)\s*lab\s/);
 
         const ci = readFileSync(Path.join(ROOT, '.ci', 'run'), 'utf8');
