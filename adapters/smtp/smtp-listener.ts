@@ -8,10 +8,10 @@ import {
     type SMTPServerSession
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
-import { isClientAddress, isHeloName, isMailFrom } from '../../lib/ingest/smtp-client-option';
 import { MAX_RECIPIENTS } from '../../lib/identity/recipients';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_LINE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RECIPIENTS, DEFAULT_SMTP_PORT, MAX_COMMAND_LINE_BYTES, SMTP_BANNER } from './smtp-defaults';
 import { watchLineDeadline } from './line-deadline';
+import { sessionParts } from './session-parts';
 import { receiveMessage } from './message-receiver';
 import { batchReplies } from './reply-batching';
 import { checkSmtpServerInit, greetAtOnce } from './greet-at-once';
@@ -99,20 +99,6 @@ export interface SmtpListener {
 function domainOf(address: string): string {
     const at = address.lastIndexOf('@');
     return at === -1 ? '' : address.slice(at + 1).toLowerCase();
-}
-
-/**
- * What the copy keeps of the session for the authentication check's SPF (docs/api.md,
- * "Authentication check"): the client's address, its HELO name and the envelope sender
- * (`''` for `<>`). A part the ingest would refuse is left out rather than failing the message.
- */
-function sessionParts(session: SMTPServerSession): { clientAddress?: string; clientHelo?: string; mailFrom?: string } {
-    const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-    return {
-        ...(isClientAddress(session.remoteAddress) ? { clientAddress: session.remoteAddress } : {}),
-        ...(isHeloName(session.hostNameAppearsAs) ? { clientHelo: session.hostNameAppearsAs } : {}),
-        ...(isMailFrom(mailFrom) ? { mailFrom } : {})
-    };
 }
 
 /** Creates an SMTP listener that stores every accepted message through `capture.ingestRawEmail()`. */
