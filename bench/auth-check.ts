@@ -15,7 +15,7 @@ import * as Hapi from '@hapi/hapi';
 import { plugin } from '../adapters/hapi';
 import { dkimKey, signed } from '../test/helpers/signed-mail';
 import { removeDir, tempDir } from '../test/helpers/temp-dir';
-import { startTxtDnsServer } from '../test/helpers/txt-dns-server';
+import { startDnsServer } from '../test/helpers/dns-server';
 import { runBench } from './report';
 
 const DOMAIN = 'news.example';
@@ -31,11 +31,11 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
 runBench('auth-check', 'auth-check', async ({ smoke, values }) => {
     const emails = smoke ? 3 : Number(values.emails ?? 50);
     const key = dkimKey();
-    const dns = await startTxtDnsServer({
+    const dns = await startDnsServer({ txt: {
         [DOMAIN]: ['v=spf1 ip4:192.0.2.10 -all'],
         [`sel._domainkey.${DOMAIN}`]: [key.record],
         [`_dmarc.${DOMAIN}`]: ['v=DMARC1; p=reject']
-    });
+    } });
     const dir = await tempDir('bench-auth-check');
     const server = Hapi.server({ host: '127.0.0.1', port: 0, debug: false });
     try {

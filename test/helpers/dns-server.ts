@@ -1,86 +1,92 @@
-import * as Dgram from 'node:dgram';
 import * as Net from 'node:net';
 
-/** A DNS server on loopback UDP that answers A and AAAA queries from a table the test fills. */
+import { createServer, Packet } from 'dns2';
+
+/** A DNS server on loopback UDP (dns2) that answers A, AAAA and TXT questions from tables the test fills. */
 export interface DnsServer {
     /** `127.0.0.1:<port>`, for a resolver's servers. */
     address: string;
-    /** Name (lowercase, no root dot) → its addresses; a name not here is NXDOMAIN. */
-    records: Map<string, string[]>;
-    /** Every question asked, as `A name` / `AAAA name`. */
+    /** Name (lowercase, no root dot) → its addresses, IPv4 answering A and IPv6 answering AAAA. */
+    addresses: Map<string, string[]>;
+    /** Name → its TXT records, each one string (split into 255-byte pieces on the wire). */
+    txt: Map<string, string[]>;
+    /** Every question asked, as `A name` / `AAAA name` / `TXT name` / `<type number> name`. */
     questions: string[];
+    /** True: questions are heard (and counted) but never answered. */
+    silent: boolean;
     close(): Promise<void>;
 }
 
-const A = 1;
-const AAAA = 28;
-
-function readName(packet: Buffer, offset: number): { name: string; end: number } {
-    const labels: string[] = [];
-    let at = offset;
-    while (packet[at] !== 0) {
-        labels.push(packet.subarray(at + 1, at + 1 + packet[at]).toString('latin1'));
-        at += 1 + packet[at];
-    }
-
-    return { name: labels.join('.').toLowerCase(), end: at + 1 };
+/** The records a server starts with; the maps it returns can be changed later. */
+export interface DnsTables {
+    addresses?: Record<string, string[]>;
+    txt?: Record<string, string[]>;
 }
 
-function rdata(address: string): Buffer {
-    if (Net.isIPv4(address)) {
-        return Buffer.from(address.split('.').map(Number));
-    }
+const TYPE_NAMES = new Map([[Packet.TYPE.A, 'A'], [Packet.TYPE.AAAA, 'AAAA'], [Packet.TYPE.TXT, 'TXT']]);
 
-    // The short form (Node's URL parser's), its :: filled with zero groups.
+/** All eight groups of an IPv6 address: dns2's encoder miscounts a `::` inside an address (`::1`). */
+function fullIPv6(address: string): string {
     const groups = new URL(`http://[${address}]/`).hostname.slice(1, -1);
     const [head, tail = ''] = groups.split('::');
     const front = head ? head.split(':') : [];
     const back = tail ? tail.split(':') : [];
-    const all = groups.includes('::') ? [...front, ...new Array<string>(8 - front.length - back.length).fill('0'), ...back] : front;
-    const bytes = Buffer.alloc(16);
-    all.forEach((g, i) => bytes.writeUInt16BE(parseInt(g, 16), i * 2));
-    return bytes;
+    return (groups.includes('::') ? [...front, ...new Array<string>(8 - front.length - back.length).fill('0'), ...back] : front).join(':');
 }
 
-/** Answers one query packet: the records of the name of the asked type, or NXDOMAIN for an unknown name. */
-function answer(query: Buffer, records: Map<string, string[]>, questions: string[]): Buffer {
-    const { name, end } = readName(query, 12);
-    const type = query.readUInt16BE(end);
-    questions.push(`${type === A ? 'A' : type === AAAA ? 'AAAA' : type} ${name}`);
-    const known = records.get(name);
-    const matching = (known ?? []).filter((a) => (type === A ? Net.isIPv4(a) : type === AAAA && Net.isIPv6(a)));
-    const header = Buffer.alloc(12);
-    header.writeUInt16BE(query.readUInt16BE(0), 0);
-    // A response, recursion desired and available; NXDOMAIN (3) for an unknown name.
-    header.writeUInt16BE(0x8180 | (known ? 0 : 3), 2);
-    header.writeUInt16BE(1, 4);
-    header.writeUInt16BE(matching.length, 6);
-    const answers = matching.map((address) => {
-        const data = rdata(address);
-        const record = Buffer.alloc(12);
-        record.writeUInt16BE(0xc00c, 0);
-        record.writeUInt16BE(type, 2);
-        record.writeUInt16BE(1, 4);
-        record.writeUInt32BE(0, 6);
-        record.writeUInt16BE(data.length, 10);
-        return Buffer.concat([record, data]);
-    });
-    return Buffer.concat([header, query.subarray(12, end + 4), ...answers]);
-}
-
-/** Starts the server on 127.0.0.1, a port of the OS's choosing. */
-export async function startDnsServer(records: Record<string, string[]> = {}): Promise<DnsServer> {
-    const socket = Dgram.createSocket('udp4');
-    const table = new Map(Object.entries(records));
+/** Starts the server on 127.0.0.1, a port of the OS's choosing. A name in neither table is NXDOMAIN; a known name without the asked type answers no records. */
+export async function startDnsServer(tables: DnsTables = {}): Promise<DnsServer> {
+    const state = { silent: false };
+    const addresses = new Map(Object.entries(tables.addresses ?? {}));
+    const txt = new Map(Object.entries(tables.txt ?? {}));
     const questions: string[] = [];
-    socket.on('message', (query, peer) => {
-        socket.send(answer(query, table, questions), peer.port, peer.address);
+    const server = createServer({
+        udp: true,
+        handle(request, send) {
+            const response = Packet.createResponseFromRequest(request);
+            const [question] = request.questions;
+            const name = question.name.toLowerCase().replace(/\.$/, '');
+            const type = TYPE_NAMES.get(question.type) ?? String(question.type);
+            questions.push(`${type} ${name}`);
+            if (state.silent) {
+                return;
+            }
+
+            const answer = { name: question.name, type: question.type, class: Packet.CLASS.IN, ttl: 60 };
+            if (!txt.has(name) && !addresses.has(name)) {
+                response.header.rcode = 3;
+            }
+            else if (type === 'TXT') {
+                for (const record of txt.get(name) ?? []) {
+                    response.answers.push({ ...answer, data: record.match(/[\s\S]{1,255}/g) ?? [''] });
+                }
+            }
+            else if (type === 'A') {
+                for (const address of (addresses.get(name) ?? []).filter((a) => Net.isIPv4(a))) {
+                    response.answers.push({ ...answer, address });
+                }
+            }
+            else if (type === 'AAAA') {
+                for (const address of (addresses.get(name) ?? []).filter((a) => Net.isIPv6(a))) {
+                    response.answers.push({ ...answer, address: fullIPv6(address) });
+                }
+            }
+
+            send(response);
+        }
     });
-    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const { udp } = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
     return {
-        address: `127.0.0.1:${socket.address().port}`,
-        records: table,
+        address: `127.0.0.1:${udp!.port}`,
+        addresses,
+        txt,
         questions,
-        close: () => new Promise<void>((resolve) => socket.close(() => resolve()))
+        get silent() {
+            return state.silent;
+        },
+        set silent(value: boolean) {
+            state.silent = value;
+        },
+        close: () => server.close()
     };
 }

@@ -7,7 +7,7 @@ import { runNode } from '../helpers/child-process';
 import { serviceBackends } from '../helpers/service-backends';
 import { dkimKey, signed, type DkimKey } from '../helpers/signed-mail';
 import { spawnStandalone } from '../helpers/standalone-service';
-import { startTxtDnsServer, type TxtDnsServer } from '../helpers/txt-dns-server';
+import { startDnsServer, type DnsServer } from '../helpers/dns-server';
 
 // The authentication check of the program (docs/api.md, "Authentication check"): mail sent
 // over SMTP to the standalone service, checked with the DNS servers of INBOX_CAPTURE_DNS_SERVERS.
@@ -20,16 +20,16 @@ const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 const DOMAIN = 'news.example';
 
 describe('authentication check of the standalone service (real SMTP, INBOX_CAPTURE_DNS_SERVERS)', () => {
-    let dns: TxtDnsServer;
+    let dns: DnsServer;
     let key: DkimKey;
 
     before(async () => {
         key = dkimKey();
-        dns = await startTxtDnsServer({
+        dns = await startDnsServer({ txt: {
             [DOMAIN]: ['v=spf1 ip4:127.0.0.1 -all'],
             [`sel._domainkey.${DOMAIN}`]: [key.record],
             [`_dmarc.${DOMAIN}`]: ['v=DMARC1; p=reject']
-        });
+        } });
     });
 
     after(async () => {

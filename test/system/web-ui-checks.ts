@@ -9,7 +9,7 @@ import { launchBrowser } from '../helpers/browser';
 import { buildMail } from '../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../helpers/provision-server';
 import { dkimKey, signed, type DkimKey } from '../helpers/signed-mail';
-import { startTxtDnsServer, type TxtDnsServer } from '../helpers/txt-dns-server';
+import { startDnsServer, type DnsServer } from '../helpers/dns-server';
 import { contextWithKey, openUi, waitForHash } from '../helpers/web-ui';
 
 // The Checks tab of the web interface (docs/ui.md, "What it does") in a real Chromium,
@@ -33,7 +33,7 @@ describe('web interface: the Checks tab', () => {
     let base: string;
     let closedPort: number;
     let context: BrowserContext | undefined;
-    let dns: TxtDnsServer;
+    let dns: DnsServer;
     let key: DkimKey;
     const asked: string[] = [];
 
@@ -52,11 +52,11 @@ describe('web interface: the Checks tab', () => {
         await new Promise<void>((resolve) => closed.close(() => resolve()));
 
         key = dkimKey();
-        dns = await startTxtDnsServer({
+        dns = await startDnsServer({ txt: {
             [DOMAIN]: [`v=spf1 ip4:${LISTED} -all`],
             [`${SELECTOR}._domainkey.${DOMAIN}`]: [key.record],
             [`_dmarc.${DOMAIN}`]: ['v=DMARC1; p=reject']
-        });
+        } });
         browser = await launchBrowser();
         p = await provisionServer({ listen: true, plugin: { linkCheck: { allow: ['127.0.0.1/32'] }, authCheck: { dnsServers: [dns.address] } } });
         off = await provisionServer({ listen: true });

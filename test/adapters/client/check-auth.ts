@@ -3,22 +3,22 @@ import * as Lab from '@hapi/lab';
 import { InboxCaptureApiError, InboxCaptureClient } from '../../../adapters/client';
 import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
 import { dkimKey, signed } from '../../helpers/signed-mail';
-import { startTxtDnsServer, type TxtDnsServer } from '../../helpers/txt-dns-server';
+import { startDnsServer, type DnsServer } from '../../helpers/dns-server';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 describe('InboxCaptureClient checkAuth()', () => {
-    let dns: TxtDnsServer;
+    let dns: DnsServer;
     let p: ProvisionedServer;
 
     before(async () => {
         const key = dkimKey();
-        dns = await startTxtDnsServer({
+        dns = await startDnsServer({ txt: {
             'shop.test': ['v=spf1 ip4:203.0.113.5 ~all'],
             'k1._domainkey.shop.test': [key.record],
             '_dmarc.shop.test': ['v=DMARC1; p=none']
-        });
+        } });
         p = await provisionServer({ listen: true, plugin: { authCheck: { dnsServers: [dns.address] } } });
         const raw = 'From: Shop <orders@shop.test>\r\nTo: auth@x.test\r\nSubject: Your order\r\nMessage-ID: <a/b auth@shop.test>\r\n\r\nThanks.\r\n';
         await p.api.ingestForApi(await signed(raw, key, 'shop.test', 'k1'), { recipients: ['auth@x.test'], clientAddress: '198.51.100.9', clientHelo: 'mx.shop.test', mailFrom: 'bounce@shop.test' });

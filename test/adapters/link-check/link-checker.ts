@@ -82,7 +82,7 @@ describe('adapters/link-check/link-checker', () => {
 
     before(async () => {
         target = await startTarget();
-        dns = await startDnsServer({ 'good.test': ['127.0.0.1'], 'public.test': ['127.0.0.1'], 'mixed.test': ['127.0.0.1', '10.1.2.3'], 'inside.test': ['10.1.2.3'] });
+        dns = await startDnsServer({ addresses: { 'good.test': ['127.0.0.1'], 'public.test': ['127.0.0.1'], 'mixed.test': ['127.0.0.1', '10.1.2.3'], 'inside.test': ['10.1.2.3'] } });
         certs = await makeCertificateFiles();
         tlsServer = Https.createServer({ key: certs.key, cert: certs.cert }, (_req, res) => res.writeHead(200).end());
         await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));

@@ -4,7 +4,7 @@ import { authDnsFor } from '../../../adapters/auth-check/auth-check-options';
 import { keptAuthCheck } from '../../../lib/service/auth-check-kept';
 import { dkimKey, signed, type DkimKey } from '../../helpers/signed-mail';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp-capture';
-import { startTxtDnsServer, type TxtDnsServer } from '../../helpers/txt-dns-server';
+import { startDnsServer, type DnsServer } from '../../helpers/dns-server';
 
 // What a copy keeps of its SMTP session (docs/api.md, "Authentication check"): the
 // client's address, its HELO name and the envelope sender, passed by the listener and read
@@ -22,18 +22,18 @@ function mail(id: string): string {
 
 describe('SMTP listener: the session kept with each copy', () => {
     let smtp: SmtpCapture;
-    let dns: TxtDnsServer;
+    let dns: DnsServer;
     let key: DkimKey;
 
     before(async () => {
         key = dkimKey();
-        dns = await startTxtDnsServer({
+        dns = await startDnsServer({ txt: {
             // The test's client connects from loopback: the domain lists it.
             [DOMAIN]: ['v=spf1 ip4:127.0.0.1 -all'],
             [`mail.${DOMAIN}`]: ['v=spf1 ip4:127.0.0.1 -all'],
             [`sel._domainkey.${DOMAIN}`]: [key.record],
             [`_dmarc.${DOMAIN}`]: ['v=DMARC1; p=quarantine']
-        });
+        } });
         smtp = await startSmtpCapture();
     });
 

@@ -6,7 +6,7 @@ import type { AuthCheckView } from '../../../../adapters/hapi/api-types';
 import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
 import { dkimKey, signed, type DkimKey } from '../../../helpers/signed-mail';
 import { postgresFsStores, sqliteFsStores, type StoreFactory } from '../../../helpers/test-stores';
-import { startTxtDnsServer, type TxtDnsServer } from '../../../helpers/txt-dns-server';
+import { startDnsServer, type DnsServer } from '../../../helpers/dns-server';
 
 // GET /v1/emails/{messageId}/checks/auth (docs/api.md, "Authentication check") on both
 // record stores, against a DNS server on loopback that serves the records the test makes.
@@ -29,7 +29,7 @@ function newsletter(id: string, body = NEWSLETTER): string {
 function authCheckSuite(factory: StoreFactory): void {
     describe(`GET /v1/emails/{messageId}/checks/auth (${factory.name})`, () => {
         let p: ProvisionedServer;
-        let dns: TxtDnsServer;
+        let dns: DnsServer;
         let key: DkimKey;
         let release: (() => Promise<void>) | undefined;
 
@@ -43,11 +43,11 @@ function authCheckSuite(factory: StoreFactory): void {
         before(async () => {
             release = await factory.hold?.();
             key = dkimKey();
-            dns = await startTxtDnsServer({
+            dns = await startDnsServer({ txt: {
                 [DOMAIN]: [`v=spf1 ip4:${ALLOWED} -all`],
                 [`${SELECTOR}._domainkey.${DOMAIN}`]: [key.record],
                 [`_dmarc.${DOMAIN}`]: ['v=DMARC1; p=reject']
-            });
+            } });
             p = await provisionServer({ stores: factory, plugin: { authCheck: { dnsServers: [dns.address] } } });
         });
 

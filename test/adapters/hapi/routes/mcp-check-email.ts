@@ -10,7 +10,7 @@ import { ToolError } from '../../../../adapters/mcp/mail-access';
 import { call, structured, textOf } from '../../../helpers/mcp-scenario';
 import { provisionServer, type ProvisionedServer } from '../../../helpers/provision-server';
 import { dkimKey, signed } from '../../../helpers/signed-mail';
-import { startTxtDnsServer, type TxtDnsServer } from '../../../helpers/txt-dns-server';
+import { startDnsServer, type DnsServer } from '../../../helpers/dns-server';
 
 // MCP check_email's links and auth (docs/api.md, "MCP"), through /mcp with the SDK's client:
 // the link check on and off, the authentication check against a DNS server of the test's.
@@ -19,7 +19,7 @@ const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 describe('MCP check_email: links and auth', () => {
-    let dns: TxtDnsServer;
+    let dns: DnsServer;
     let target: Http.Server;
     let base: string;
     let on: ProvisionedServer;
@@ -35,11 +35,11 @@ describe('MCP check_email: links and auth', () => {
 
     before(async () => {
         const key = dkimKey();
-        dns = await startTxtDnsServer({
+        dns = await startDnsServer({ txt: {
             'shop.test': ['v=spf1 ip4:203.0.113.5 -all'],
             'k1._domainkey.shop.test': [key.record],
             '_dmarc.shop.test': ['v=DMARC1; p=reject']
-        });
+        } });
         target = Http.createServer((req, res) => res.writeHead(req.method === 'HEAD' && req.url === '/ok' ? 200 : 404).end());
         await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
         base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
