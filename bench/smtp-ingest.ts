@@ -9,6 +9,8 @@ import { INBOX_SPREAD, PROFILE_NAMES, profiles, type ProfileName } from './profi
 import { runBench, type BenchArgs, type Table, type TargetCheck } from './report';
 import { startS3, type S3Fixture } from '../test/helpers/s3';
 import { runLoad, type LoadResult } from './smtp-load';
+import { startFloorServer } from './floor-server';
+import type { ReferenceServer } from './reference-server';
 import { startSmtpSink, type SinkMode } from './smtp-sink';
 import { runSmtpSourceCells, type SourceFigures } from './smtp-source-cells';
 import { countListed, startStandalone, type Standalone } from './standalone';
@@ -42,12 +44,18 @@ const OURS = 'ours (SQLite, embedded default)';
 const OURS_PG = 'ours (Postgres + S3)';
 const MAILDEV2 = 'MailDev 2.2.1';
 const MAILDEV3 = 'MailDev 3.0.0';
-type ServerName = typeof OURS | typeof OURS_PG | typeof MAILDEV2 | typeof MAILDEV3 | 'sink: bare smtp-server' | 'sink: our listener, no store';
+const FLOOR = 'floor: one thread, durable, indexed';
+type ServerName = typeof OURS | typeof OURS_PG | typeof MAILDEV2 | typeof MAILDEV3 | typeof FLOOR | 'floor without the index' | 'sink: bare smtp-server' | 'sink: our listener, no store';
 
-/** The reference servers (smtp-sink.ts) by their --refs name. */
-const SINKS: Record<SinkMode, { name: ServerName; short: string }> = {
-    bare: { name: 'sink: bare smtp-server', short: 'sb' },
-    listener: { name: 'sink: our listener, no store', short: 'sl' }
+/** A reference server's --refs name: the sinks (smtp-sink.ts) and the floor (floor-server.ts). */
+type RefName = SinkMode | 'floor' | 'floor-no-index';
+
+/** The reference servers by their --refs name. */
+const SINKS: Record<RefName, { name: ServerName; short: string; start(): Promise<ReferenceServer> }> = {
+    bare: { name: 'sink: bare smtp-server', short: 'sb', start: () => startSmtpSink('bare') },
+    listener: { name: 'sink: our listener, no store', short: 'sl', start: () => startSmtpSink('listener') },
+    floor: { name: FLOOR, short: 'fl', start: () => startFloorServer(true) },
+    'floor-no-index': { name: 'floor without the index', short: 'fn', start: () => startFloorServer(false) }
 };
 
 interface Target {
@@ -225,11 +233,11 @@ async function bench(args: BenchArgs) {
     const maxMessages = smoke ? 6 : CELL_MAX_MESSAGES;
     // A real client (nodemailer, a test suite's SMTP library) waits for each reply; --pipelining on is the old generator.
     const pipelining = args.values.pipelining === 'on';
-    const refsArg = (args.values.refs as string | undefined) ?? 'bare';
-    const refs = refsArg === 'off' ? [] : refsArg.split(',') as SinkMode[];
+    const refsArg = (args.values.refs as string | undefined) ?? 'bare,floor';
+    const refs = refsArg === 'off' ? [] : refsArg.split(',') as RefName[];
     for (const mode of refs) {
         if (!(mode in SINKS)) {
-            throw new Error(`--refs: unknown reference server ${mode} (bare, listener, off)`);
+            throw new Error(`--refs: unknown reference server ${mode} (bare, listener, floor, floor-no-index, off)`);
         }
     }
     const tag = Date.now().toString(36);
@@ -261,7 +269,7 @@ async function bench(args: BenchArgs) {
                 return { server: maildev2, target: countingTarget(MAILDEV2, 'm2', maildev2) };
             },
             ...refs.map((mode) => async (): Promise<Started> => {
-                const sink = await startSmtpSink(mode);
+                const sink = await SINKS[mode].start();
                 return { server: sink, target: countingTarget(SINKS[mode].name, SINKS[mode].short, sink) };
             }),
             ...(withPostgres ? [async (): Promise<Started> => {
@@ -311,7 +319,8 @@ async function bench(args: BenchArgs) {
         // Postfix's smtp-source beside our generator (C = 4 and 16), while the same servers run.
         const sinkTarget = targets.find((t) => t.name === SINKS.bare.name);
         sourceFigures = args.values.source === 'off' ? sourceFigures : await runSmtpSourceCells(targets.filter((t) => t.name !== OURS_PG), {
-            concurrencies: smoke ? [4] : SOURCE_CONCURRENCIES, rounds, smoke, tag, oursName: OURS, maildev3: MAILDEV3, maildev2: MAILDEV2, sinkName: sinkTarget?.name
+            concurrencies: smoke ? [4] : SOURCE_CONCURRENCIES, rounds, smoke, tag, oursName: OURS, maildev3: MAILDEV3, maildev2: MAILDEV2, sinkName: sinkTarget?.name,
+            floorName: targets.find((t) => t.name === FLOOR)?.name
         });
     }
     finally {
@@ -411,7 +420,7 @@ async function bench(args: BenchArgs) {
         's3rver writes objects to its directory without fsync, so the Postgres + S3 row is durable for records only.',
         `Each cell runs ${cellMs} ms or ${maxMessages} messages, whichever ends first; MiB are of the raw messages acknowledged. ` +
             (rounds > 1 ? `${rounds} rounds of the alternation per profile and C, each in another order; a row gives the medians of a server's rounds (acked and listed add up), a ratio the median of the rounds' ratios.` : 'One round.'),
-        'Reference servers (smtp-sink.ts, each in its own process, --refs): "bare smtp-server" is smtp-server with our listener\'s options whose onData drains the message and answers 250 (nothing parsed or stored): the ceiling of SMTP handling plus the load generator here. "our listener, no store" is adapters/smtp in front of a core that only reads the message: the adapter\'s own cost. Their "listed after" is the count they answered.',
+        'Reference servers (each in its own process, --refs; by default bare and floor): "floor" (floor-server.ts) is the least a durable, indexed small message needs with our libraries: smtp-server, simpleParser on its one thread, group commit of one multi-row INSERT per table into SQLite (WAL, synchronous=FULL; the raw bytes in SQLite; a contentless trigram FTS5 row of the body), the 250 after the COMMIT; "floor without the index" leaves the FTS5 table out. "bare smtp-server" is smtp-server with our listener\'s options whose onData drains the message and answers 250 (nothing parsed or stored): the ceiling of SMTP handling plus the load generator here. "our listener, no store" is adapters/smtp in front of a core that only reads the message: the adapter\'s own cost. Their "listed after" is the count they answered.',
         pipelining ?
             'The load generator pipelined each envelope (--pipelining on: the RSET owed from the last message, MAIL, RCPT, DATA in one write; RFC 2920).' :
             'The load generator behaves like a real client (nodemailer): one message at a time per connection, each command sent only after the reply to the one before (no pipelining; --pipelining on sends the envelope in one write).',

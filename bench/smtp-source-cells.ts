@@ -40,7 +40,7 @@ export interface SourceFigures {
  * servers' order; the ratios are medians of the rounds' ratios. Without smtp-source, a note
  * saying how to install it and nothing else.
  */
-export async function runSmtpSourceCells(targets: SourceTarget[], options: { concurrencies: number[]; rounds: number; smoke: boolean; tag: string; oursName: string; maildev3: string; maildev2: string; sinkName?: string }): Promise<SourceFigures> {
+export async function runSmtpSourceCells(targets: SourceTarget[], options: { concurrencies: number[]; rounds: number; smoke: boolean; tag: string; oursName: string; maildev3: string; maildev2: string; sinkName?: string; floorName?: string }): Promise<SourceFigures> {
     const program = smtpSourcePath();
     if (!program) {
         console.error(SMTP_SOURCE_INSTALL);
@@ -85,7 +85,8 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
             for (const c of options.concurrencies) {
                 const vs3 = ratio(reuse, size.name, c, options.oursName, options.maildev3);
                 const vs2 = ratio(reuse, size.name, c, options.oursName, options.maildev2);
-                ratioRows.push([mode(reuse), size.name, String(c), fmt(vs3), fmt(vs2), ...(options.sinkName ? [fmt(ratio(reuse, size.name, c, options.sinkName, options.oursName))] : [])]);
+                ratioRows.push([mode(reuse), size.name, String(c), fmt(vs3), fmt(vs2), ...(options.sinkName ? [fmt(ratio(reuse, size.name, c, options.sinkName, options.oursName))] : []),
+                    ...(options.floorName ? [fmt(ratio(reuse, size.name, c, options.oursName, options.floorName))] : [])]);
                 if (reuse) {
                     const rate = (server: string) => fmt(median(find(reuse, size.name, c, server)?.rounds.map((r) => r.msgPerSec) ?? [NaN]));
                     checks.push({
@@ -116,7 +117,7 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
             },
             {
                 title: 'Ratios with smtp-source: msg/s of ours ÷ each MailDev (median of the rounds\' ratios)',
-                columns: ['mode', 'size', 'C', 'ours / MailDev 3.0.0', 'ours / MailDev 2.2.1', ...(options.sinkName ? [`${options.sinkName} / ours`] : [])],
+                columns: ['mode', 'size', 'C', 'ours / MailDev 3.0.0', 'ours / MailDev 2.2.1', ...(options.sinkName ? [`${options.sinkName} / ours`] : []), ...(options.floorName ? [`ours / ${options.floorName}`] : [])],
                 rows: ratioRows
             }
         ],

@@ -1,0 +1,68 @@
+/**
+ * The floor over SMTP: smtp-server with our listener's options in front of floor-store.ts
+ * (parse on this thread, group commit, the `250` after the batch's COMMIT), in a child
+ * process of its own as ours and the other references run. Run as a script, this file is
+ * that child: argv `<port> <sqlite file> <index|no-index>`; it speaks reference-child.ts's IPC.
+ */
+import type { Readable } from 'node:stream';
+import { SMTPServer } from 'smtp-server';
+import {
+    DEFAULT_IDLE_TIMEOUT_MS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RECIPIENTS,
+    MAX_COMMAND_LINE_BYTES,
+    SMTP_BANNER
+} from '../adapters/smtp';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/defaults';
+import { freePort } from '../test/helpers/net';
+import { tempDir } from '../test/helpers/temp-dir';
+import { openFloorStore } from './floor-store';
+import { exitOnError, serveReferenceIpc } from './reference-child';
+import { forkReferenceServer, type ReferenceServer } from './reference-server';
+import * as Fs from 'node:fs/promises';
+import * as Path from 'node:path';
+
+/** Starts the floor in a child process on a free loopback port, in a fresh temp dir removed after it stops. */
+export async function startFloorServer(index = true): Promise<ReferenceServer> {
+    const smtpPort = await freePort();
+    const dir = await tempDir('bench-floor');
+    return forkReferenceServer('floor', __filename, [String(smtpPort), Path.join(dir, 'floor.sqlite'), index ? 'index' : 'no-index'], smtpPort,
+        () => Fs.rm(dir, { recursive: true, force: true }));
+}
+
+function readAll(stream: Readable): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.once('end', () => resolve(Buffer.concat(chunks)));
+        stream.once('error', reject);
+    });
+}
+
+async function serve(port: number, filename: string, index: boolean): Promise<void> {
+    const store = await openFloorStore(filename, { index });
+    const server = new SMTPServer({
+        banner: SMTP_BANNER,
+        logger: false,
+        disableReverseLookup: true,
+        size: DEFAULT_MAX_MESSAGE_BYTES,
+        maxRecipients: DEFAULT_MAX_RECIPIENTS,
+        maxClients: DEFAULT_MAX_CONNECTIONS,
+        socketTimeout: DEFAULT_IDLE_TIMEOUT_MS,
+        maxCommandLength: MAX_COMMAND_LINE_BYTES,
+        disabledCommands: ['AUTH', 'STARTTLS'],
+        authOptional: true,
+        onData(stream, session, callback) {
+            readAll(stream)
+                .then((raw) => Promise.all(session.envelope.rcptTo.map((rcpt) => store.save(raw, rcpt.address))))
+                .then(() => callback(null, 'OK: stored'), (err: Error) => callback(err));
+        }
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    serveReferenceIpc(() => store.count);
+}
+
+if (require.main === module) {
+    const [port, filename, index] = process.argv.slice(2);
+    serve(Number(port), filename, index !== 'no-index').catch(exitOnError);
+}
