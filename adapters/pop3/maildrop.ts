@@ -26,11 +26,11 @@ export type Pop3Service = Pick<InboxCapture, 'listEmails' | 'verifyKey' | 'delet
  * oldest first (message 1 is the oldest), fixed for the session. Only what POP3 needs of
  * each is kept: its id, where its raw bytes are, and their size.
  */
-export async function takeMaildrop(service: Pop3Service, inbox: string, max = MAILDROP_SIZE): Promise<MaildropMessage[]> {
+export async function takeMaildrop(service: Pop3Service, inbox: string, max = MAILDROP_SIZE, pageSize = PAGE): Promise<MaildropMessage[]> {
     const newestFirst: MaildropMessage[] = [];
     let after: CursorPosition | undefined;
     while (newestFirst.length < max) {
-        const page = await service.listEmails({ inbox, limit: Math.min(PAGE, max - newestFirst.length), maxBytes: PAGE_BYTES, ...(after ? { after } : {}) });
+        const page = await service.listEmails({ inbox, limit: Math.min(pageSize, max - newestFirst.length), maxBytes: PAGE_BYTES, ...(after ? { after } : {}) });
         for (const record of page.records) {
             newestFirst.push({ messageId: record.messageId, uid: uidOf(record.messageId), rawKey: record.rawKey, size: record.rawSize, deleted: false });
         }

@@ -6,6 +6,7 @@ import { poplib, rawPop3, retrieved, type PoplibStep } from '../../helpers/pop3'
 import { readAll } from '../../helpers/streams';
 import { postgresFsStores, sqliteFsStores, type StoreFactory, type TestStores } from '../../helpers/test-stores';
 import type { Pop3ListenerOptions } from '../../../adapters/pop3/pop3-options';
+import { takeMaildrop } from '../../../adapters/pop3/maildrop';
 
 const { expect } = Code;
 const { describe, it, before, after, afterEach } = exports.lab = Lab.script();
@@ -166,6 +167,22 @@ describe('pop3 listener, sqlite+fs only', () => {
     afterEach(async () => {
         await stopFixture(f);
         f = undefined;
+    });
+
+    it('takes the newest emails of the inbox, page by page, oldest first', async () => {
+        f = await startFixture(factory);
+        // Stored out of order: the maildrop follows the time received.
+        const ids: string[] = [];
+        for (const at of [5, 1, 4, 2, 6, 3]) {
+            const [copy] = await f.capture.ingestRawEmail(message(`m${at}@pop.test`, `M${at}`, `x${CRLF}`), { recipients: ['box@pop.test'], receivedAt: at * 1000 });
+            ids.push(copy!.messageId);
+        }
+
+        await f.capture.ingestRawEmail(message('elsewhere@pop.test', 'Other inbox', `x${CRLF}`), { recipients: ['other@pop.test'], receivedAt: 9_000 });
+        const drop = await takeMaildrop(f.capture, 'box', 4, 3);
+        expect(drop.map((m) => m.messageId)).to.equal(['m3@pop.test', 'm4@pop.test', 'm5@pop.test', 'm6@pop.test']);
+        expect((await takeMaildrop(f.capture, 'box')).map((m) => m.messageId)).to.equal(['m1@pop.test', 'm2@pop.test', 'm3@pop.test', 'm4@pop.test', 'm5@pop.test', 'm6@pop.test']);
+        expect(ids).to.have.length(6);
     });
 
     it('answers a wrong key after the delay, then locks the address out and closes', async () => {
