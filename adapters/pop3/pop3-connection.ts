@@ -98,7 +98,9 @@ export function runConnection(socket: Socket, options: ConnectionOptions, greet:
         current = target;
         target.setTimeout(options.idleTimeoutMs, () => {
             // RFC 1939's autologout: closed without the UPDATE state, so nothing marked is deleted.
-            void write('-ERR [SYS/TEMP] idle too long, closing\r\n').then(end);
+            // Not waiting for the write: a client that stopped reading mid-RETR never drains it.
+            void write('-ERR [SYS/TEMP] idle too long, closing\r\n');
+            end();
         });
         target.on('data', onData);
         target.once('close', () => {

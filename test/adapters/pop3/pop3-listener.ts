@@ -186,14 +186,17 @@ describe('pop3 listener, sqlite+fs only', () => {
     });
 
     it('answers a wrong key after the delay, then locks the address out and closes', async () => {
-        f = await startFixture(factory, { authFailureDelayMs: 300, authLockout: { failures: 2 } });
+        f = await startFixture(factory, { authFailureDelayMs: 1500, authLockout: { failures: 3 } });
+        // The -ERR comes no sooner than the delay (the store alone answers in milliseconds).
         const started = Date.now();
+        const slow = await rawPop3(f.port, 'USER box\r\nPASS ic_wrong\r\nQUIT\r\n');
+        expect(Date.now() - started).to.be.at.least(1500);
+        expect(slow).to.contain('-ERR [AUTH] wrong inbox or key\r\n+OK inbox-capture signing off\r\n');
         const first = await poplib(f.port, [['user', 'box'], ['pass_', 'ic_wrong'], ['user', 'box'], ['pass_', 'ic_wrong-again'], ['user', 'box'], ['pass_', f.key]]);
         expect(first.steps[1]!.error!).to.equal('-ERR [AUTH] wrong inbox or key');
         // The second failure locked the address: the session was closed after it.
         expect(first.steps[3]!.error!).to.equal('-ERR [AUTH] wrong inbox or key');
         expect(first.steps[4]!.closed).to.exist();
-        expect(Date.now() - started).to.be.at.least(600);
         // Locked: even the right key is refused from this address.
         const second = await poplib(f.port, [['user', 'box'], ['pass_', f.key]]);
         expect(second.steps[1]!.error!).to.startWith('-ERR [AUTH] too many failed logins');
@@ -216,6 +219,14 @@ describe('pop3 listener, sqlite+fs only', () => {
         const session = await poplib(f.port, [...login(f.key), ['retr', 2], ['quit']], 'implicit');
         expect(session.welcome!).to.startWith('+OK');
         expect(retrieved(session.steps[2]!).equals(await rawOf(f.capture, ids[1]!))).to.be.true();
+    });
+
+    it('closes a silent session after the idle timeout, its DELE not made', async () => {
+        f = await startFixture(factory, { idleTimeoutMs: 500 });
+        const ids = await storeThree(f.capture);
+        const reply = await rawPop3(f.port, `USER box\r\nPASS ${f.key}\r\nDELE 1\r\n`);
+        expect(reply).to.endWith('+OK message 1 deleted\r\n-ERR [SYS/TEMP] idle too long, closing\r\n');
+        expect(await f.capture.getEmail(ids[0]!)).to.not.be.null();
     });
 
     it('answers a line too long and closes the connection', async () => {
