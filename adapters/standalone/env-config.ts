@@ -80,7 +80,8 @@ export function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
     return value ? value : undefined;
 }
 
-function readPort(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/** A port variable (0..65535), or `fallback` when unset; throws ConfigError otherwise. */
+export function readPort(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
     const value = read(env, name);
     if (value === undefined) {
         return fallback;

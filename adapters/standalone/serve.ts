@@ -7,6 +7,7 @@
 import type { Writable } from 'node:stream';
 import { readEnvConfig } from './env-config';
 import { startedByNpm, watchParent } from './parent-watch';
+import { readPop3EnvConfig } from './pop3-env-config';
 import { readSmtpEnvConfig } from './smtp-env-config';
 import { startStandaloneService, type StandaloneConfig, type StandaloneLog } from './standalone-service';
 
@@ -21,9 +22,11 @@ export interface ServeIo {
     cwd: string;
 }
 
-/** The environment read whole: the service's variables and SMTP's AUTH and TLS (throws ConfigError). */
+/** The environment read whole: the service's variables, SMTP's AUTH and TLS, and POP3 (throws ConfigError). */
 export function readStandaloneConfig(env: NodeJS.ProcessEnv, cwd: string): StandaloneConfig {
-    return { ...readEnvConfig(env, cwd), smtpSecurity: readSmtpEnvConfig(env, cwd) };
+    const smtpSecurity = readSmtpEnvConfig(env, cwd);
+    const pop3 = readPop3EnvConfig(env, smtpSecurity.tls);
+    return { ...readEnvConfig(env, cwd), smtpSecurity, ...(pop3 ? { pop3 } : {}) };
 }
 
 /**

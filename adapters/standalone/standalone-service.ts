@@ -16,6 +16,8 @@ import { capHttpConnections, defaultMaxHttpConnections, readOpenFileLimit } from
 import { resetSilentConnections } from './http-silent-reset';
 import { explainListenFailure } from './listen-failure';
 import { describeSmtpSecurity, type SmtpEnvConfig } from './smtp-env-config';
+import { createPop3Listener, type Pop3Listener } from '../pop3/pop3-listener';
+import { sharedTls, type Pop3EnvConfig } from './pop3-env-config';
 
 /** Milliseconds hapi waits for requests in flight on stop before cutting them (long-polls end at once). */
 export const HTTP_STOP_TIMEOUT_MS = 10_000;
@@ -23,6 +25,8 @@ export const HTTP_STOP_TIMEOUT_MS = 10_000;
 /** Everything the environment says: stores, addresses, limits, webhooks, and SMTP's AUTH and TLS. */
 export interface StandaloneConfig extends EnvConfig {
     smtpSecurity: SmtpEnvConfig;
+    /** INBOX_CAPTURE_POP3_*; absent: POP3 off. */
+    pop3?: Pop3EnvConfig;
 }
 
 /** A running standalone service. */
@@ -75,17 +79,22 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
     });
 
     let smtp: SmtpListener | null = null;
+    let pop3: Pop3Listener | null = null;
     const stop = async () => {
-        // Stop accepting on both sides at once; each lets what is in flight finish.
+        // Stop accepting on every side at once; each lets what is in flight finish.
         await Promise.all([
             server.stop({ timeout: HTTP_STOP_TIMEOUT_MS }),
-            smtp ? smtp.close() : undefined
+            smtp ? smtp.close() : undefined,
+            pop3 ? pop3.close() : undefined
         ]);
         await capture.close();
     };
 
     let smtpText = 'SMTP off (SMTP_PORT=0)';
+    const pop3Lines: string[] = [];
     try {
+        // One certificate for SMTP and POP3, so that a mail client trusts one for both.
+        const tls = config.pop3 ? await sharedTls(config.smtpSecurity.tls, config.pop3) : { smtp: config.smtpSecurity.tls, pop3: 'off' as const, madeHere: false };
         // One service for HTTP and SMTP: mail arriving over SMTP wakes the HTTP long-polls.
         // The plugin starts the webhook sender for the environment's webhooks, and the relay.
         // /mcp (the MCP server for agents) is on by default; its new_inbox makes addresses at the mail domain.
@@ -114,12 +123,21 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
             throw explainListenFailure(err, config.host, config.port, 'PORT');
         });
         if (config.smtpPort !== 0) {
-            smtp = createSmtpListener({ capture, host: config.host, port: config.smtpPort, log, ...config.smtpSecurity });
+            smtp = createSmtpListener({ capture, host: config.host, port: config.smtpPort, log, ...config.smtpSecurity, tls: tls.smtp });
             const listening = await smtp.listen().catch((err: unknown) => {
                 throw explainListenFailure(err, config.host, config.smtpPort, 'SMTP_PORT');
             });
-            const security = describeSmtpSecurity(config.smtpSecurity, listening.tls);
+            const security = describeSmtpSecurity(config.smtpSecurity, listening.tls && { ...listening.tls, selfSigned: listening.tls.selfSigned || tls.madeHere });
             smtpText = `SMTP on ${config.host}:${config.smtpPort} (${security})`;
+        }
+
+        if (config.pop3) {
+            pop3 = createPop3Listener(capture, { host: config.host, port: config.pop3.port, tls: tls.pop3, log });
+            const listening = await pop3.listen().catch((err: unknown) => {
+                throw explainListenFailure(err, config.host, config.pop3!.port, 'INBOX_CAPTURE_POP3_PORT');
+            });
+            const where = !listening.tls ? 'no TLS' : `${listening.tls.mode === 'implicit' ? 'implicit TLS (POP3S)' : 'STLS'}, SHA-256 ${listening.tls.fingerprint256}`;
+            pop3Lines.push(`POP3 on ${config.host}:${config.pop3.port} (${where}): user = an inbox, password = an API key`);
         }
     }
     catch (err) {
@@ -131,6 +149,7 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
     return {
         startLines: [
             `inbox-capture listening: HTTP on ${uri} (docs: ${uri}/docs), ${smtpText}`,
+            ...pop3Lines,
             `data: ${describeStores(config)}`,
             ...(config.relay ? [describeRelay(config.relay)] : []),
             ...(config.linkCheck ? [`link check: may ask ${config.linkCheck.allow.join(', ')}`] : []),
