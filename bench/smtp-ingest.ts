@@ -220,10 +220,12 @@ function cellRow(cell: Cell): string[] {
 
 async function bench(args: BenchArgs) {
     const smoke = args.smoke;
-    const withPostgres = args.values.postgres !== 'off';
-    // A smoke run: one profile of each kind of target row (text, with an attachment) is enough to fill every table.
+    // A smoke run proves the bench runs and fills its tables: a fresh Postgres and S3 (half its
+    // start-up) only with --postgres on; one C and one profile of each kind of target row
+    // (text, with an attachment) fill every table.
+    const withPostgres = args.values.postgres === undefined ? !smoke : args.values.postgres !== 'off';
     const onlyProfiles = (args.values.profiles as string | undefined)?.split(',') ?? (smoke ? ['text-1k', 'att-100k'] : [...PROFILE_NAMES]);
-    const concurrencies = (args.values.c as string | undefined)?.split(',').map(Number) ?? (smoke ? [1, 4] : CONCURRENCIES);
+    const concurrencies = (args.values.c as string | undefined)?.split(',').map(Number) ?? (smoke ? [4] : CONCURRENCIES);
     const cellMs = smoke ? 300 : Number(args.values['cell-ms'] ?? CELL_MS);
     const rounds = Number(args.values.rounds ?? (smoke ? 1 : ROUNDS));
     if (!(Number.isSafeInteger(rounds) && rounds >= 1)) {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { packageVersion } from '../../lib/util/package-version';
-import { ConfigError } from '../standalone/env-config';
+import { ConfigError } from '../standalone/config-error';
 import { CliError, EXIT_FAILURE, EXIT_OK, write, withCaptureFromEnv, type CliIo, type Command } from './command';
 import { gc } from './commands/gc';
 import { ingest } from './commands/ingest';

@@ -3,11 +3,7 @@ import * as Path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
 import { SQLITE_FILENAME } from '../../lib/defaults';
-import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
-import { openStoresFromConfig, readEnvConfig } from '../standalone/env-config';
-import { recordWebhooks } from '../webhooks/start-webhooks';
-import { recordAutoRelay } from '../relay/auto-relay';
-import { parseRelayAllowList } from '../../lib/relay/allow-list';
+import type { InboxCapture } from '../../lib/service/inbox-capture';
 import { progressLine } from './progress-line';
 
 /** Exit codes, sysexits(3) where an MTA reads them. */
@@ -77,6 +73,9 @@ export function write(stream: Writable, text: string): Promise<void> {
  * "Running the service").
  */
 export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCapture) => Promise<T>): Promise<T> {
+    // Loaded here, not at start-up: help and a mistyped command need none of the service.
+    const { openStoresFromConfig, readEnvConfig } = await import('../standalone/env-config');
+    const { createInboxCapture } = await import('../../lib/service/inbox-capture');
     const config = readEnvConfig(io.env, io.cwd);
     const sqliteFile = config.databaseUrl ? undefined : Path.join(config.dataDir, SQLITE_FILENAME);
     const existed = sqliteFile === undefined || Fs.existsSync(sqliteFile);
@@ -84,11 +83,14 @@ export async function withCaptureFromEnv<T>(io: CliIo, fn: (capture: InboxCaptur
     const capture = createInboxCapture(stores);
     if (config.webhooks) {
         // `ingest` records the webhook deliveries of what it stores; a running service sends them.
+        const { recordWebhooks } = await import('../webhooks/start-webhooks');
         recordWebhooks(capture, config.webhooks.webhooks);
     }
 
     if (config.relay?.autoMatch !== undefined) {
         // And the auto-relay's: a running service matches and sends them.
+        const { recordAutoRelay } = await import('../relay/auto-relay');
+        const { parseRelayAllowList } = await import('../../lib/relay/allow-list');
         recordAutoRelay(capture, parseRelayAllowList(config.relay.allow));
     }
 

@@ -1,15 +1,15 @@
 import * as Path from 'node:path';
 import type { BlobStore } from '../../lib/blob-store/blob-store';
-import { openEmbeddedBlobStore, openEmbeddedRecordStore } from '../../lib/service/embedded-stores';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, DEFAULT_DATA_DIR, SQLITE_FILENAME } from '../../lib/defaults';
-import { createKnexRecordStore } from '../../lib/record-store/knex-record-store';
 import type { RecordStore } from '../../lib/record-store/record-store';
 import { MissingPackageError, requireInstalled } from '../../lib/util/optional-package';
 import type { RetentionOptions } from '../../lib/service/retention';
+import { ConfigError } from './config-error';
+import { DEFAULT_HOST, DEFAULT_HTTP_PORT } from './http-defaults';
 import { readRetentionEnv } from './retention-config';
 import { mailDomainSchema } from '../mcp/mail-domain';
 import { mcpOriginsSchema } from '../hapi/mcp-origin';
-import { DEFAULT_SMTP_PORT } from '../smtp/smtp-listener';
+import { DEFAULT_SMTP_PORT } from '../smtp/smtp-defaults';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 import { readLinkCheckEnv } from '../link-check/link-check-env';
 import type { LinkCheckOptions } from '../link-check/link-check-options';
@@ -19,10 +19,8 @@ import { readRelayEnv } from '../relay/relay-env';
 import type { RelayOptions } from '../relay/relay-options';
 import { settingName } from './serve-flags';
 
-/** Loopback by default, so a fresh start exposes nothing to the network (docs/design.md). */
-export const DEFAULT_HOST = '127.0.0.1';
-/** The standalone service's HTTP port, a common unprivileged development port (docs/design.md). */
-export const DEFAULT_HTTP_PORT = 3000;
+// In a file of their own, so that the CLI's help shows them without loading this one.
+export { DEFAULT_HOST, DEFAULT_HTTP_PORT };
 
 /** Where the S3 blob store lives; credentials come from the AWS SDK's own chain. */
 export interface S3Config {
@@ -66,13 +64,7 @@ export interface EnvConfig {
     mcpOrigins?: string[];
 }
 
-/** A configuration mistake; its message names the variable and what is wrong, for humans. */
-export class ConfigError extends Error {
-    constructor(message: string) {
-        super(message);
-        this.name = 'ConfigError';
-    }
-}
+export { ConfigError };
 
 /** Treats an empty variable as unset (`PORT= node …` should mean the default). */
 export function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -289,17 +281,22 @@ function needPackages(names: string[], setting: string): void {
     }
 }
 
+// The stores load when opened, not with the configuration: `inbox-capture --help` and a
+// configuration mistake need neither Knex nor SQLite.
 async function openRecordStore(config: EnvConfig): Promise<RecordStore> {
     if (!config.databaseUrl) {
+        const { openEmbeddedRecordStore } = await import('../../lib/service/embedded-stores');
         return openEmbeddedRecordStore({ dataDir: config.dataDir });
     }
 
     const { openPostgresKnex } = await import('../../lib/record-store/postgres/postgres-knex');
+    const { createKnexRecordStore } = await import('../../lib/record-store/knex-record-store');
     return createKnexRecordStore({ knex: openPostgresKnex(config.databaseUrl), destroyKnexOnClose: true });
 }
 
 async function openBlobStore(config: EnvConfig): Promise<BlobStore> {
     if (!config.s3) {
+        const { openEmbeddedBlobStore } = await import('../../lib/service/embedded-stores');
         return openEmbeddedBlobStore({ dataDir: config.dataDir, signingSecret: config.signingSecret });
     }
 

@@ -12,13 +12,16 @@ export interface WebhookEnv {
 
 /** Longest webhook URL, characters (as the plugin option allows). */
 const MAX_URL_LENGTH = 2048;
-/** Upper bound of both timing variables, ms: the rule's 10 s. */
+/** Upper bound of the timing variables, ms: the rule's 10 s. */
 const MAX_TIMING_MS = 10_000;
+/** Least poll interval, ms: the plugin option's own floor. */
+const MIN_POLL_MS = 10;
 
 /**
  * Reads INBOX_CAPTURE_WEBHOOK_URL (one http(s) URL, or several separated by commas),
  * INBOX_CAPTURE_WEBHOOK_SECRET (signs for every URL: `whsec_<base64>` or plain text), and the timings
- * INBOX_CAPTURE_WEBHOOK_TIMEOUT_MS and INBOX_CAPTURE_WEBHOOK_FIRST_RETRY_MS (1..10000).
+ * INBOX_CAPTURE_WEBHOOK_TIMEOUT_MS and INBOX_CAPTURE_WEBHOOK_FIRST_RETRY_MS (1..10000) and
+ * INBOX_CAPTURE_WEBHOOK_POLL_MS (10..10000).
  * Answers undefined when no URL is set; `fail(message)` throws the caller's ConfigError.
  */
 export function readWebhookEnv(read: (name: string) => string | undefined, fail: (message: string) => never): WebhookEnv | undefined {
@@ -51,12 +54,17 @@ export function readWebhookEnv(read: (name: string) => string | undefined, fail:
     const webhookDelivery: WebhookDeliveryOptions = {};
     const timeout = readMs(read, fail, 'INBOX_CAPTURE_WEBHOOK_TIMEOUT_MS');
     const firstRetry = readMs(read, fail, 'INBOX_CAPTURE_WEBHOOK_FIRST_RETRY_MS');
+    const poll = readMs(read, fail, 'INBOX_CAPTURE_WEBHOOK_POLL_MS', MIN_POLL_MS);
     if (timeout !== undefined) {
         webhookDelivery.timeoutMs = timeout;
     }
 
     if (firstRetry !== undefined) {
         webhookDelivery.firstRetryMs = firstRetry;
+    }
+
+    if (poll !== undefined) {
+        webhookDelivery.pollIntervalMs = poll;
     }
 
     return { webhooks: urls.map((url) => (secret === undefined ? { url } : { url, secret })), webhookDelivery };
@@ -76,14 +84,14 @@ function isHttpUrl(value: string): boolean {
     }
 }
 
-function readMs(read: (name: string) => string | undefined, fail: (message: string) => never, name: string): number | undefined {
+function readMs(read: (name: string) => string | undefined, fail: (message: string) => never, name: string, min = 1): number | undefined {
     const value = read(name);
     if (value === undefined) {
         return undefined;
     }
 
-    if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > MAX_TIMING_MS) {
-        fail(`${name} must be a whole number of milliseconds 1..${MAX_TIMING_MS}, got "${value.slice(0, 100)}"`);
+    if (!/^\d{1,5}$/.test(value) || Number(value) < min || Number(value) > MAX_TIMING_MS) {
+        fail(`${name} must be a whole number of milliseconds ${min}..${MAX_TIMING_MS}, got "${value.slice(0, 100)}"`);
     }
 
     return Number(value);

@@ -22,7 +22,7 @@ const run = promisify(execFile);
  * Every benchmark script (and attacks.ts and auth-guessing.ts, not in run.ts); the smoke run of
  * each must finish and print its tables. Longest first: two at a time, the last ones end together.
  */
-const BENCHMARKS = ['smtp-ingest', 'search', 'attacks', 'long-poll-fanout', 'get-one', 'list', 'send-latency', 'retention', 'faults', 'inboxes', 'thread-cpu', 'hostile-messages', 'auth-check', 'parse-ceiling', 'cpu-profile', 'auth-guessing', 'fsync-bandwidth'];
+const BENCHMARKS = ['search', 'long-poll-fanout', 'attacks', 'get-one', 'hostile-messages', 'send-latency', 'faults', 'inboxes', 'thread-cpu', 'list', 'parse-ceiling', 'retention', 'auth-check', 'smtp-ingest', 'cpu-profile', 'auth-guessing', 'fsync-bandwidth'];
 
 /** Longest one smoke run may take, ms: they take seconds; the margin is for a busy machine. */
 const SMOKE_TIMEOUT_MS = 180_000;

@@ -20,8 +20,12 @@ const ROOT = Path.join(__dirname, '..', '..');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 /** Longest wait for a process to start or a request to arrive, ms: a hang, not a speed claim. */
 const LIMIT_MS = 30_000;
-/** The dispatcher's poll interval, ms: waiting two of them shows that nothing more is coming. */
-const POLL_MS = 1_000;
+/**
+ * The dispatcher's poll interval, ms (INBOX_CAPTURE_WEBHOOK_POLL_MS, a fifth of the default):
+ * a retry goes out at the first poll after its wait, and waiting two polls shows that
+ * nothing more is coming.
+ */
+const POLL_MS = 200;
 
 type Service = ListeningService;
 
@@ -84,7 +88,7 @@ async function receiver(...args: Parameters<typeof startWebhookReceiver>): Promi
 async function sqliteEnv(vars: Record<string, string>): Promise<NodeJS.ProcessEnv> {
     const dataDir = await tempDir('webhooks');
     dirs.push(dataDir);
-    return isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, ...vars });
+    return isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, INBOX_CAPTURE_WEBHOOK_POLL_MS: String(POLL_MS), ...vars });
 }
 
 // docs/api.md, "Webhooks", end to end.
@@ -313,7 +317,7 @@ describe('webhooks against the standalone service', () => {
         cleanups.push(() => s3.stop());
         const databaseUrl = await postgres.createDatabase();
         const hook = await receiver();
-        const shared = { INBOX_CAPTURE_WEBHOOK_URL: hook.url(), INBOX_CAPTURE_WEBHOOK_SECRET: 'shared secret' };
+        const shared = { INBOX_CAPTURE_WEBHOOK_URL: hook.url(), INBOX_CAPTURE_WEBHOOK_SECRET: 'shared secret', INBOX_CAPTURE_WEBHOOK_POLL_MS: String(POLL_MS) };
         const migrated = await runNode([BIN, 'migrate'], { cwd: ROOT, env: postgresS3Env(databaseUrl, s3) });
         expect(migrated.code, migrated.stderr).to.equal(0);
 

@@ -1,7 +1,5 @@
 import { packageVersion } from '../../../lib/util/package-version';
-import { InboxCaptureClient } from '../../client/client';
-import { readMailDomain } from '../../standalone/env-config';
-import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../../mcp/mail-domain';
+import { DEFAULT_MAIL_DOMAIN } from '../../client/new-inbox';
 import { CliError, EXIT_OK, write, type Command } from '../command';
 
 /** `mcp`: the MCP tools over stdio, for an agent that starts its servers as commands. */
@@ -41,14 +39,17 @@ export const mcp: Command = {
         }
 
         const flagDomain = values['mail-domain'] as string | undefined;
+        const { mailDomainSchema } = await import('../../mcp/mail-domain');
         if (flagDomain !== undefined && mailDomainSchema.validate(flagDomain).error) {
             throw new CliError(`mcp: --mail-domain must be a domain name such as example.test, got "${flagDomain}"`);
         }
 
+        // Loaded here: the MCP SDK and its schemas are much of what the CLI would load, and other
+        // commands need none of them; nor of the service's configuration, beyond the mail domain.
+        const { readMailDomain } = await import('../../standalone/env-config');
         const mailDomain = flagDomain ?? readMailDomain(io.env) ?? DEFAULT_MAIL_DOMAIN;
-        // Loaded here: the MCP SDK and its schemas are much of what the CLI would load, and other commands need none of them.
-        const [{ StdioServerTransport }, { createClientAccess }, { createMcpServer }] = await Promise.all([
-            import('@modelcontextprotocol/sdk/server/stdio.js'), import('../../mcp/client-access'), import('../../mcp/mcp-server')
+        const [{ StdioServerTransport }, { createClientAccess }, { createMcpServer }, { InboxCaptureClient }] = await Promise.all([
+            import('@modelcontextprotocol/sdk/server/stdio.js'), import('../../mcp/client-access'), import('../../mcp/mcp-server'), import('../../client/client')
         ]);
         const client = new InboxCaptureClient({ baseUrl, apiKey });
         const log = (message: string, error: unknown) => {

@@ -1,6 +1,6 @@
 import { MAX_PER_INBOX_LIMIT } from '../../../lib/service/retention';
 import type { RetentionPolicy } from '../../../lib/service/retention';
-import { ConfigError } from '../../standalone/env-config';
+import { ConfigError } from '../../standalone/config-error';
 import { DURATION_SYNTAX, parseDuration, parseMaxPerInbox, readRetentionEnv, RETENTION_ENV } from '../../standalone/retention-config';
 import { CliError, EXIT_OK, write, type Command, type CommandContext } from '../command';
 import { progressLine } from '../progress-line';

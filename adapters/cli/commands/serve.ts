@@ -1,6 +1,6 @@
 import { DEFAULT_DATA_DIR } from '../../../lib/defaults';
 import { DEFAULT_SMTP_PORT } from '../../smtp/smtp-defaults';
-import { DEFAULT_HOST, DEFAULT_HTTP_PORT } from '../../standalone/env-config';
+import { DEFAULT_HOST, DEFAULT_HTTP_PORT } from '../../standalone/http-defaults';
 import { SERVE_FLAGS, withServeFlags } from '../../standalone/serve-flags';
 import type { Command } from '../command';
 

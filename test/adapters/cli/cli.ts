@@ -2,7 +2,9 @@ import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
 import * as Sqlite3 from 'sqlite3';
+import { run } from '../../../adapters/cli/cli';
 import { openEmbeddedStores } from '../../../lib/service/embedded-stores';
 import { BLOBS_DIRNAME, BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../../lib/defaults';
 import { createInboxCapture, type InboxCapture } from '../../../lib/service/inbox-capture';
@@ -21,16 +23,48 @@ const BIN = Path.join(__dirname, '..', '..', '..', 'dist', 'adapters', 'cli', 'b
 
 let dataDir: string;
 
-/** Runs the built CLI in a fresh process with the temp data dir, feeding `input` on stdin. */
-function cli(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
-    const env: NodeJS.ProcessEnv = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, ...options.env };
+/** The environment of one CLI run: the temp data dir, none of the service's variables unless `env` sets them. */
+function cliEnv(env?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    const merged: NodeJS.ProcessEnv = { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, ...env };
     for (const name of ['DATABASE_URL', 'S3_BUCKET', 'PORT', 'HOST', 'SMTP_PORT', 'INBOX_CAPTURE_SIGNING_SECRET']) {
-        if (!options.env || !(name in options.env)) {
-            delete env[name];
+        if (!env || !(name in env)) {
+            delete merged[name];
         }
     }
 
-    return runNode([BIN, ...args], { cwd: dataDir, env, input: options.input ?? '' });
+    return merged;
+}
+
+/** Runs the built CLI in a fresh process with the temp data dir, feeding `input` on stdin: as users run it. */
+function binary(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+    return runNode([BIN, ...args], { cwd: dataDir, env: cliEnv(options.env), input: options.input ?? '' });
+}
+
+/** A stream that keeps what is written to it, as text. */
+function collector(): { stream: Writable; text: () => string } {
+    const chunks: Buffer[] = [];
+    const stream = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+            chunks.push(Buffer.from(chunk));
+            callback();
+        }
+    });
+    return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+/**
+ * Runs the CLI's run() in this process, with the same arguments, environment, stdin and
+ * working directory as binary(): the same code behind the same entry point, without the
+ * half second of CPU a node process takes to start and load it. The tests of the
+ * executable itself (its exit code, a real stdin pipe, the start-up) use binary().
+ */
+async function cli(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+    const stdin = new PassThrough();
+    stdin.end(Buffer.from(options.input ?? ''));
+    const stdout = collector();
+    const stderr = collector();
+    const code = await run(args, { stdin, stdout: stdout.stream, stderr: stderr.stream, env: cliEnv(options.env), cwd: dataDir });
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
 /** The stores the CLI wrote, opened in-process to check what it did. */
@@ -105,7 +139,7 @@ describe('cli', () => {
 
         it('prints only the new key on stdout, and the key works', async () => {
             await existingStore();
-            const result = await cli(['keys', 'create', 'ci']);
+            const result = await binary(['keys', 'create', 'ci']);
             expect(result.code).to.equal(0);
             expect(result.stderr).to.equal('');
             expect(result.stdout).to.match(/^ic_[A-Za-z0-9_-]{43}\n$/);
@@ -188,6 +222,20 @@ describe('cli', () => {
             const loaded = (await Fs.readFile(loadedFile, 'utf8')).split('\n');
             expect(loaded).to.include(['knex', 'sqlite3']);
             expect(loaded).to.not.include(['@hapi/hapi', 'smtp-server', 'hapi-swagger', '@modelcontextprotocol/sdk', 'zod']);
+        });
+
+        it('loads no package for help: none of the stores, the parser or the validation', async () => {
+            // Help is what a user runs first, and a script's mistake ends in one line: neither opens a store.
+            const loadedFile = Path.join(dataDir, 'loaded.txt');
+            const result = await runNode(['--require', Path.join(__dirname, '..', '..', 'fixtures', 'cli', 'record-packages.js'), BIN, '--help'], {
+                cwd: dataDir,
+                env: { ...process.env, INBOX_CAPTURE_DATA_DIR: dataDir, INBOX_CAPTURE_TEST_LOADED: loadedFile },
+                input: ''
+            });
+            expect(result.code, result.stderr).to.equal(0);
+            expect(result.stdout).to.startWith('Usage: inbox-capture <command>');
+            const loaded = (await Fs.readFile(loadedFile, 'utf8')).split('\n').filter((name) => name !== '');
+            expect(loaded).to.equal([]);
         });
     });
 
@@ -293,7 +341,8 @@ describe('cli', () => {
         });
 
         it('stores the message on stdin for each --recipient and prints the stored ids', async () => {
-            const result = await cli(['ingest', '--recipient', 'one@example.test', '--recipient=Two@example.test', '--mail-from', 'bounce@example.test'], { input: raw });
+            // Through the executable: the message comes down a real pipe, as from an MTA.
+            const result = await binary(['ingest', '--recipient', 'one@example.test', '--recipient=Two@example.test', '--mail-from', 'bounce@example.test'], { input: raw });
             expect(result.code).to.equal(0);
             expect(result.stderr).to.equal('');
             const ids = result.stdout.trim().split('\n');
@@ -360,7 +409,8 @@ describe('cli', () => {
             await Fs.writeFile(Path.join(dataDir, BLOBS_DIRNAME), 'in the way');
             await Fs.rm(Path.join(dataDir, BLOBS_SQLITE_FILENAME), { force: true });
             await Fs.mkdir(Path.join(dataDir, BLOBS_SQLITE_FILENAME));
-            const result = await cli(['ingest', '--recipient', 'later@example.test'], { input: raw });
+            // Through the executable: 75 is what the MTA must read as the process's exit status.
+            const result = await binary(['ingest', '--recipient', 'later@example.test'], { input: raw });
             expect(result.code).to.equal(75);
             expect(result.stdout).to.equal('');
             expectOneLine(result.stderr);
@@ -421,7 +471,8 @@ describe('cli', () => {
         });
 
         it('refuses a bad variable with exit 1 and one line naming it, before opening anything', async () => {
-            const result = await cli(['serve'], { env: { PORT: 'abc' } });
+            // Through the executable: in this process, serve would load the whole service first.
+            const result = await binary(['serve'], { env: { PORT: 'abc' } });
             expect(result).to.equal({ code: 1, stdout: '', stderr: 'inbox-capture: configuration: PORT / --port must be a port number 0..65535, got "abc"\n' });
             await expect(Fs.access(Path.join(dataDir, SQLITE_FILENAME))).to.reject();
         });
@@ -466,7 +517,7 @@ describe('cli', () => {
 
         it('prints the package version', async () => {
             const pkg = JSON.parse(await Fs.readFile(Path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
-            const result = await cli(['--version']);
+            const result = await binary(['--version']);
             expect(result).to.equal({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
         });
     });
