@@ -131,6 +131,14 @@ export interface ApiKeyInfo extends KeyScope {
     revokedAt: number | null;
 }
 
+/** An SMTP user kept in the store, as listed: never its password or hash. */
+export interface SmtpUserInfo {
+    name: string;
+    /** Every copy of mail it sends goes to an inbox starting with this. */
+    inboxPrefix: string;
+    createdAt: number;
+}
+
 /** An inbox that holds mail, as GET /v1/inboxes lists it. */
 export interface InboxSummary {
     name: string;

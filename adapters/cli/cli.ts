@@ -5,6 +5,7 @@ import { CliError, EXIT_FAILURE, EXIT_OK, write, withCaptureFromEnv, type CliIo,
 import { gc } from './commands/gc';
 import { ingest } from './commands/ingest';
 import { keysCreate, keysList, keysRevoke } from './commands/keys';
+import { smtpUsersCreate, smtpUsersDelete, smtpUsersList } from './commands/smtp-users';
 import { mcp } from './commands/mcp';
 import { migrate } from './commands/migrate';
 import { prune } from './commands/prune';
@@ -15,10 +16,10 @@ import { webhookSecret } from './commands/webhook-secret';
 export const PROGRAM = 'inbox-capture';
 
 /** Every command, in the order help lists them. */
-export const COMMANDS: Command[] = [serve, keysCreate, keysList, keysRevoke, migrate, ingest, gc, prune, webhookSecret, mcp];
+export const COMMANDS: Command[] = [serve, keysCreate, keysList, keysRevoke, smtpUsersCreate, smtpUsersList, smtpUsersDelete, migrate, ingest, gc, prune, webhookSecret, mcp];
 
-/** Command groups: `keys` alone is not a command but names one of these. */
-const GROUPS: Record<string, string> = { keys: 'keys create|list|revoke' };
+/** Command groups: `keys` (or `smtp-users`) alone is not a command but names one of these. */
+const GROUPS: Record<string, string> = { keys: 'keys create|list|revoke', 'smtp-users': 'smtp-users create|list|delete' };
 
 const ENVIRONMENT_HELP = [
     'Environment (the same for every command; serve also reads HOST, PORT, SMTP_*):',

@@ -9,6 +9,7 @@ import {
 } from 'smtp-server';
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import { MAX_RECIPIENTS } from '../../lib/identity/recipients';
+import { createTenantSessions } from './tenant-sessions';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_LINE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RECIPIENTS, DEFAULT_SMTP_PORT, MAX_COMMAND_LINE_BYTES, SMTP_BANNER } from './smtp-defaults';
 import { watchLineDeadline } from './line-deadline';
 import { sessionParts } from './session-parts';
@@ -34,9 +35,9 @@ export interface SmtpListenerOptions {
      * The service messages are handed to (`ingestRawEmail`). Its `maxMessageBytes` is the
      * largest message (advertised with SIZE), and its `messageBudget` holds the bytes of
      * every session in DATA: set them where the service is created. Its `faults` are
-     * applied at each stage (docs/api.md, "Faults").
+     * applied at each stage (docs/api.md, "Faults"); its SMTP users' mail goes under their prefix (docs/tenants.md).
      */
-    capture: Pick<InboxCapture, 'ingestRawEmail' | 'maxMessageBytes' | 'messageBudget'> & Partial<Pick<InboxCapture, 'faults'>>;
+    capture: Pick<InboxCapture, 'ingestRawEmail' | 'maxMessageBytes' | 'messageBudget'> & Partial<Pick<InboxCapture, 'faults' | 'verifySmtpUser' | 'inboxFromAddress'>>;
     /** Interface to listen on (default 127.0.0.1). */
     host?: string;
     /** TCP port (default 2525; 0 picks a free one, see `listen()`'s answer). */
@@ -117,9 +118,11 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     checkSmtpAuth(options.auth);
     const tls = resolveSmtpTls(options.tls);
     const name = options.name ?? hostname();
+    const tenants = createTenantSessions(capture.verifySmtpUser?.bind(capture), capture.inboxFromAddress, log);
     const { offered: authOffered, ...authOptions } = smtpAuthOptions(options.auth ?? 'none', options.allowInsecureAuth ?? true, {
         lockout: createAuthLockout(options.authLockout),
-        close: (session) => connectionOf(session.id)?.close()
+        close: (session) => connectionOf(session.id)?.close(),
+        ...tenants.guard
     });
     if (authOffered && options.allowInsecureAuth === false && tls.mode === 'off') {
         throw new TypeError('createSmtpListener: allowInsecureAuth: false needs tls, or no client could ever log in');
@@ -224,9 +227,16 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
 
         onRcptTo(address: SMTPServerAddress, session, callback) {
             const sender = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-            void gate('rcpt', { sender, recipients: [address.address] }, session.id, callback, () => {
+            const inboxPrefix = tenants.prefixOf(session);
+            void gate('rcpt', { sender, recipients: [address.address], inboxPrefix }, session.id, callback, () => {
                 if (allowedDomains && !allowedDomains.has(domainOf(address.address))) {
                     callback(smtpReply(550, 'Error: this server does not accept mail for that domain'));
+                    return;
+                }
+
+                const refusal = tenants.refusal(address.address, inboxPrefix);
+                if (refusal) {
+                    callback(smtpReply(550, refusal));
                     return;
                 }
 
@@ -237,6 +247,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
             const recipients = session.envelope.rcptTo.map((r) => r.address);
             const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+            const inboxPrefix = tenants.prefixOf(session);
 
             // The whole message is read before the core sees it (the core reads it whole
             // anyway, and the reply can only follow the final dot); nothing past the cap is held.
@@ -261,10 +272,10 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
                 }
 
                 // A data rule's reply replaces the ingest: nothing of the message is stored.
-                await gate('data', { sender: mailFrom, recipients }, session.id, callback, async () => {
+                await gate('data', { sender: mailFrom, recipients, inboxPrefix }, session.id, callback, async () => {
                     try {
                         // The ingest takes the reservation over, so the bytes are not counted twice.
-                        const copies = await capture.ingestRawEmail(received.raw!, { recipients, ...sessionParts(session), reservation: reservation! });
+                        const copies = await capture.ingestRawEmail(received.raw!, { recipients, ...sessionParts(session), ...(inboxPrefix ? { inboxPrefix } : {}), reservation: reservation! });
                         callback(null, `OK: message stored (${copies.length} ${copies.length === 1 ? 'copy' : 'copies'})`);
                     }
                     catch (err) {

@@ -5,6 +5,7 @@ import { forgetKey, withApi } from './api';
 import { emailPane } from './email-pane';
 import { emailsPane } from './emails-pane';
 import { inboxesPane } from './inboxes-pane';
+import { showKeyScope } from './key-scope';
 import { byId } from './dom';
 import { parseRoute, routeHash, type Route } from './route';
 
@@ -70,10 +71,12 @@ byId('change-key').addEventListener('click', () => {
     void withApi((api) => api.listInboxes({ limit: 1 })).then(() => {
         shownInbox = undefined;
         void inboxes.reload();
+        void showKeyScope();
     });
 });
 
 window.addEventListener('hashchange', render);
 void inboxes.reload();
+void showKeyScope();
 shownInbox = parseRoute(location.hash).inbox;
 render();

@@ -1,6 +1,7 @@
 /** Whether a rule answers one command of a session (docs/api.md, "Faults"). */
 
 import type { InboxFromAddress } from '../identity/recipients';
+import { tenantInbox } from '../identity/tenant-prefix';
 import type { FaultMatch } from './fault-rule';
 
 /** What a command is known by: the envelope sender so far, and the recipients it concerns. */
@@ -9,10 +10,18 @@ export interface FaultFacts {
     sender?: string;
     /** `rcpt`: the one address of that RCPT TO; `data`: every recipient of the message. */
     recipients?: readonly string[];
+    /** The session's SMTP user's inbox prefix: an `inbox` rule matches the prefixed inbox (docs/tenants.md). */
+    inboxPrefix?: string;
 }
 
 function contains(value: string | undefined, needle: string): boolean {
     return value !== undefined && value.toLowerCase().includes(needle.toLowerCase());
+}
+
+/** The inbox `address`'s copy goes to: mapped, then under the session's prefix when it has one. */
+function inboxOf(address: string, inboxPrefix: string | undefined, inboxFromAddress: InboxFromAddress): string | null {
+    const inbox = inboxFromAddress(address);
+    return inbox === null || !inboxPrefix ? inbox : tenantInbox(inboxPrefix, inbox);
 }
 
 /**
@@ -30,5 +39,5 @@ export function faultMatches(match: FaultMatch, facts: FaultFacts, inboxFromAddr
 
     return (facts.recipients ?? []).some((address) =>
         (match.recipient === undefined || contains(address, match.recipient)) &&
-        (match.inbox === undefined || inboxFromAddress(address) === match.inbox));
+        (match.inbox === undefined || inboxOf(address, facts.inboxPrefix, inboxFromAddress) === match.inbox));
 }

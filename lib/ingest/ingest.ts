@@ -14,6 +14,7 @@ import { searchTextOf } from '../extract/search-text';
 import { budgetSpent, type MessageBudget, type MessageReservation } from '../util/message-budget';
 import { readBounded } from '../util/read-bounded';
 import { isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from '../identity/recipients';
+import { isTenantPrefix, tenantInbox } from '../identity/tenant-prefix';
 import type { DeliveryTarget, RecordStore, SaveResult } from '../record-store/record-store';
 import type { EmailDraft, EmailRecord, StoredAttachment } from '../types';
 import { removeUnreferencedBlobs, type BlobRemoval } from './unreferenced-blobs';
@@ -31,6 +32,12 @@ export interface IngestOptions {
     clientAddress?: string;
     /** The name the SMTP client gave in HELO/EHLO, kept likewise. */
     clientHelo?: string;
+    /**
+     * The inbox prefix of the SMTP user that sent the message (docs/tenants.md): each copy goes to
+     * prefix + its inbox, unless that starts with the prefix already; a recipient whose prefixed
+     * inbox is longer than 64 characters is skipped. INVALID_INPUT unless a prefix an SMTP user may have.
+     */
+    inboxPrefix?: string;
     /** Overrides the clock, Unix ms (tests, replays). */
     receivedAt?: number;
     /**
@@ -98,6 +105,9 @@ export function createIngest(context: IngestContext): Ingest {
 
         // Checked before any byte is read: a wrong option fails the call, not a stored copy.
         smtpClientOption(options);
+        if (options.inboxPrefix !== undefined && !isTenantPrefix(options.inboxPrefix)) {
+            throw new InboxCaptureError('INVALID_INPUT', 'inboxPrefix must be 1 to 32 characters of a-z 0-9 . _ - ending in -, . or _');
+        }
 
         const reservation = options.reservation ?? context.messageBudget.reserve(0);
         if (!reservation) {
@@ -204,7 +214,7 @@ async function writeCopies(
         log('the parser stopped early; the message is stored with the fields it read', parsed.error);
     }
 
-    const targets = inboxesOf(parsed, context, options.recipients);
+    const targets = inboxesOf(parsed, context, options.recipients, options.inboxPrefix);
     if (targets.size === 0) {
         // An abandoned parse read no header: only an envelope recipient can address it.
         throw new InboxCaptureError('NO_RECIPIENT', parsed.abandoned ?
@@ -281,20 +291,27 @@ async function writeCopies(
 function inboxesOf(
     parsed: ParsedMessage,
     { inboxFromAddress: mapping, log }: IngestContext,
-    recipients: string[] | undefined
+    recipients: string[] | undefined,
+    inboxPrefix: string | undefined
 ): Map<string, string> {
     const envelope = (recipients ?? []).filter((a) => typeof a === 'string' && a.trim().length > 0);
     const addresses = envelope.length > 0 ? envelope.map(bareAddress) : [...parsed.to, ...parsed.cc];
 
     const targets = new Map<string, string>();
     for (const address of addresses) {
-        const inbox = mapping(address);
-        if (inbox === null || inbox === undefined) {
+        const mapped = mapping(address);
+        if (mapped === null || mapped === undefined) {
             continue;
         }
 
-        if (!isValidInbox(inbox)) {
-            log(`inboxFromAddress mapped ${JSON.stringify(address)} to the invalid inbox ${JSON.stringify(inbox)}; recipient skipped`);
+        if (!isValidInbox(mapped)) {
+            log(`inboxFromAddress mapped ${JSON.stringify(address)} to the invalid inbox ${JSON.stringify(mapped)}; recipient skipped`);
+            continue;
+        }
+
+        const inbox = tenantInbox(inboxPrefix, mapped);
+        if (inbox === null) {
+            log(`the inbox of ${JSON.stringify(address)} under the prefix ${JSON.stringify(inboxPrefix)} is longer than an inbox may be; recipient skipped`);
             continue;
         }
 

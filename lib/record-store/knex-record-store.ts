@@ -32,6 +32,7 @@ import { referencedBlobKeys } from './sql/blob-references';
 import { deliveryOutbox } from './sql/delivery-outbox';
 import { faultRules } from './sql/fault-rules';
 import { apiKeys } from './sql/api-keys';
+import { smtpUsers } from './sql/smtp-users';
 import { tagWriter } from './sql/tags';
 import { authCheckKeeper } from './sql/auth-checks';
 import { isPostgres } from './sql/dialect';
@@ -312,6 +313,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         ...relayedMessages(write),
 
         ...apiKeys(knex, serialize),
+        ...smtpUsers(knex, serialize),
 
         async close() {
             await Promise.all([...watchers].map((unwatch) => unwatch()));

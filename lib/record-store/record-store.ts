@@ -1,6 +1,6 @@
 import type { StagedBlob } from '../blob-store/blob-store';
 import type { FaultRule } from '../faults/fault-rule';
-import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage, SearchTerm } from '../types';
+import type { ApiKeyInfo, EmailDraft, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage, SearchTerm, SmtpUserInfo } from '../types';
 import type { OnProgress } from '../util/progress';
 
 /** Result of storing the copies of one delivery. */
@@ -162,6 +162,18 @@ export interface RecordStore {
 
     /** All keys, oldest first. */
     listKeys(): Promise<ApiKeyInfo[]>;
+
+    /** Optional (stored SMTP users need it): stores a new SMTP user; null when one has that name. */
+    createSmtpUser?(name: string, passwordHash: string, inboxPrefix: string): Promise<SmtpUserInfo | null>;
+
+    /** The SMTP user of that name with its password's stored hash, or null. */
+    findSmtpUser?(name: string): Promise<(SmtpUserInfo & { passwordHash: string }) | null>;
+
+    /** Deletes the SMTP user of that name; false when there is none. */
+    deleteSmtpUser?(name: string): Promise<boolean>;
+
+    /** Every SMTP user, oldest first (never a hash). */
+    listSmtpUsers?(): Promise<SmtpUserInfo[]>;
 
     /**
      * Optional cross-process wake-up: calls `listener(inbox)` when any process

@@ -8,6 +8,7 @@ import { InboxCaptureError } from '../errors';
 import type { HeaderField } from '../mime/header-fields';
 import { createIngest, RAW_CONTENT_TYPE, type IngestContext, type IngestOptions } from '../ingest/ingest';
 import { generateApiKey, hashApiKey } from './keys';
+import { createSmtpUsers, type SmtpUsers } from './smtp-users';
 import { createMessageBudget, type MessageBudget } from '../util/message-budget';
 import { createLongPoller, type LongPoller, type WaitOptions } from '../long-poll/poller';
 import { createNotifier, type Notifier } from '../long-poll/notifier';
@@ -20,6 +21,7 @@ import { runRetentionPass, type DeleteInBatches, type RetentionPolicy } from './
 import type { ApiKeyInfo, EmailRecord, InboxPage, InboxQuery, KeyScope, ListQuery, RecordPage, SearchTerm } from '../types';
 import type { OnProgress } from '../util/progress';
 import { inboxInScope, type InboxScope } from '../identity/key-scope';
+import type { InboxFromAddress } from '../identity/recipients';
 import { removeUnreferencedBlobs } from '../ingest/unreferenced-blobs';
 import { resolveServiceOptions, type InboxCaptureOptions } from './service-options';
 
@@ -34,7 +36,7 @@ const DELETE_BACKOFF_MS = 50;
 export type { InboxCaptureOptions } from './service-options';
 
 /** The whole service, protocol-free: adapters (HTTP, SMTP, CLI) call only this. */
-export interface InboxCapture {
+export interface InboxCapture extends SmtpUsers {
     readonly recordStore: RecordStore;
     readonly blobStore: BlobStore;
     readonly notifier: Notifier;
@@ -45,6 +47,8 @@ export interface InboxCapture {
     readonly maxMessageBytes: number;
     /** The SMTP fault rules (docs/api.md, "Faults"): kept in the record store, applied by an SMTP listener built on the service. */
     readonly faults: Faults;
+    /** The address → inbox mapping its ingests use (the SMTP listener checks a tenant's inbox at RCPT TO with it). */
+    readonly inboxFromAddress: InboxFromAddress;
 
     /** Runs migrations, subscribes to cross-process notifications, starts the configured sweeps. */
     start(): Promise<void>;
@@ -179,6 +183,8 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
         messageBudget,
         maxMessageBytes,
         faults,
+        inboxFromAddress: settings.inboxFromAddress,
+        ...createSmtpUsers(recordStore),
 
         async start() {
             await recordStore.migrate();

@@ -15,6 +15,9 @@ export const EMAIL_BLOBS_TABLE = 'email_blobs';
 /** API keys, by name, with their SHA-256 hashes. */
 export const API_KEYS_TABLE = 'api_keys';
 
+/** The SMTP users kept in the store (docs/tenants.md). */
+export const SMTP_USERS_TABLE = 'smtp_users';
+
 /** SQLite: small blobs beside the records, committed with them (docs/design.md, "The parts"). */
 export const BLOBS_TABLE = 'blobs';
 
