@@ -5,7 +5,7 @@ import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
     CheckHtmlOptions, CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
     FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, LinkCheck, LinkChecks, AuthCheck,
-    RequestOptions, TagsBody, WaitForEmailOptions
+    RequestOptions, SeenBody, TagsBody, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
@@ -103,6 +103,12 @@ export class InboxCaptureClient {
     setTags(messageId: string, tags: string[], options: RequestOptions = {}): Promise<Email> {
         const body: TagsBody = { tags };
         return this.#json('PUT', `/v1/emails/${segment(messageId)}/tags`, options, body);
+    }
+
+    /** Marks an email read (`seen` true) or unread and resolves to the email as it now stands. */
+    setSeen(messageId: string, seen: boolean, options: RequestOptions = {}): Promise<Email> {
+        const body: SeenBody = { seen };
+        return this.#json('PUT', `/v1/emails/${segment(messageId)}/seen`, options, body);
     }
 
     /** One page of the inboxes that hold mail, most recently received first. */

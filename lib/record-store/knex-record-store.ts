@@ -32,6 +32,7 @@ import { referencedBlobKeys } from './sql/blob-references';
 import { deliveryOutbox } from './sql/delivery-outbox';
 import { faultRules } from './sql/fault-rules';
 import { apiKeys } from './sql/api-keys';
+import { seenWriter } from './sql/seen';
 import { tagWriter } from './sql/tags';
 import { authCheckKeeper } from './sql/auth-checks';
 import { isPostgres } from './sql/dialect';
@@ -279,6 +280,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         ...tagWriter({ write }),
+        ...seenWriter({ write }),
         ...authCheckKeeper({ knex, write }),
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {

@@ -22,6 +22,7 @@ import * as rawDigest from './migrations/20261205000000_raw_digest';
 import * as senderNameSearch from './migrations/20261206000000_sender_name_search';
 import * as relayedMessages from './migrations/20261207000000_relayed_messages';
 import * as smtpClientAuthCheck from './migrations/20261208000000_smtp_client_auth_check';
+import * as seenFlag from './migrations/20261210000000_seen_flag';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -48,7 +49,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261205000000_raw_digest': rawDigest,
     '20261206000000_sender_name_search': senderNameSearch,
     '20261207000000_relayed_messages': relayedMessages,
-    '20261208000000_smtp_client_auth_check': smtpClientAuthCheck
+    '20261208000000_smtp_client_auth_check': smtpClientAuthCheck,
+    '20261210000000_seen_flag': seenFlag
 };
 
 /**

@@ -33,7 +33,7 @@ function draft(sourceId: string, inbox: string, extra: Partial<EmailDraft> = {})
 function stored(seq: number, messageId: string, sourceId: string, inbox: string): StoredRow {
     const fields: Partial<EmailDraft> = draft(sourceId, inbox);
     delete fields.searchText;
-    const record = { messageId, ...fields, links: [], codes: [] } as EmailRecord;
+    const record = { messageId, ...fields, links: [], codes: [], seen: false } as EmailRecord;
     return { seq, record, messageHash: sha256Hex(messageId), sourceHash: sha256Hex(sourceId) };
 }
 
