@@ -131,6 +131,14 @@ export class InboxCaptureClient {
         return fetchDownload(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
     }
 
+    /**
+     * The time-limited URL of the raw message (what its download route redirects to), which
+     * needs no key: to read only its start with a `Range` request, say.
+     */
+    rawLink(messageId: string, options: RequestOptions = {}): Promise<string> {
+        return resolveDownloadLink(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/raw`, this.#headers, options.signal);
+    }
+
     /** Creates an SMTP fault rule (docs/api.md, "Faults"); resolves to it, with its `id` and `remaining` uses. */
     createFault(rule: FaultRuleInput, options: RequestOptions = {}): Promise<FaultRule> {
         return this.#json('POST', '/v1/faults', options, rule);

@@ -6,6 +6,8 @@ import { emailPane } from './email-pane';
 import { emailsPane } from './emails-pane';
 import { inboxesPane } from './inboxes-pane';
 import { byId } from './dom';
+import { listKeys } from './keys';
+import { themeToggle } from './theme';
 import { parseRoute, routeHash, type Route } from './route';
 
 const inboxes = inboxesPane();
@@ -38,8 +40,13 @@ const email = emailPane({
         emails.remove(deleted.messageId);
         location.hash = routeHash({ inbox: deleted.inbox });
         void inboxes.reload();
+    },
+    markedSeen(messageId) {
+        emails.markSeen(messageId);
     }
 });
+themeToggle();
+listKeys({ next: (step) => emails.step(step), deleteOpen: () => byId('delete-email').click() });
 
 // Which pane a narrow screen shows: the deepest one the route names.
 function viewOf(route: Route): string {
