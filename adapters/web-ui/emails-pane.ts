@@ -7,7 +7,7 @@ import { describeError, isAbort, withApi } from './api';
 import { confirmDelete, toast } from './dialogs';
 import { byId, el, markCurrent, moveFocus } from './dom';
 import { formatShortTime, formatSize, formatTime } from './format';
-import { routeHash } from './route';
+import { parseRoute, routeHash } from './route';
 
 /** Emails per page: small pages, because each email object carries its bodies. */
 const PAGE_SIZE = 50;
@@ -321,7 +321,9 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         },
         step(step) {
             const links = Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item'));
-            const at = links.findIndex((a) => a.dataset.id === selected);
+            // From the URL, not `selected`: a key pressed again before the last one's hashchange was handled steps on from there.
+            const open = parseRoute(location.hash).messageId;
+            const at = links.findIndex((a) => a.dataset.id === open);
             const next = at === -1 ? links[0] : links[at + step];
             if (next) {
                 next.scrollIntoView({ block: 'nearest' });
