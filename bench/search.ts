@@ -91,6 +91,7 @@ export function searchRecord(i: number, otherKib: number): EmailRecord {
     const subject = `Order ${orderNumber(i)} confirmed`;
     return {
         messageId,
+        seen: false,
         sourceId: messageId,
         inbox,
         sender: `shop${i % 20}@store.example`,

@@ -70,6 +70,7 @@ export function seedRecord(i: number, inboxes?: number): EmailRecord {
     const htmlBody = j % 2 === 0 ? `<p>Hello,</p><p>this is seeded message ${i}.</p>` : '';
     return {
         messageId,
+        seen: false,
         sourceId: messageId,
         inbox,
         sender: `user${j % SEED_SHAPE.senders}@sender${j % 7}.example`,

@@ -63,6 +63,8 @@ export interface EmailRecord {
     codes: string[];
     /** At most 20 lowercase tags (lib/identity/tags.ts): from `X-Tags` at ingest, replaced by setTags(). */
     tags: string[];
+    /** Whether someone opened it (marked by setSeen()); false when it arrives. */
+    seen: boolean;
     /** Where it came from over SMTP; absent when the ingest was told nothing of it (an API upload, a copy stored before it was kept). */
     smtpClient?: SmtpClient;
 }
@@ -72,7 +74,7 @@ export interface EmailRecord {
  * from ingest, which works them out once (docs/design.md, "The email object"); a store
  * keeps them as given and never works them out itself.
  */
-export type EmailDraft = Omit<EmailRecord, 'messageId'> & {
+export type EmailDraft = Omit<EmailRecord, 'messageId' | 'seen'> & {
     /**
      * What `body:` searches: the text body and the HTML's text, folded (searchTextOf(),
      * extract/search-text.ts), worked out once at ingest. Stored beside the record, never part of it.
@@ -187,6 +189,8 @@ export type SearchTerm = { negated: boolean } & (
     /** One of the email's tags, exactly, lowercased here. */
     | { field: 'tag'; tag: string }
     | { field: 'has'; has: HasWhat }
+    /** Whether the email was opened: `is:read` / `is:unread`. */
+    | { field: 'is'; seen: boolean }
     /** receivedAt strictly before / after `at` (Unix ms). */
     | { field: 'before' | 'after'; at: number }
     /** The raw message's bytes strictly more / fewer than `bytes`. */

@@ -7,7 +7,8 @@
 //
 //   npm run build && node scripts/ui-screenshots.js
 //
-// Writes docs/ui-three-panes.png, docs/ui-375px.png and docs/ui-checks.png. Not part of npm test.
+// Writes docs/ui-three-panes.png, docs/ui-dark.png (the same in dark mode), docs/ui-375px.png and
+// docs/ui-checks.png. Not part of npm test.
 
 process.env.AWS_EXECUTION_ENV ??= 'AWS_Lambda_nodejs20.x'; // before the import: @sparticuz/chromium unpacks its libraries
 const Crypto = require('node:crypto');
@@ -103,8 +104,8 @@ async function main() {
         const shown = stored[2];
 
         browser = await chromium.launch({ executablePath: await Chromium.executablePath(), args: [], headless: true });
-        const shoot = async (viewport, file) => {
-            const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
+        const shoot = async (viewport, file, colorScheme = 'light') => {
+            const context = await browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme });
             await context.addInitScript(`sessionStorage.setItem('inbox-capture.apiKey', ${JSON.stringify(key)})`);
             const page = await context.newPage();
             await page.goto(`${server.info.uri}/ui/#/inbox/signup-7f3a/email/${encodeURIComponent(shown.messageId)}/html`);
@@ -116,6 +117,7 @@ async function main() {
         };
 
         await shoot({ width: 1280, height: 720 }, 'ui-three-panes.png');
+        await shoot({ width: 1280, height: 720 }, 'ui-dark.png', 'dark');
         await shoot({ width: 375, height: 740 }, 'ui-375px.png');
 
         const newsletter = Fs.readFileSync(Path.join(__dirname, '..', 'test', 'fixtures', 'html', 'newsletter.html'), 'utf8')

@@ -5,7 +5,7 @@ import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
     CheckHtmlOptions, CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
     FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, LinkCheck, LinkChecks, AuthCheck,
-    RequestOptions, TagsBody, WaitForEmailOptions
+    RequestOptions, SeenBody, TagsBody, WaitForEmailOptions
 } from './types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
@@ -105,6 +105,12 @@ export class InboxCaptureClient {
         return this.#json('PUT', `/v1/emails/${segment(messageId)}/tags`, options, body);
     }
 
+    /** Marks an email read (`seen` true) or unread and resolves to the email as it now stands. */
+    setSeen(messageId: string, seen: boolean, options: RequestOptions = {}): Promise<Email> {
+        const body: SeenBody = { seen };
+        return this.#json('PUT', `/v1/emails/${segment(messageId)}/seen`, options, body);
+    }
+
     /** One page of the inboxes that hold mail, most recently received first. */
     listInboxes(query: ListInboxesQuery = {}, options: RequestOptions = {}): Promise<InboxPage> {
         return this.#json('GET', `/v1/inboxes${queryString({ limit: query.limit, cursor: query.cursor, prefix: query.prefix })}`, options);
@@ -123,6 +129,14 @@ export class InboxCaptureClient {
     /** One attachment's bytes; `filename` is the attachment object's, index prefix included. */
     downloadAttachment(messageId: string, filename: string, options: RequestOptions = {}): Promise<Uint8Array> {
         return fetchDownload(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
+    }
+
+    /**
+     * The time-limited URL of the raw message (what its download route redirects to), which
+     * needs no key: to read only its start with a `Range` request, say.
+     */
+    rawLink(messageId: string, options: RequestOptions = {}): Promise<string> {
+        return resolveDownloadLink(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/raw`, this.#headers, options.signal);
     }
 
     /** Creates an SMTP fault rule (docs/api.md, "Faults"); resolves to it, with its `id` and `remaining` uses. */

@@ -44,6 +44,10 @@ export interface Email {
     codes: string[];
     /** At most 20 lowercase tags: from `X-Tags` at ingest, replaced by `setTags()`. */
     tags: string[];
+    /** The raw message's size in bytes. */
+    size: number;
+    /** Whether the email was opened: false when it arrives, set by `setSeen()`. */
+    seen: boolean;
 }
 
 /** One page of `GET /v1/emails`: `nextCursor` is present exactly when `hasMore` is true. */
@@ -353,6 +357,11 @@ export interface CurrentKey {
 export interface RequestOptions {
     /** Cancels the request. */
     signal?: AbortSignal;
+}
+
+/** The body of `PUT /v1/emails/{messageId}/seen`, as `setSeen()` sends it. */
+export interface SeenBody {
+    seen: boolean;
 }
 
 /** The body of `PUT /v1/emails/{messageId}/tags`, as `setTags()` sends it. */

@@ -50,8 +50,15 @@ export const emailSchema = Joi.object({
         .example(['482913']),
     tags: Joi.array().items(Joi.string().pattern(TAG_PATTERN).max(MAX_TAG_CHARS)).max(MAX_TAGS).required()
         .description('At most 20 lowercase tags (a-z 0-9 . _ -, at most 32 characters): from the `X-Tags` header fields at ingest, replaced by PUT .../tags (docs/api.md).')
-        .example(['welcome'])
+        .example(['welcome']),
+    size: Joi.number().integer().min(0).required().description('The raw message\'s size in bytes (what `larger:` and `smaller:` compare).').example(2048),
+    seen: Joi.boolean().required().description('Whether the email was opened: false when it arrives, set by PUT .../seen (the web interface marks what it opens; docs/api.md, "Read and unread").')
 }).label('Email');
+
+/** PUT /v1/emails/{messageId}/seen body. */
+export const seenBodySchema = Joi.object({
+    seen: Joi.boolean().strict().required().description('true marks the email read, false unread.')
+}).label('SeenBody');
 
 /** PUT /v1/emails/{messageId}/tags body. */
 export const tagsBodySchema = Joi.object({

@@ -29,6 +29,8 @@ export interface EmailView extends Omit<EmailRecord, InternalFields | 'attachmen
     attachments: AttachmentView[];
     /** Relative URL of the raw .eml, the plugin's route prefix included. */
     rawUrl: string;
+    /** The raw message's size in bytes (the record's rawSize: what `larger:`/`smaller:` compare). */
+    size: number;
 }
 
 /** What a page of a list adds to its items: `nextCursor` is present exactly when `hasMore` is true. */
@@ -51,6 +53,11 @@ export interface InboxPageView extends InboxPage, PageEnvelope {}
 /** GET /v1/emails/{messageId}/headers answer: the header fields as parsed. */
 export interface HeadersView {
     headers: HeaderField[];
+}
+
+/** PUT /v1/emails/{messageId}/seen body. */
+export interface SeenBodyView {
+    seen: boolean;
 }
 
 /** PUT /v1/emails/{messageId}/tags body, once validated (lowercased, each once). */

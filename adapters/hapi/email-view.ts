@@ -37,7 +37,9 @@ export function toEmailView(record: EmailRecord, pathPrefix = ''): EmailView {
         rawUrl: rawUrl(record.messageId, pathPrefix),
         links: record.links.map((l) => ({ href: l.href, text: l.text })),
         codes: [...record.codes],
-        tags: [...record.tags]
+        tags: [...record.tags],
+        size: record.rawSize,
+        seen: record.seen
     };
 }
 

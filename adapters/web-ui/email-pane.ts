@@ -1,5 +1,5 @@
 // The third pane: one email. Subject, from, to and time; tabs for its HTML (in the mail
-// frame, mail-frame.ts), text, header fields, links and codes (click to copy),
+// frame, mail-frame.ts), text, raw source (source-pane.ts), header fields, links and codes (click to copy),
 // attachments and checks (checks-pane.ts); the raw message to download; delete.
 
 import type { Email, Header } from '../client/index';
@@ -11,13 +11,16 @@ import { copyText, safeFilename, saveBytes } from './downloads';
 import { formatSize, formatTime } from './format';
 import { mailFrame, withInlineImages } from './mail-frame';
 import { routeHash, TABS, type Route, type Tab } from './route';
+import { showSource } from './source-pane';
 
-const TAB_LABELS: Record<Tab, string> = { html: 'HTML', text: 'Text', headers: 'Headers', links: 'Links & codes', attachments: 'Attachments', checks: 'Checks' };
+const TAB_LABELS: Record<Tab, string> = { html: 'HTML', text: 'Text', source: 'Source', headers: 'Headers', links: 'Links & codes', attachments: 'Attachments', checks: 'Checks' };
 
 /** What the email pane tells the rest of the interface. */
 export interface EmailPaneHooks {
     /** The open email was deleted. */
     emailDeleted(email: Email): void;
+    /** An unread email was opened and is now marked read in the store. */
+    markedSeen(messageId: string): void;
 }
 
 /** The email pane. */
@@ -149,6 +152,9 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
         else if (which === 'checks') {
             panel.appendChild(checksPanel(e));
         }
+        else if (which === 'source') {
+            await showSource(panel, e, () => email === e && tab === 'source');
+        }
         else {
             panel.textContent = 'Loading…';
             headers ??= withApi((api) => api.getHeaders(e.messageId));
@@ -215,6 +221,19 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
         }
     });
 
+    // Opening an email marks it read, as a mail client does. A key that may not change
+    // anything (403) leaves it unread, silently: reading is all that key is for.
+    const markSeen = async (e: Email) => {
+        try {
+            await withApi((api) => api.setSeen(e.messageId, true));
+            e.seen = true;
+            hooks.markedSeen(e.messageId);
+        }
+        catch {
+            // Unread it stays; the list keeps it bold.
+        }
+    };
+
     const clear = (text: string) => {
         email = null;
         headers = null;
@@ -244,6 +263,9 @@ export function emailPane(hooks: EmailPaneHooks): EmailPane {
                     }
 
                     email = loaded;
+                    if (!loaded.seen) {
+                        void markSeen(loaded);
+                    }
                 }
                 catch (err) {
                     if (shown === wanted) {

@@ -6,8 +6,8 @@ import { InboxCaptureApiError, type Email } from '../client/index';
 import { describeError, isAbort, withApi } from './api';
 import { confirmDelete, toast } from './dialogs';
 import { byId, el, markCurrent, moveFocus } from './dom';
-import { formatShortTime, formatTime } from './format';
-import { routeHash } from './route';
+import { formatShortTime, formatSize, formatTime } from './format';
+import { parseRoute, routeHash } from './route';
 
 /** Emails per page: small pages, because each email object carries its bodies. */
 const PAGE_SIZE = 50;
@@ -47,6 +47,10 @@ export interface EmailsPane {
     select(messageId: string | undefined): void;
     /** Takes a deleted email out of the list. */
     remove(messageId: string): void;
+    /** Shows an email as read (no longer bold). */
+    markSeen(messageId: string): void;
+    /** Opens the email `step` rows after (1) or before (-1) the open one; the first when none is open. */
+    step(step: 1 | -1): void;
 }
 
 interface State {
@@ -74,12 +78,16 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
 
     // The sender's display name where the mail gives one (its address as the tooltip), the
     // subject, a preview of the text, tags, and a paperclip (ui.css draws it: no emoji font needed).
+    // Unread rows are bold, and say so to a screen reader; recipient and size on a line of their own.
     const row = (email: Email) => el('li', {},
-        el('a', { class: 'item', href: routeHash({ inbox: email.inbox, messageId: email.messageId }), 'data-id': email.messageId, 'aria-current': email.messageId === selected ? 'page' : undefined },
+        el('a', { class: email.seen ? 'item' : 'item unread', href: routeHash({ inbox: email.inbox, messageId: email.messageId }), 'data-id': email.messageId, 'aria-current': email.messageId === selected ? 'page' : undefined },
+            !email.seen && el('span', { class: 'sr-only unread-mark' }, 'Unread: '),
             el('span', { class: 'from', title: email.sender }, email.senderName || email.sender || '(no sender)'),
             el('time', { class: 'time', datetime: new Date(email.receivedAt).toISOString(), title: formatTime(email.receivedAt) }, formatShortTime(email.receivedAt)),
             el('span', { class: 'subject' }, email.subject || '(no subject)'),
             email.attachments.length > 0 && el('span', { class: 'clip', title: `${email.attachments.length} attachment(s)` }, el('span', { class: 'sr-only' }, 'has attachments')),
+            el('span', { class: 'to', title: email.recipient }, `To ${email.recipient}`),
+            el('span', { class: 'size' }, formatSize(email.size)),
             el('span', { class: 'preview' }, preview(email.body)),
             email.tags.length > 0 && el('span', { class: 'tags' }, ...email.tags.map((tag) => el('span', { class: 'tag' }, tag)))));
 
@@ -196,6 +204,8 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
         });
     };
 
+    const rowOf = (messageId: string) => Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item')).find((a) => a.dataset.id === messageId);
+
     // The email of the row that has keyboard focus, if one has.
     const focusedRow = () => list.contains(document.activeElement) ? (document.activeElement as HTMLElement).closest<HTMLAnchorElement>('a.item')?.dataset.id : undefined;
 
@@ -304,9 +314,24 @@ export function emailsPane(hooks: EmailsPaneHooks): EmailsPane {
             selected = messageId;
             markCurrent(list, 'id', messageId);
         },
+        markSeen(messageId) {
+            const link = rowOf(messageId);
+            link?.classList.remove('unread');
+            link?.querySelector('.unread-mark')?.remove();
+        },
+        step(step) {
+            const links = Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item'));
+            // From the URL, not `selected`: a key pressed again before the last one's hashchange was handled steps on from there.
+            const open = parseRoute(location.hash).messageId;
+            const at = links.findIndex((a) => a.dataset.id === open);
+            const next = at === -1 ? links[0] : links[at + step];
+            if (next) {
+                next.scrollIntoView({ block: 'nearest' });
+                location.hash = next.getAttribute('href')!;
+            }
+        },
         remove(messageId) {
-            const link = Array.from(list.querySelectorAll<HTMLAnchorElement>('a.item')).find((a) => a.dataset.id === messageId);
-            const item = link?.parentElement;
+            const item = rowOf(messageId)?.parentElement;
             const next = (item?.nextElementSibling ?? item?.previousElementSibling)?.querySelector<HTMLAnchorElement>('a.item');
             item?.remove();
             next?.focus();

@@ -7,6 +7,8 @@ import { emailsPane } from './emails-pane';
 import { inboxesPane } from './inboxes-pane';
 import { showKeyScope } from './key-scope';
 import { byId } from './dom';
+import { listKeys } from './keys';
+import { themeToggle } from './theme';
 import { parseRoute, routeHash, type Route } from './route';
 
 const inboxes = inboxesPane();
@@ -39,8 +41,13 @@ const email = emailPane({
         emails.remove(deleted.messageId);
         location.hash = routeHash({ inbox: deleted.inbox });
         void inboxes.reload();
+    },
+    markedSeen(messageId) {
+        emails.markSeen(messageId);
     }
 });
+themeToggle();
+listKeys({ next: (step) => emails.step(step), deleteOpen: () => byId('delete-email').click() });
 
 // Which pane a narrow screen shows: the deepest one the route names.
 function viewOf(route: Route): string {

@@ -2,7 +2,7 @@
 // `#/` (inboxes), `#/inbox/<name>` (its emails), `#/inbox/<name>/email/<id>[/<tab>]`.
 
 /** The tabs of one email. */
-export const TABS = ['html', 'text', 'headers', 'links', 'attachments', 'checks'] as const;
+export const TABS = ['html', 'text', 'source', 'headers', 'links', 'attachments', 'checks'] as const;
 /** One of TABS. */
 export type Tab = typeof TABS[number];
 

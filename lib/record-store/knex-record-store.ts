@@ -32,6 +32,7 @@ import { referencedBlobKeys } from './sql/blob-references';
 import { deliveryOutbox } from './sql/delivery-outbox';
 import { faultRules } from './sql/fault-rules';
 import { apiKeys } from './sql/api-keys';
+import { seenWriter } from './sql/seen';
 import { smtpUsers } from './sql/smtp-users';
 import { tagWriter } from './sql/tags';
 import { authCheckKeeper } from './sql/auth-checks';
@@ -280,6 +281,7 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
         },
 
         ...tagWriter({ write }),
+        ...seenWriter({ write }),
         ...authCheckKeeper({ knex, write }),
 
         async deleteReceivedBeforeBatch(receivedBefore, batchSize) {

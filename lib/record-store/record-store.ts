@@ -145,6 +145,13 @@ export interface RecordStore {
     setTags(messageId: string, tags: string[], options?: { inboxPrefix?: string | null }): Promise<EmailRecord | null>;
 
     /**
+     * Marks an email read (`seen` true) or unread and returns the record as it now stands, or
+     * null when there is no such email (with `inboxPrefix`, as setTags()). Changes neither its
+     * place in the list nor inboxVersion().
+     */
+    setSeen(messageId: string, seen: boolean, options?: { inboxPrefix?: string | null }): Promise<EmailRecord | null>;
+
+    /**
      * Of the given blob keys, those some record still references (the orphan sweep, and
      * the removal of a deleted or replaced copy's blobs, which other copies may share):
      * an index lookup per key, whatever the number of records referencing it.

@@ -11,10 +11,12 @@ import { MAX_QUERY_CHARS, MAX_QUERY_TERMS } from './search-query';
 import type { HasWhat, SearchTerm } from '../types';
 
 /** The fields a term may name; any other `name:` is part of a plain term's text (a URL, a time). */
-const FIELDS = ['from', 'to', 'subject', 'body', 'filename', 'tag', 'has', 'before', 'after', 'larger', 'smaller'] as const;
+const FIELDS = ['from', 'to', 'subject', 'body', 'filename', 'tag', 'has', 'is', 'before', 'after', 'larger', 'smaller'] as const;
 type FieldName = typeof FIELDS[number];
 
 const HAS: readonly HasWhat[] = ['attachment', 'link', 'code'];
+/** `is:` values: whether the email was opened. */
+const IS = ['read', 'unread'] as const;
 
 /** `larger:`/`smaller:` values: digits, then an optional K (KiB) or M (MiB). At most 15 digits keeps every value a safe integer. */
 const SIZE = /^(\d{1,15})([km]?)$/i;
@@ -37,7 +39,7 @@ interface RawTerm {
 /**
  * The terms of a search; throws SearchSyntaxError (INVALID_INPUT) when it is malformed: over
  * MAX_QUERY_CHARS characters or MAX_QUERY_TERMS terms, an unclosed quote, an empty
- * `field:` or `""`, a `has:`, date or size it cannot read, a query with no term at all (empty,
+ * `field:` or `""`, a `has:` or `is:`, date or size it cannot read, a query with no term at all (empty,
  * or white space alone) or a term of only control or invisible characters, which would match every email.
  */
 export function parseSearchQuery(q: string): SearchTerm[] {
@@ -163,6 +165,15 @@ function toTerm({ negated, field, value }: RawTerm, position: number): SearchTer
             }
 
             return { negated, field, has };
+        }
+
+        case 'is': {
+            const is = IS.find((i) => i === value.toLowerCase());
+            if (!is) {
+                throw new SearchSyntaxError(`is:${echoed(value)} is not a known is: value (${IS.join(', ')})`, position);
+            }
+
+            return { negated, field, seen: is === 'read' };
         }
 
         case 'before':

@@ -76,6 +76,8 @@ export interface InboxCapture extends SmtpUsers {
      * getEmail(). Wakes no long-poll and sends no webhook: tags are notes, not new mail (docs/api.md, "Tags").
      */
     setTags(messageId: string, tags: string[], scope?: InboxScope): Promise<EmailRecord | null>;
+    /** Marks an email read or unread; the record, or null as for getEmail(). Wakes no long-poll and sends no webhook, as setTags(). */
+    setSeen(messageId: string, seen: boolean, scope?: InboxScope): Promise<EmailRecord | null>;
     /**
      * One retention pass (docs/operations.md, "Retention"): deletes the emails older than `maxAgeMs` (measured
      * from `now`, default the clock) and those beyond the newest `maxPerInbox` of each inbox,
@@ -239,6 +241,10 @@ export function createInboxCapture(options: InboxCaptureOptions): InboxCapture {
 
         setTags(messageId, tags, scope) {
             return recordStore.setTags(messageId, tags, { inboxPrefix: scope?.inboxPrefix });
+        },
+
+        setSeen(messageId, seen, scope) {
+            return recordStore.setSeen(messageId, seen, { inboxPrefix: scope?.inboxPrefix });
         },
 
         pruneEmails(policy, pruneOptions = {}) {

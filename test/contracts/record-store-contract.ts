@@ -24,7 +24,7 @@ const BASE_TIME = 1_700_000_000_000;
 /** Every key an EmailRecord has: nothing more may leak out of a store. */
 const RECORD_KEYS = [
     'attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSha256', 'rawSize',
-    'receivedAt', 'recipient', 'sender', 'senderName', 'sourceId', 'subject', 'tags'
+    'receivedAt', 'recipient', 'seen', 'sender', 'senderName', 'sourceId', 'subject', 'tags'
 ];
 
 let counter = 0;
@@ -67,7 +67,7 @@ function draft(inbox: string, overrides: Partial<EmailDraft> = {}): EmailDraft {
 function recordOf(d: EmailDraft, messageId: string): EmailRecord {
     const fields: Partial<EmailDraft> = { ...d };
     delete fields.searchText;
-    return { messageId, links: [], codes: [], ...fields } as EmailRecord;
+    return { messageId, links: [], codes: [], seen: false, ...fields } as EmailRecord;
 }
 
 /** Byte order of UTF-8 (= code point order), what both backends must sort by. */

@@ -4,8 +4,8 @@ import { WaitCanceller } from '../../../lib/long-poll/wait-canceller';
 import type { HeaderField } from '../../../lib/mime/header-fields';
 import type { SearchTerm } from '../../../lib/types';
 import type { RecordPage } from '../../../lib/types';
-import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, SERVER_ERRORS, tagsBodySchema } from '../api-schemas';
-import type { DeletedEmailView, DeletedInboxView, HeadersView, TagsBodyView } from '../api-types';
+import { deletedEmailSchema, deletedInboxSchema, emailPageSchema, emailSchema, errorResponses, headersSchema, seenBodySchema, SERVER_ERRORS, tagsBodySchema } from '../api-schemas';
+import type { DeletedEmailView, DeletedInboxView, HeadersView, SeenBodyView, TagsBodyView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { quoted } from '../../error-detail/detail-line';
 import { validationWords } from '../../error-detail/validation-words';
@@ -33,14 +33,16 @@ export function paramsFailAction(request: Request): never {
     throw noSuchEmail(request.params?.messageId ?? '');
 }
 
-// PUT .../tags: a params failure is still no such email; a body that is not tags is VALIDATION_ERROR.
-function tagsFailAction(request: Request, _h: ResponseToolkit, err?: Error): never {
-    const source = (err as { output?: { payload?: { validation?: { source?: string } } } } | undefined)?.output?.payload?.validation?.source;
-    if (source === 'params') {
-        paramsFailAction(request);
-    }
+// PUT .../tags and .../seen: a params failure is still no such email; a body that is not the one asked is VALIDATION_ERROR.
+function bodyFailAction(schema: Joi.ObjectSchema) {
+    return (request: Request, _h: ResponseToolkit, err?: Error): never => {
+        const source = (err as { output?: { payload?: { validation?: { source?: string } } } } | undefined)?.output?.payload?.validation?.source;
+        if (source === 'params') {
+            paramsFailAction(request);
+        }
 
-    throw apiError(400, 'VALIDATION_ERROR', validationWords((err as Joi.ValidationError | undefined)?.details ?? [], 'payload', tagsBodySchema));
+        throw apiError(400, 'VALIDATION_ERROR', validationWords((err as Joi.ValidationError | undefined)?.details ?? [], 'payload', schema));
+    };
 }
 
 /** The email routes: list (with long-polling), get, delete one, delete all (docs/design.md). */
@@ -138,6 +140,17 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
     const setTags = async (request: Request) => {
         const { tags } = request.payload as TagsBodyView;
         const record = await capture.setTags(request.params.messageId as string, tags, keyScopeOf(request));
+        if (!record) {
+            throw noSuchEmail(request.params.messageId);
+        }
+
+        const { json, release } = await emailJson.acquire(record);
+        return serialisedJson(request, json.view, json.chunks, release);
+    };
+
+    const setSeen = async (request: Request) => {
+        const { seen } = request.payload as SeenBodyView;
+        const record = await capture.setSeen(request.params.messageId as string, seen, keyScopeOf(request));
         if (!record) {
             throw noSuchEmail(request.params.messageId);
         }
@@ -275,7 +288,7 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 tags: [API_TAG, GROUP_EMAILS],
                 description: 'Replace the tags of one email',
                 notes: 'Answers the email object with its new tags. Tags are lowercased and kept once each. Changing them wakes no waiting list request and sends no webhook. Errors take precedence in this order: 401, 404 for a malformed id, VALIDATION_ERROR, 403 for a read-only key, 404 for an unknown email or one of an inbox outside the key\'s prefix.',
-                validate: { ...params, payload: tagsBodySchema, failAction: tagsFailAction },
+                validate: { ...params, payload: tagsBodySchema, failAction: bodyFailAction(tagsBodySchema) },
                 plugins: {
                     ...routeAccess({ access: 'change' }),
                     'hapi-swagger': {
@@ -289,6 +302,29 @@ export function emailRoutes(context: RouteContext): ServerRoute[] {
                 }
             },
             handler: setTags
+        },
+        {
+            method: 'PUT',
+            path: '/v1/emails/{messageId}/seen',
+            options: {
+                auth,
+                tags: [API_TAG, GROUP_EMAILS],
+                description: 'Mark one email read or unread',
+                notes: 'Answers the email object with its new `seen`. The web interface marks the email it opens. A change like any other: a read-only key is 403 (docs/api.md, "Read and unread"). Changing it wakes no waiting list request and sends no webhook. Errors take precedence in this order: 401, 404 for a malformed id, VALIDATION_ERROR, 403 for a read-only key, 404 for an unknown email or one of an inbox outside the key\'s prefix.',
+                validate: { ...params, payload: seenBodySchema, failAction: bodyFailAction(seenBodySchema) },
+                plugins: {
+                    ...routeAccess({ access: 'change' }),
+                    'hapi-swagger': {
+                        id: 'setSeen',
+                        security: BEARER_SECURITY,
+                        responses: {
+                            200: { description: 'The email, with its new seen flag', schema: emailSchema },
+                            ...errorResponses({ 400: ['VALIDATION_ERROR'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND'], ...SERVER_ERRORS })
+                        }
+                    }
+                }
+            },
+            handler: setSeen
         }
     ];
 }

@@ -23,6 +23,7 @@ import * as senderNameSearch from './migrations/20261206000000_sender_name_searc
 import * as relayedMessages from './migrations/20261207000000_relayed_messages';
 import * as smtpClientAuthCheck from './migrations/20261208000000_smtp_client_auth_check';
 import * as smtpUsers from './migrations/20261209000000_smtp_users';
+import * as seenFlag from './migrations/20261210000000_seen_flag';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -50,7 +51,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261206000000_sender_name_search': senderNameSearch,
     '20261207000000_relayed_messages': relayedMessages,
     '20261208000000_smtp_client_auth_check': smtpClientAuthCheck,
-    '20261209000000_smtp_users': smtpUsers
+    '20261209000000_smtp_users': smtpUsers,
+    '20261210000000_seen_flag': seenFlag
 };
 
 /**

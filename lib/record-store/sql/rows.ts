@@ -31,6 +31,8 @@ export interface EmailRow {
     client_address: string | null;
     client_helo: string | null;
     mail_from: string | null;
+    /** SQLite answers 0 or 1. */
+    seen: boolean | number;
 }
 
 /** A row of `api_keys` with the columns KEY_COLUMNS (schema.ts) selects. */
@@ -67,6 +69,7 @@ export function toRecord(row: EmailRow): EmailRecord {
         links: row.links === null ? [] : parseLinks(row.links),
         codes: row.codes === null ? [] : parseCodes(row.codes),
         tags: parseTags(row.tags),
+        seen: Boolean(row.seen),
         ...smtpClientOf(row)
     };
 }
@@ -134,9 +137,10 @@ export function parseAttachments(json: string): StoredAttachment[] {
 /**
  * The `emails` row (all but its seq) that stores `record`, with the digests its lookups
  * use and the folded texts a search compares (`searchText`: what `body:` searches).
+ * `seen` is left to the column's default: a stored copy arrives unread.
  * `json` (one per batch) serialises an attachment list the copies of a delivery share once.
  */
-export function toInsertRow({ record, searchText, sourceHash, messageHash }: { record: EmailRecord; searchText: string; sourceHash: string; messageHash: string }, json?: Map<StoredAttachment[], string>): Record<string, unknown> {
+export function toInsertRow({ record, searchText, sourceHash, messageHash }: { record: Omit<EmailRecord, 'seen'>; searchText: string; sourceHash: string; messageHash: string }, json?: Map<StoredAttachment[], string>): Record<string, unknown> {
     let attachments = json?.get(record.attachments);
     if (attachments === undefined) {
         attachments = JSON.stringify(record.attachments);

@@ -41,7 +41,7 @@ export const RELAYED_MESSAGES_TABLE = 'relayed_messages';
 export const EMAIL_COLUMNS = [
     'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject',
     'body', 'html_body', 'received_at', 'raw_key', 'raw_size', 'raw_sha256', 'attachments', 'links', 'codes', 'tags', 'sender_name',
-    'client_address', 'client_helo', 'mail_from'
+    'client_address', 'client_helo', 'mail_from', 'seen'
 ];
 
 /**

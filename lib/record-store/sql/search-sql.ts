@@ -121,6 +121,8 @@ function termCondition(term: SearchTerm, pg: boolean, indexed: boolean): Conditi
             }
 
             return { sql: `coalesce(${term.has === 'link' ? 'links' : 'codes'}, '[]') <> '[]'`, bindings: [] };
+        case 'is':
+            return { sql: 'seen = ?', bindings: [term.seen] };
         case 'before':
             return { sql: 'received_at < ?', bindings: [term.at] };
         case 'after':

@@ -167,6 +167,15 @@ function suite(kind: ClientBackendKind): void {
             });
         });
 
+        describe('rawLink()', () => {
+            it('answers the raw message\'s link, which needs no key; NOT_FOUND for an unknown email', async () => {
+                const link = await client.rawLink(stored[3].messageId);
+                const response = await fetch(link);
+                expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(rawMessage, 'utf8'))).to.be.true();
+                await expectApiError(client.rawLink('missing@nowhere.test'), 404, 'NOT_FOUND');
+            });
+        });
+
         describe('downloadAttachment()', () => {
             it('answers the attachment\'s bytes, following the 302 without the API key', async () => {
                 const { fetch, calls } = recordingFetch();
@@ -200,6 +209,9 @@ function suite(kind: ClientBackendKind): void {
                 const email = await ingest(buildMail({ to: 'tagging@test.example', headers: ['X-Tags: first'] }));
                 expect(email.tags).to.equal(['first']);
                 expect(await client.setTags(email.messageId, ['Second', 'third'])).to.equal({ ...email, tags: ['second', 'third'] });
+                expect(await client.setSeen(email.messageId, true)).to.equal({ ...email, tags: ['second', 'third'], seen: true });
+                expect((await client.listEmails({ inbox: 'tagging', q: 'is:read' })).emails.map((e) => e.messageId)).to.equal([email.messageId]);
+                await expectApiError(client.setSeen('no-such@x', true), 404, 'NOT_FOUND');
                 expect((await client.listEmails({ inbox: 'tagging', q: 'tag:third' })).emails.map((e) => e.messageId)).to.equal([email.messageId]);
                 await expectApiError(client.setTags('no-such@x', ['a']), 404, 'NOT_FOUND');
                 await expectApiError(client.setTags(email.messageId, ['not a tag']), 400, 'VALIDATION_ERROR');

@@ -27,6 +27,7 @@ const CLAIMS: ShapeClaims = {
         InboxPage: 'InboxPage',
         DeletedEmail: 'DeletedEmail',
         TagsBody: 'TagsBody',
+        SeenBody: 'SeenBody',
         DeletedInbox: 'DeletedInbox',
         CurrentKey: 'CurrentKey',
         FaultRule: 'FaultRule',
@@ -89,7 +90,7 @@ describe('adapters/client/types', () => {
                 text = text.replace(from, to);
             };
 
-            edit('replaced by `setTags()`. */\n    tags: string[];\n}', 'replaced by `setTags()`. */\n    tags: string[];\n    spamScore: number;\n}');
+            edit('set by `setSeen()`. */\n    seen: boolean;\n}', 'set by `setSeen()`. */\n    seen: boolean;\n    spamScore: number;\n}');
             edit('export interface Inbox {\n    name: string;\n    count: number;', 'export interface Inbox {\n    name: string;\n    count: string;');
             edit('export interface InboxPage {\n    inboxes: Inbox[];\n    hasMore: boolean;', 'export interface InboxPage {\n    inboxes: Inbox[];\n    hasMore?: boolean;');
             const copy = Path.join(dir, 'types.ts');

@@ -25,6 +25,7 @@ const CLAIMS: ShapeClaims = {
         InboxPage: 'InboxPageView',
         DeletedEmail: 'DeletedEmailView',
         TagsBody: 'TagsBodyView',
+        SeenBody: 'SeenBodyView',
         DeletedInbox: 'DeletedInboxView',
         CurrentKey: 'CurrentKeyView',
         FaultRule: 'FaultRuleView',

@@ -16,7 +16,7 @@ const { describe, it, before, after } = exports.lab = Lab.script();
 function record(body: string, rawKey = 'k1'): EmailRecord {
     return {
         messageId: 'm@x', sourceId: 'm@x', inbox: 'box', sender: 's@x', senderName: '', recipient: 'box@x', subject: 's',
-        body, htmlBody: '', receivedAt: 1_750_000_000_000, rawKey, rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: [], tags: []
+        body, htmlBody: '', receivedAt: 1_750_000_000_000, rawKey, rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: [], tags: [], seen: false
     };
 }
 

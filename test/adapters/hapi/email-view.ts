@@ -10,6 +10,7 @@ const { describe, it } = exports.lab = Lab.script();
 function record(overrides: Partial<EmailRecord> = {}): EmailRecord {
     return {
         messageId: 'plain-1@example.com',
+        seen: false,
         sourceId: 'plain-1@example.com',
         inbox: 'inbox',
         sender: 'sender@example.com',
@@ -82,7 +83,9 @@ describe('email-view', () => {
                 rawUrl: '/v1/emails/plain-1%40example.com/raw',
                 links: [],
                 codes: [],
-                tags: []
+                tags: [],
+                size: 321,
+                seen: false
             });
         });
 
@@ -113,9 +116,9 @@ describe('email-view', () => {
             ]);
         });
 
-        it('keeps blob keys, source id and raw size inside', () => {
+        it('keeps blob keys and source id inside; the raw size is `size`', () => {
             const view = toEmailView(record({ attachments: ATTACHMENTS }));
-            expect(Object.keys(view).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawUrl', 'receivedAt', 'recipient', 'sender', 'senderName', 'subject', 'tags']);
+            expect(Object.keys(view).sort()).to.equal(['attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawUrl', 'receivedAt', 'recipient', 'seen', 'sender', 'senderName', 'size', 'subject', 'tags']);
             expect(Object.keys(view.attachments[0]).sort()).to.equal(['contentId', 'contentType', 'filename', 'size', 'url']);
             expect(JSON.stringify(view)).to.not.contain('raw.eml');
             expect(JSON.stringify(view)).to.not.contain('/att/');

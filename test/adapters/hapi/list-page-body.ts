@@ -13,7 +13,7 @@ function record(n: number, body: string): EmailRecord {
     return {
         messageId: `m${n}@x`, sourceId: `m${n}@x`, inbox: 'box', sender: 's@x', recipient: 'box@x', subject: `s${n}`,
         body, htmlBody: '', receivedAt: 1_750_000_000_000 - n, rawKey: `k${n}`, rawSize: 1, rawSha256: 'a'.repeat(64), attachments: [], links: [], codes: [],
-        tags: [], senderName: ''
+        tags: [], senderName: '', seen: false
     };
 }
 

@@ -26,6 +26,7 @@ const NAMED = {
     'GET /v1/emails/{messageId}/raw': 'downloadRaw',
     'GET /v1/emails/{messageId}/attachments/{filename}': 'downloadAttachment',
     'PUT /v1/emails/{messageId}/tags': 'setTags',
+    'PUT /v1/emails/{messageId}/seen': 'setSeen',
     'GET /v1/inboxes': 'listInboxes',
     'GET /v1/keys/current': 'getCurrentKey',
     'POST /mcp': 'sendMcpMessage',

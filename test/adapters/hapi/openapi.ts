@@ -18,10 +18,11 @@ const attachment: components['schemas']['Attachment'] = { filename: '0-a.pdf', c
 export const email: Email = {
     messageId: 'x@y', inbox: 'signup', sender: 'a@b', senderName: 'A', recipient: 'signup@b', subject: 's', body: 'b', htmlBody: '',
     attachments: [attachment], receivedAt: 1, rawUrl: '/v1/emails/x%40y/raw',
-    links: [{ href: 'https://x.test/verify', text: 'verify' }], codes: ['482913'], tags: ['welcome']
+    links: [{ href: 'https://x.test/verify', text: 'verify' }], codes: ['482913'], tags: ['welcome'], size: 2048, seen: false
 };
 export const tagged: paths['/v1/emails/{messageId}/tags']['put']['responses'][200]['content']['application/json'] = email;
 export const tagsBody: NonNullable<paths['/v1/emails/{messageId}/tags']['put']['requestBody']>['content']['application/json'] = { tags: ['a'] };
+export const seenBody: NonNullable<paths['/v1/emails/{messageId}/seen']['put']['requestBody']>['content']['application/json'] = { seen: true };
 export const search: paths['/v1/emails']['get']['parameters']['query'] = { inbox: 'signup', q: 'from:shop "order 4242"' };
 export const page: components['schemas']['EmailPage'] = { emails: [email], hasMore: true, nextCursor: '1#x@y' };
 export const same: Page = page;

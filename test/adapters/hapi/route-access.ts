@@ -105,6 +105,17 @@ const ROUTES: Record<string, Case[]> = {
         { name: 'an unknown email (403 before 404)', request: () => ({ method: 'PUT', url: '/v1/emails/nobody%40x/tags', payload: { tags: ['seen'] } }), status: byKey(404, 404, 403, 403) },
         { name: 'a body that is not tags (400 before 403)', request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.inside.id)}/tags`, payload: { tags: ['Not a tag!'] } }), status: anyKey(400) }
     ],
+    'PUT /v1/emails/{messageId}/seen': [
+        {
+            name: 'an email inside the prefix',
+            request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.inside.id)}/seen`, payload: { seen: true } }),
+            status: byKey(200, 200, 403, 403),
+            check: (res) => expect((res.result as { seen: boolean }).seen).to.be.true()
+        },
+        { name: 'an email outside the prefix', request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.outside.id)}/seen`, payload: { seen: true } }), status: byKey(200, 404, 403, 403) },
+        { name: 'an unknown email (403 before 404)', request: () => ({ method: 'PUT', url: '/v1/emails/nobody%40x/seen', payload: { seen: true } }), status: byKey(404, 404, 403, 403) },
+        { name: 'a body that is not a flag (400 before 403)', request: (f) => ({ method: 'PUT', url: `/v1/emails/${enc(f.inside.id)}/seen`, payload: { seen: 'yes' } }), status: anyKey(400) }
+    ],
     'GET /v1/emails/{messageId}/checks/html': [
         { name: 'an email inside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.inside.id)}/checks/html` }), status: anyKey(200) },
         { name: 'an email outside the prefix', request: (f) => ({ url: `/v1/emails/${enc(f.outside.id)}/checks/html` }), status: byKey(200, 404, 200, 404) }

@@ -13,7 +13,8 @@ const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 /** The interface's size limit (docs/ui.md, "Size and build"): every file it serves, uncompressed. */
-const MAX_UI_BYTES = 100 * 1024;
+// Raised from 100 KB for dark mode, the Source tab and the keys (docs/ui.md, "Size and build").
+const MAX_UI_BYTES = 110 * 1024;
 
 async function filesUnder(dir: string): Promise<string[]> {
     const entries = await Fs.readdir(dir, { withFileTypes: true });
@@ -171,7 +172,7 @@ describe('ui-routes', () => {
 
     describe('the served files', () => {
 
-        it('weigh under 100 KB together, uncompressed', async () => {
+        it('weigh under 110 KB together, uncompressed', async () => {
             const files = await filesUnder(webUiDir());
             const sizes = await Promise.all(files.map(async (file) => (await Fs.stat(file)).size));
             const total = sizes.reduce((a, b) => a + b, 0);

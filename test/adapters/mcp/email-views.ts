@@ -8,6 +8,8 @@ const { describe, it } = exports.lab = Lab.script();
 
 const email = (overrides: Partial<MailEmail> = {}): MailEmail => ({
     messageId: 'a@b',
+    seen: false,
+    size: 1,
     inbox: 'box',
     sender: 'app@example.test',
     senderName: '',

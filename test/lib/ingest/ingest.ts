@@ -135,7 +135,8 @@ describe('ingest', () => {
                 rawSha256: createHash('sha256').update(raw).digest('hex'),
                 links: [],
                 codes: [],
-                tags: []
+                tags: [],
+                seen: false
             }]);
 
             const stored = await p.recordStore.getEmail('plain-1@example.com');
@@ -223,7 +224,7 @@ describe('ingest', () => {
                 messageId: undefined, sourceId: undefined, rawKey: undefined, receivedAt: undefined,
                 inbox: 'envelope', recipient: 'envelope@example.com', sender: 'bounce@sender.test', senderName: '',
                 subject: '', body: '', htmlBody: '', rawSize: raw.length, rawSha256: createHash('sha256').update(raw).digest('hex'),
-                attachments: [], links: [], codes: [], tags: [],
+                attachments: [], links: [], codes: [], tags: [], seen: false,
                 // The envelope sender is kept for the authentication check too.
                 smtpClient: { address: null, helo: null, mailFrom: 'bounce@sender.test' }
             });
@@ -884,7 +885,7 @@ describe('ingest', () => {
             for (const copy of copies) {
                 expect(Object.keys(copy).sort()).to.equal([
                     'attachments', 'body', 'codes', 'htmlBody', 'inbox', 'links', 'messageId', 'rawKey', 'rawSha256', 'rawSize', 'receivedAt', 'recipient',
-                    'sender', 'senderName', 'sourceId', 'subject', 'tags'
+                    'seen', 'sender', 'senderName', 'sourceId', 'subject', 'tags'
                 ]);
                 expect(await p.recordStore.getEmail(copy.messageId)).to.equal(copy);
             }

@@ -40,6 +40,10 @@ const PARSES: Array<[string, SearchTerm[]]> = [
     ['tag:Welcome', [{ negated: false, field: 'tag', tag: 'welcome' }]],
     ['-tag:"beta"', [{ negated: true, field: 'tag', tag: 'beta' }]],
     ['tag:not/a-tag', [{ negated: false, field: 'tag', tag: 'not/a-tag' }]],
+    ['is:unread -is:READ', [
+        { negated: false, field: 'is', seen: false },
+        { negated: true, field: 'is', seen: true }
+    ]],
     ['has:attachment has:LINK -has:code', [
         { negated: false, field: 'has', has: 'attachment' },
         { negated: false, field: 'has', has: 'link' },
@@ -158,6 +162,8 @@ const REASONS: Array<[string, string, number]> = [
     ['subject:"unclosed', 'unclosed quote at character 9', 9],
     ['a b "c d', 'unclosed quote at character 5', 5],
     ['🙂🙂 "x', 'unclosed quote at character 4', 4],
+    ['is:constructor', 'is:constructor is not a known is: value (read, unread)', 1],
+    ['x is:seen', 'is:seen is not a known is: value (read, unread)', 3],
     ['has:html', 'has:html is not a known has: value (attachment, link, code)', 1],
     ['x -has:IMAGE', 'has:IMAGE is not a known has: value (attachment, link, code)', 3],
     ['after:yesterday', 'after:yesterday is not a date (Unix ms or ISO 8601)', 1],

@@ -14,6 +14,7 @@ const { describe, it } = exports.lab = Lab.script();
 function record(n: number): EmailRecord {
     return {
         messageId: `m${n}@x`,
+        seen: false,
         sourceId: `m${n}@x`,
         inbox: 'bulk',
         sender: '',

@@ -62,8 +62,12 @@ export function emailsSuite(lab: SuiteLab, factory: StoreFactory): void {
                 rawUrl: '/v1/emails/get-one%40example.com/raw',
                 links: [{ href: 'https://x.test/v?a=1&b=2', text: 'Verify' }, { href: 'https://x.test/go', text: 'https://x.test/go' }],
                 codes: ['482913'],
-                tags: []
+                tags: [],
+                size: stored!.size,
+                seen: false
             });
+            // The raw message's bytes: headers, both bodies and the attachment.
+            expect(stored!.size).to.be.above(500);
             expect(res.result).to.equal(stored);
         });
 

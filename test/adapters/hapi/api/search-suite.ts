@@ -273,5 +273,45 @@ export function searchSuite(lab: SuiteLab, factory: StoreFactory): void {
                 expect(await searchAll(inbox, 'tag:late', 10)).to.equal([stored.messageId]);
             });
         });
+
+        describe('PUT /v1/emails/{messageId}/seen', () => {
+            let stored: EmailView;
+            let other: EmailView;
+            let inbox: string;
+
+            before(async () => {
+                inbox = `seen-${randomBytes(4).toString('hex')}`;
+                [stored] = await ingest(inbox, { messageId: `opened/${inbox}@x` }) as [EmailView];
+                [other] = await ingest(inbox, { messageId: `unopened/${inbox}@x` }) as [EmailView];
+            });
+
+            const put = (id: string, payload: unknown) =>
+                p.server.inject({ method: 'PUT', url: `/v1/emails/${encodeURIComponent(id)}/seen`, headers: p.auth, payload: payload as object });
+
+            it('marks the email read or unread, answers the email object, and is:read / is:unread find it', async () => {
+                expect([stored.seen, other.seen]).to.equal([false, false]);
+                const res = await put(stored.messageId, { seen: true });
+                expect(res.statusCode).to.equal(200);
+                expect(res.result).to.equal({ ...stored, seen: true });
+                expect((await get(`/v1/emails/${encodeURIComponent(stored.messageId)}`)).result).to.include({ seen: true });
+                expect(await searchAll(inbox, 'is:read', 10)).to.equal([stored.messageId]);
+                expect(await searchAll(inbox, 'is:unread', 10)).to.equal([other.messageId]);
+                expect((await put(stored.messageId, { seen: false })).result).to.include({ seen: false });
+                expect((await searchAll(inbox, 'is:unread', 10)).sort()).to.equal([stored.messageId, other.messageId].sort());
+            });
+
+            for (const [name, payload] of [['no body', undefined], ['an empty object', {}], ['a string', { seen: 'true' }], ['another key', { seen: true, other: 1 }]] as Array<[string, unknown]>) {
+                it(`answers 400 VALIDATION_ERROR for ${name}`, async () => {
+                    const res = await put(stored.messageId, payload);
+                    expect(res.statusCode).to.equal(400);
+                    expect(res.result).to.equal({ error: 'VALIDATION_ERROR' });
+                });
+            }
+
+            it('answers 400 VALIDATION_ERROR for is: of another value', async () => {
+                const res = await get(`/v1/emails?inbox=${inbox}&q=is:opened`);
+                expect(res.statusCode).to.equal(400);
+            });
+        });
     });
 }

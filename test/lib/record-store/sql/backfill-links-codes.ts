@@ -51,7 +51,7 @@ function oldEmail(i: number): { fields: { subject: string; body: string; htmlBod
 /** Writes a row as a version before links and codes did: every column but those two (and the raw digest, which came later). */
 async function insertOldRow(knex: Knex, inbox: string, i: number): Promise<string> {
     const { searchText, ...fields } = draft(inbox, i, oldEmail(i).fields);
-    const record: EmailRecord = { messageId: '', ...fields };
+    const record: EmailRecord = { messageId: '', ...fields, seen: false };
     record.messageId = record.sourceId;
     const row = toInsertRow({ record, searchText, sourceHash: sha256Hex(record.sourceId), messageHash: sha256Hex(record.messageId) });
     // Columns of later versions, too.

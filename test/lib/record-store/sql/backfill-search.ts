@@ -31,7 +31,7 @@ function oldRecord(inbox: string, i: number): EmailRecord {
     });
     const record: Partial<typeof fields> = { ...fields };
     delete record.searchText;
-    return { ...record, messageId: fields.sourceId, links: [], codes: [] } as EmailRecord;
+    return { ...record, messageId: fields.sourceId, links: [], codes: [], seen: false } as EmailRecord;
 }
 
 /** Rows whose searched texts are still to fill. */

@@ -9,6 +9,7 @@ const { describe, it } = exports.lab = Lab.script();
 function row(overrides: Partial<EmailRow> = {}): EmailRow {
     return {
         seq: 12,
+        seen: 0,
         message_id: '<m@x>~a',
         source_id: '<m@x>',
         inbox: 'a',
@@ -55,8 +56,15 @@ describe('rows', () => {
                 attachments: [{ filename: 'a.pdf', contentType: 'application/pdf', size: 9, blobKey: 'k2' }],
                 links: [{ href: 'https://x.test/a', text: 'A' }],
                 codes: ['482913'],
-                tags: ['welcome']
+                tags: ['welcome'],
+                seen: false
             });
+        });
+
+        it('reads SQLite\'s 0 and 1 and Postgres\' booleans as seen', () => {
+            expect(toRecord(row({ seen: 1 })).seen).to.be.true();
+            expect(toRecord(row({ seen: true })).seen).to.be.true();
+            expect(toRecord(row({ seen: false })).seen).to.be.false();
         });
 
         it('turns the bigint strings of node-postgres into numbers', () => {
@@ -182,7 +190,7 @@ describe('rows', () => {
         it('select the columns the rows are read from, never the key hash', () => {
             expect(EMAIL_COLUMNS).to.equal([
                 'seq', 'message_id', 'source_id', 'inbox', 'sender', 'recipient', 'subject', 'body', 'html_body', 'received_at', 'raw_key', 'raw_size',
-                'raw_sha256', 'attachments', 'links', 'codes', 'tags', 'sender_name', 'client_address', 'client_helo', 'mail_from'
+                'raw_sha256', 'attachments', 'links', 'codes', 'tags', 'sender_name', 'client_address', 'client_helo', 'mail_from', 'seen'
             ]);
             expect(KEY_COLUMNS).to.equal(['name', 'created_at', 'revoked_at', 'inbox_prefix', 'read_only']);
         });

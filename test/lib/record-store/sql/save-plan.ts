@@ -33,7 +33,7 @@ function draft(sourceId: string, inbox: string, extra: Partial<EmailDraft> = {})
 function stored(seq: number, messageId: string, sourceId: string, inbox: string): StoredRow {
     const fields: Partial<EmailDraft> = draft(sourceId, inbox);
     delete fields.searchText;
-    const record = { messageId, ...fields, links: [], codes: [] } as EmailRecord;
+    const record = { messageId, ...fields, links: [], codes: [], seen: false } as EmailRecord;
     return { seq, record, messageHash: sha256Hex(messageId), sourceHash: sha256Hex(sourceId) };
 }
 
@@ -87,7 +87,7 @@ describe('save-plan', () => {
             expect(p.inserts[0]!.sourceHash).to.equal(sha256Hex('<m@x>'));
             expect(p.inserts[0]!.record).to.shallow.equal(p.results[0]!.saved[0]!);
             const { searchText, ...fields } = draft('<m@x>', 'one');
-            expect(p.inserts[0]!.record).to.equal({ messageId: '<m@x>', ...fields });
+            expect(p.inserts[0]!.record).to.equal({ messageId: '<m@x>', ...fields, seen: false });
             expect(p.inserts[0]!.searchText).to.equal(searchText);
         });
 
