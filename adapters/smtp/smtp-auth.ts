@@ -43,12 +43,8 @@ export function checkSmtpAuth(auth: unknown): asserts auth is SmtpAuth | undefin
         throw new TypeError(`createSmtpListener: auth must be 'none', 'accept-any' or { users: { name: 'password' } }`);
     }
 
-    const entries = Object.entries(users);
-    if (entries.length === 0) {
-        throw new TypeError('createSmtpListener: auth.users must name at least one user');
-    }
-
-    for (const [name, password] of entries) {
+    // `{ users: {} }` lets in only the users kept in the store (docs/tenants.md, "SMTP users").
+    for (const [name, password] of Object.entries(users)) {
         if (name === '' || typeof password !== 'string' || password === '') {
             throw new TypeError('createSmtpListener: every auth.users entry needs a non-empty name and a non-empty string password');
         }

@@ -71,15 +71,12 @@ function readPemFile(env: NodeJS.ProcessEnv, name: string, cwd: string): Buffer 
 export function readSmtpEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): SmtpEnvConfig {
     const authMode = readChoice(env, 'SMTP_AUTH', AUTH_MODES);
     const usersValue = readEnvVar(env, 'SMTP_AUTH_USERS');
-    if (authMode === 'users' && usersValue === undefined) {
-        throw new ConfigError('SMTP_AUTH=users needs SMTP_AUTH_USERS=name:password,...');
-    }
-
     if (authMode !== 'users' && usersValue !== undefined) {
         throw new ConfigError(`SMTP_AUTH_USERS is only used with SMTP_AUTH=users (SMTP_AUTH is ${authMode})`);
     }
 
-    const auth: SmtpAuth = authMode === 'users' ? { users: parseUsers(usersValue!) } : authMode as 'none' | 'accept-any';
+    // Without SMTP_AUTH_USERS, only the SMTP users kept in the store log in (docs/tenants.md).
+    const auth: SmtpAuth = authMode === 'users' ? { users: usersValue === undefined ? {} : parseUsers(usersValue) } : authMode as 'none' | 'accept-any';
 
     const tlsMode = readChoice(env, 'SMTP_TLS', TLS_MODES) as 'off' | 'starttls' | 'implicit';
     const certGiven = readEnvVar(env, 'SMTP_TLS_CERT') !== undefined;
@@ -112,7 +109,7 @@ export function readSmtpEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: str
  */
 export function describeSmtpSecurity(config: SmtpEnvConfig, tls?: SmtpTlsInfo): string {
     const users = typeof config.auth === 'object' ? Object.keys(config.auth.users).length : 0;
-    const auth = typeof config.auth === 'object' ? `AUTH required (${users} ${users === 1 ? 'user' : 'users'})` :
+    const auth = typeof config.auth === 'object' ? `AUTH required (${users === 0 ? 'the SMTP users kept in the store' : `${users} ${users === 1 ? 'user' : 'users'}`})` :
         config.auth === 'accept-any' ? 'AUTH optional, any credentials' : 'no AUTH';
     if (!tls) {
         return `${auth}, no TLS`;

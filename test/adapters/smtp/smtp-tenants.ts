@@ -29,6 +29,26 @@ async function copies(t: SmtpCapture): Promise<string[]> {
 
 describe('smtp tenants: users kept in the store', () => {
 
+    describe('auth { users: {} } (SMTP_AUTH=users without SMTP_AUTH_USERS)', () => {
+        let t: SmtpCapture;
+        let pass: string;
+
+        before(async () => {
+            t = await startSmtpCapture({ auth: { users: {} } });
+            pass = (await t.capture.createSmtpUser('team-c', 'team-c-'))!;
+        });
+
+        after(() => t.stop());
+
+        it('lets in only the stored users: theirs is routed, an unknown name gets 535, no AUTH gets 530', async () => {
+            await send(t, ['signup@app.test'], 'from c', { user: 'team-c', pass });
+            expect(await copies(t)).to.equal(['team-c-signup signup@app.test from c']);
+            expect((await sendError(send(t, ['x@app.test'], 'unknown', { user: 'ops', pass }))).responseCode).to.equal(535);
+            expect((await sendError(send(t, ['x@app.test'], 'anonymous'))).responseCode).to.equal(530);
+            expect(await copies(t)).to.equal(['team-c-signup signup@app.test from c']);
+        });
+    });
+
     describe("auth { users }", () => {
         let t: SmtpCapture;
         let passA: string;

@@ -55,8 +55,12 @@ describe('smtp-env-config', () => {
             expect(configError({ SMTP_TLS: 'tls' })).to.equal('SMTP_TLS must be one of off, starttls, implicit, got "tls"');
         });
 
-        it('refuses users settings that are missing, malformed or ignored, never echoing a password', () => {
-            expect(configError({ SMTP_AUTH: 'users' })).to.contain('SMTP_AUTH=users needs SMTP_AUTH_USERS');
+        it('reads SMTP_AUTH=users alone as the SMTP users kept in the store only', () => {
+            expect(readSmtpEnvConfig({ SMTP_AUTH: 'users' }).auth).to.equal({ users: {} });
+            expect(describeSmtpSecurity({ auth: { users: {} }, tls: 'off' })).to.equal('AUTH required (the SMTP users kept in the store), no TLS');
+        });
+
+        it('refuses users settings that are malformed or ignored, never echoing a password', () => {
             expect(configError({ SMTP_AUTH: 'users', SMTP_AUTH_USERS: ',' })).to.contain('at least one name:password');
             const noColon = configError({ SMTP_AUTH: 'users', SMTP_AUTH_USERS: 'app:ok,hunter2' });
             expect(noColon).to.equal('SMTP_AUTH_USERS entry 2 must be name:password with neither empty');
