@@ -36,6 +36,8 @@ import { inboxRoutes } from './routes/inboxes';
 import { keyRoutes } from './routes/keys';
 import { mcpRoutes } from './routes/mcp';
 import { notFoundRoute } from './routes/not-found';
+import { countRequests, metricsRoute } from './routes/metrics';
+import { enableMetrics } from '../metrics/service-metrics';
 import { healthRoute, versionRoute } from './routes/public';
 import { downloadOrigins, uiRoutes } from './ui-routes';
 
@@ -173,6 +175,13 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
             if (options.docs && publicRoutes.docs) {
                 route(docsRoutes({ prefix, at, openapiPath: `${at}${OPENAPI_PATH}`, title: 'inbox-capture API' }));
+            }
+
+            if (options.metrics !== 'off') {
+                // Turned on here, for the service: the SMTP listener and webhooks built on it count into the same registry.
+                const metrics = enableMetrics(capture, () => capture.longPoller.waiterCount());
+                route(metricsRoute(metrics, options.metrics, at));
+                server.ext('onPostResponse', countRequests(metrics), { sandbox: 'plugin' });
             }
 
             if (options.ui) {
