@@ -5,8 +5,9 @@ import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
     CheckHtmlOptions, CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
     FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, LinkCheck, LinkChecks, AuthCheck,
-    RequestOptions, TagsBody, WaitForEmailOptions
+    RequestOptions, SentEmail, SentEmails, TagsBody, WaitForEmailOptions
 } from './types';
+import type { SendEmailInput } from './send-types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
 const segment = encodeURIComponent;
@@ -123,6 +124,14 @@ export class InboxCaptureClient {
     /** One attachment's bytes; `filename` is the attachment object's, index prefix included. */
     downloadAttachment(messageId: string, filename: string, options: RequestOptions = {}): Promise<Uint8Array> {
         return fetchDownload(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/attachments/${segment(filename)}`, this.#headers, options.signal);
+    }
+
+    /**
+     * Stores an email as if it came over SMTP (docs/api.md, "Send an email"): the server builds
+     * the message from `email` and files a copy per inbox of `to` and `cc`; resolves to the copies.
+     */
+    async sendEmail(email: SendEmailInput, options: RequestOptions = {}): Promise<SentEmail[]> {
+        return (await this.#json<SentEmails>('POST', '/v1/emails', options, email)).emails;
     }
 
     /** Creates an SMTP fault rule (docs/api.md, "Faults"); resolves to it, with its `id` and `remaining` uses. */

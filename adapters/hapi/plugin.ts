@@ -25,6 +25,7 @@ import { checkRoutes } from './routes/checks';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
+import { sendRoutes } from './routes/send';
 import { faultRoutes } from './routes/faults';
 import { releaseRoutes } from './routes/release';
 import { linkCheckRoutes } from './routes/checks-links';
@@ -140,7 +141,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             const linkChecker = options.linkCheck ? linkCheckerFor(options.linkCheck, () => (typeof server.info.port === 'number' && server.info.port > 0 ? [server.info.port] : [])) : undefined;
             const authDns = authDnsFor(options.authCheck);
             const keyed = [
-                ...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
+                ...emailRoutes(context), ...sendRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
                 ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), ...checkRoutes(context),
                 ...linkCheckRoutes(context, linkChecker),
                 ...authCheckRoutes(context, authDns)
