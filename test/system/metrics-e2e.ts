@@ -88,38 +88,47 @@ describe('metrics end to end: real SMTP mail, a waiting long-poll and a failing 
         await service.capture.faults.create({ stage: 'data', match: { recipient: 'refused@example.test' }, reply: { code: 554, message: 'no' } });
         expect((await deliverRaw(service.smtpPort, message('refused@example.test', 'ruled'), ['refused@example.test'])).code).to.equal(554);
 
+        // One sent over HTTP, one refused there (over the cap).
+        const send = (text: string) => fetch(`${service.server.info.uri}/v1/emails`, {
+            method: 'POST', headers: { authorization: `Bearer ${service.key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ from: 'app@example.test', to: 'alpha@example.test', subject: 'over http', text })
+        });
+        expect((await send('hi')).status).to.equal(201);
+        expect((await send('x'.repeat(MAX_MESSAGE_BYTES))).status).to.equal(413);
+
         // A long-poll waits on an empty inbox while the figures are read.
         const waiting = new AbortController();
         const poll = fetch(`${service.server.info.uri}/v1/emails?inbox=nobody&wait=true&timeout=28`, { headers: { authorization: `Bearer ${service.key}` }, signal: waiting.signal }).catch(() => undefined);
         await waitUntil('the long-poll waits', () => service.capture.longPoller.waiterCount() === 1);
         // Two SMTP sessions held open past their greeting.
         const open = await Promise.all([RawSmtpSession.open(service.smtpPort), RawSmtpSession.open(service.smtpPort)]);
-        // The three webhooks: the first attempt failed, each email then went through.
-        await receiver.waitFor(4);
-        await waitUntil('the webhook results are counted', async () => sampleValue((await service.metrics()).families, 'inbox_capture_webhook_deliveries_total', { result: 'success' }) === 3);
+        // The four webhooks: the first attempt failed, each email then went through.
+        await receiver.waitFor(5);
+        await waitUntil('the webhook results are counted', async () => sampleValue((await service.metrics()).families, 'inbox_capture_webhook_deliveries_total', { result: 'success' }) === 4);
 
         const { families, body } = await service.metrics();
         expect(families.get('inbox_capture_messages_received_total')!.type).to.equal('COUNTER');
         expect(sampleValue(families, 'inbox_capture_messages_received_total', { transport: 'smtp' })).to.equal(3);
-        expect(sampleValue(families, 'inbox_capture_messages_received_total', { transport: 'http' })).to.equal(0);
-        expect(sampleValue(families, 'inbox_capture_messages_rejected_total', { reason: 'too_large' })).to.equal(1);
+        expect(sampleValue(families, 'inbox_capture_messages_received_total', { transport: 'http' })).to.equal(1);
+        expect(sampleValue(families, 'inbox_capture_messages_rejected_total', { reason: 'too_large' })).to.equal(2);
         expect(sampleValue(families, 'inbox_capture_messages_rejected_total', { reason: 'fault' })).to.equal(1);
         expect(families.get('inbox_capture_smtp_sessions')!.type).to.equal('GAUGE');
         expect(sampleValue(families, 'inbox_capture_smtp_sessions')).to.equal(2);
         expect(sampleValue(families, 'inbox_capture_long_polls_waiting')).to.equal(1);
         expect(sampleValue(families, 'inbox_capture_webhook_deliveries_total', { result: 'failure' })).to.equal(1);
-        expect(sampleValue(families, 'inbox_capture_webhook_deliveries_total', { result: 'success' })).to.equal(3);
+        expect(sampleValue(families, 'inbox_capture_webhook_deliveries_total', { result: 'success' })).to.equal(4);
 
+        expect(sampleValue(families, 'inbox_capture_http_requests_total', { route: 'POST /v1/emails', status: '201' })).to.equal(1);
         // The histogram: one observation per stored message, in buckets from half a millisecond up.
         const histogram = families.get('inbox_capture_ingest_seconds')!;
         expect(histogram.type).to.equal('HISTOGRAM');
-        expect(histogram.samples[0]!.count).to.equal(3);
+        expect(histogram.samples[0]!.count).to.equal(4);
         expect(Object.keys(histogram.samples[0]!.buckets!).sort((a, b) => Number(a) - Number(b))).to.equal([...INGEST_SECONDS_BUCKETS.map(String), '+Inf']);
-        expect(histogram.samples[0]!.buckets!['+Inf']).to.equal(3);
+        expect(histogram.samples[0]!.buckets!['+Inf']).to.equal(4);
 
         // Requests by route template and status: the long-poll is still open, so not yet counted.
-        expect(sampleValue(families, 'inbox_capture_http_requests_total', { route: '/metrics', status: '200' })).to.be.at.least(2);
-        expect(families.get('inbox_capture_http_requests_total')!.samples.some((s) => s.labels.route === '/v1/emails')).to.be.false();
+        expect(sampleValue(families, 'inbox_capture_http_requests_total', { route: 'GET /metrics', status: '200' })).to.be.at.least(2);
+        expect(families.get('inbox_capture_http_requests_total')!.samples.some((s) => s.labels.route === 'GET /v1/emails')).to.be.false();
 
         // prom-client's process metrics, from this service's own registry.
         expect(families.has('process_cpu_user_seconds_total')).to.be.true();
@@ -133,10 +142,10 @@ describe('metrics end to end: real SMTP mail, a waiting long-poll and a failing 
             const after = (await service.metrics()).families;
             return sampleValue(after, 'inbox_capture_smtp_sessions') === 0 && sampleValue(after, 'inbox_capture_long_polls_waiting') === 0;
         });
-        await waitUntil('the long-poll is counted', async () => sampleValue((await service.metrics()).families, 'inbox_capture_http_requests_total', { route: '/v1/emails' }) === 1);
+        await waitUntil('the long-poll is counted', async () => sampleValue((await service.metrics()).families, 'inbox_capture_http_requests_total', { route: 'GET /v1/emails' }) === 1);
         const unauthorised = await fetch(`${service.server.info.uri}/v1/emails?inbox=nobody`);
         expect(unauthorised.status).to.equal(401);
-        await waitUntil('the 401 is counted', async () => sampleValue((await service.metrics()).families, 'inbox_capture_http_requests_total', { route: '/v1/emails', status: '401' }) === 1);
+        await waitUntil('the 401 is counted', async () => sampleValue((await service.metrics()).families, 'inbox_capture_http_requests_total', { route: 'GET /v1/emails', status: '401' }) === 1);
 
         // Per service: the other one in this process counted none of it.
         const others = (await other.metrics()).families;

@@ -26,13 +26,13 @@ export function metricsRoute(metrics: ServiceMetrics, access: Exclude<MetricsAcc
 
 /**
  * The plugin's `onPostResponse` (sandboxed to its routes): one count per answered request,
- * by route template (never the raw path: one series per route, not per email) and status.
+ * by method and route template (never the raw path: one series per route, not per email) and status.
  */
 export function countRequests(metrics: ServiceMetrics): Lifecycle.Method {
     return (request: Request, h: ResponseToolkit) => {
         const response = request.response as { statusCode?: number; output?: { statusCode: number } } | null;
         const status = response?.output?.statusCode ?? response?.statusCode ?? 0;
-        metrics.httpRequest(request.route.path, status);
+        metrics.httpRequest(`${request.method.toUpperCase()} ${request.route.path}`, status);
         return h.continue;
     };
 }
