@@ -8,6 +8,7 @@ import { openEmbeddedStores } from '../../lib/service/embedded-stores';
 import { createInboxCapture, type InboxCapture } from '../../lib/service/inbox-capture';
 import { parseMetrics, sampleValue, type MetricFamily } from '../helpers/metrics-text';
 import { deliverRaw, RawSmtpSession } from '../helpers/raw-smtp';
+import { startStandalone } from '../helpers/standalone-service';
 import { removeDir, tempDir } from '../helpers/temp-dir';
 import { waitUntil } from '../helpers/wait-until';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -184,6 +185,23 @@ describe('metrics access', () => {
         finally {
             await off.stop();
             await keyed.stop();
+        }
+    });
+});
+
+describe('metrics of the standalone program', () => {
+
+    it('INBOX_CAPTURE_METRICS=on serves /metrics, counting the mail of its own SMTP listener', async () => {
+        const service = await startStandalone({ env: { INBOX_CAPTURE_METRICS: 'on' } });
+        try {
+            expect((await deliverRaw(service.smtpPort, message('standalone@example.test', 'standalone'), ['standalone@example.test'])).code).to.equal(250);
+            const res = await fetch(`${service.baseUrl}/metrics`);
+            expect(res.status).to.equal(200);
+            const families = parseMetrics(await res.text());
+            expect(sampleValue(families, 'inbox_capture_messages_received_total', { transport: 'smtp' })).to.equal(1);
+        }
+        finally {
+            await service.stop();
         }
     });
 });
