@@ -106,6 +106,12 @@ function objectSchema(d: Description, at: string): JsonSchema {
     // Keys matching a pattern (a map of names to values): each value as its rule says.
     const [pattern, ...more] = d.patterns ?? [];
     if (pattern && more.length === 0) {
+        const literal = /^\/(.*)\/([a-z]*)$/s.exec(pattern.regex ?? '');
+        if (!literal || literal[2] !== '') {
+            throw new Error(`toJsonSchema: ${at}: only a key pattern without flags is translated`);
+        }
+
+        out.propertyNames = { pattern: literal[1] };
         out.additionalProperties = translate(pattern.rule, `${at}.*`);
     }
     else if (pattern) {
