@@ -26,10 +26,23 @@ export function sendRequestBody(): Record<string, unknown> {
     return {
         required: true,
         content: {
-            'application/json': { schema: toJsonSchema(sendEmailBodySchema) },
+            'application/json': { schema: withoutPropertyNames(toJsonSchema(sendEmailBodySchema)) },
             [RAW_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary', description: 'The raw message (RFC 5322).' } }
         }
     };
+}
+
+// OpenAPI 3.0 knows no `propertyNames`: the header names' rule stays the route's to apply.
+function withoutPropertyNames(schema: unknown): unknown {
+    if (Array.isArray(schema)) {
+        return schema.map(withoutPropertyNames);
+    }
+
+    if (typeof schema !== 'object' || schema === null) {
+        return schema;
+    }
+
+    return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== 'propertyNames').map(([key, value]) => [key, withoutPropertyNames(value)]));
 }
 
 /** What `POST /v1/emails` answers: one entry per stored copy. */
