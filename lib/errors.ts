@@ -3,6 +3,7 @@ export type InboxCaptureErrorCode =
     | 'TOO_LARGE'
     | 'NO_RECIPIENT'
     | 'TOO_MANY_RECIPIENTS'
+    | 'OUT_OF_SCOPE'
     | 'BUSY'
     | 'NOT_FOUND'
     | 'DUPLICATE_KEY'

@@ -5,8 +5,9 @@ import { queryString, timeParam, type QueryValue } from './query-string';
 import type {
     CheckHtmlOptions, CurrentKey, DeletedEmail, DeletedFaults, DeletedInbox, DeleteInboxOptions, Email, EmailHeaders, EmailPage, EmailsQuery, FaultList, FaultRule,
     FaultRuleInput, FetchFunction, Header, HtmlCheck, InboxCaptureClientOptions, InboxPage, ListEmailsQuery, ListInboxesQuery, NewInbox, Released, LinkCheck, LinkChecks, AuthCheck,
-    RequestOptions, SeenBody, TagsBody, WaitForEmailOptions
+    RequestOptions, SeenBody, SentEmail, SentEmails, TagsBody, WaitForEmailOptions
 } from './types';
+import type { SendEmailInput } from './send-types';
 import { MAX_LONG_POLL_SECONDS, waitForEmail } from './wait-for-email';
 
 const segment = encodeURIComponent;
@@ -137,6 +138,14 @@ export class InboxCaptureClient {
      */
     rawLink(messageId: string, options: RequestOptions = {}): Promise<string> {
         return resolveDownloadLink(this.#fetch, `${this.baseUrl}/v1/emails/${segment(messageId)}/raw`, this.#headers, options.signal);
+    }
+
+    /**
+     * Stores an email as if it came over SMTP (docs/api.md, "Send an email"): the server builds
+     * the message from `email` and files a copy per inbox of `to` and `cc`; resolves to the copies.
+     */
+    async sendEmail(email: SendEmailInput, options: RequestOptions = {}): Promise<SentEmail[]> {
+        return (await this.#json<SentEmails>('POST', '/v1/emails', options, email)).emails;
     }
 
     /** Creates an SMTP fault rule (docs/api.md, "Faults"); resolves to it, with its `id` and `remaining` uses. */

@@ -7,5 +7,6 @@ export { DEFAULT_MAIL_DOMAIN } from './new-inbox';
 export type {
     ApiErrorCode, Attachment, CheckHtmlOptions, CurrentKey, Email, EmailFilter, EmailPage, EmailsQuery, ErrorBody, FaultMatch, FaultReply, FaultRule, FaultRuleInput,
     FetchFunction, Header, HtmlCheck, HtmlFinding, Inbox, DeleteInboxOptions, InboxCaptureClientOptions, InboxPage, Link, LinkCheck, LinkChecks, AuthCheck, AuthSpf, AuthDkim, AuthDmarc, AuthArc, AuthResult, ListEmailsQuery, ListInboxesQuery, NewInbox,
-    RequestOptions, SeenBody, TagsBody, TimeBound, WaitForEmailOptions
+    RequestOptions, SeenBody, SentEmail, SentEmails, TagsBody, TimeBound, WaitForEmailOptions
 } from './types';
+export type { SendAttachment, SendEmailInput } from './send-types';

@@ -254,6 +254,8 @@ export type ApiErrorCode =
     | 'RELAY_NOT_CONFIGURED'
     | 'RELAY_FAILED'
     | 'FAULT_LIMIT_REACHED'
+    | 'TOO_LARGE'
+    | 'UNSUPPORTED_MEDIA_TYPE'
     | 'SERVICE_UNAVAILABLE'
     | 'INTERNAL_ERROR';
 
@@ -394,4 +396,15 @@ export interface InboxCaptureClientOptions {
 export interface NewInbox {
     inbox: string;
     address: string;
+}
+
+/** One stored copy of a sent email (`POST /v1/emails`). */
+export interface SentEmail {
+    messageId: string;
+    inbox: string;
+}
+
+/** What `POST /v1/emails` answers. */
+export interface SentEmails {
+    emails: SentEmail[];
 }

@@ -245,6 +245,8 @@ const DESCRIPTIONS: Record<number, string> = {
     403: 'Forbidden: an inbox outside the key\'s prefix, a change with a read-only key, or a bad or expired link signature',
     404: 'Not found',
     409: 'Conflict with the configuration or with what is kept',
+    413: 'The message is larger than the service takes',
+    415: 'A body of another media type than the route takes',
     500: 'Unexpected failure; details only in the server log',
     502: 'The relay refused the message or could not be reached',
     503: 'The record store is unavailable; retry after `Retry-After` seconds'

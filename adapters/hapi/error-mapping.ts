@@ -19,6 +19,7 @@ export type ApiErrorCode =
     | 'FAULT_LIMIT_REACHED'
     | 'METHOD_NOT_ALLOWED'
     | 'PAYLOAD_TOO_LARGE'
+    | 'TOO_LARGE'
     | 'UNSUPPORTED_MEDIA_TYPE'
     | 'SERVICE_UNAVAILABLE'
     | 'INTERNAL_ERROR';

@@ -1,3 +1,5 @@
+import { composeEmail } from '../compose/compose-email';
+import { ingestSent } from './routes/send';
 import { encodeCursor } from '../../lib/cursor/email-cursor';
 import { isInboxCaptureError } from '../../lib/errors';
 import { checkHtmlCompatibility } from '../../lib/html-check/html-checker';
@@ -169,6 +171,32 @@ export function createServiceAccess(options: ServiceAccessOptions): MailAccess {
             }
 
             return capture.deleteInbox(inbox);
+        },
+
+        async sendEmail(body) {
+            if (scope.readOnly) {
+                throw forbidden('key scope: this key is read-only; this tool stores mail');
+            }
+
+            try {
+                return await ingestSent(capture, await composeEmail(body), { scope });
+            }
+            catch (err) {
+                // The send route's answers, as tool errors.
+                if (isInboxCaptureError(err, 'TOO_LARGE')) {
+                    throw new ToolError('TOO_LARGE', `the message is larger than ${capture.maxMessageBytes} bytes`);
+                }
+
+                if (isInboxCaptureError(err, 'OUT_OF_SCOPE')) {
+                    throw forbidden(`key scope: a recipient's inbox is outside the prefix ${quoted(scope.inboxPrefix)}`);
+                }
+
+                if (isInboxCaptureError(err, 'NO_RECIPIENT') || isInboxCaptureError(err, 'TOO_MANY_RECIPIENTS')) {
+                    throw new ToolError('VALIDATION_ERROR', isInboxCaptureError(err, 'NO_RECIPIENT') ? 'to: no recipient maps to an inbox' : 'to: the recipients map to more than 100 inboxes');
+                }
+
+                throw err;
+            }
         },
 
         async checkHtml(messageId) {

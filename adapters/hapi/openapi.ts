@@ -3,6 +3,7 @@ import type { RegisterOptions } from 'hapi-swagger';
 import { getSwaggerJSON } from 'hapi-swagger/lib/builder';
 import swaggerDefaults from 'hapi-swagger/lib/defaults';
 import { nameComponents } from './openapi-components';
+import { sendRequestBody } from './routes/send';
 import { API_TAG, GROUP_AGENTS, GROUP_DOWNLOADS, GROUP_EMAILS, GROUP_FAULTS, GROUP_INBOXES, GROUP_KEYS, GROUP_SERVICE, PUBLIC_SECURITY } from './route-context';
 
 /** Path of the OpenAPI document (docs/design.md). */
@@ -50,6 +51,17 @@ export function openapiSettings(version: string): Record<string, unknown> {
     return { ...swaggerDefaults, ...options, log: () => undefined };
 }
 
+// The send route's body, which hapi-swagger cannot see (routes/send.ts reads it itself).
+function describeSendBody(document: { paths?: Record<string, Record<string, { operationId?: string; requestBody?: unknown }>> }): void {
+    for (const methods of Object.values(document.paths ?? {})) {
+        for (const operation of Object.values(methods)) {
+            if (operation.operationId === 'sendEmail') {
+                operation.requestBody = sendRequestBody();
+            }
+        }
+    }
+}
+
 /**
  * GET /openapi.json (docs/design.md): the OpenAPI 3.0 document of the plugin's routes,
  * built by hapi-swagger from their joi schemas and `plugins['hapi-swagger']` notes.
@@ -74,6 +86,7 @@ export function openapiRoute(version: string, at = ''): ServerRoute {
             // relative, and never built from a Host header a client chose.
             document.servers = [{ url: '/' }];
             nameComponents(document);
+            describeSendBody(document);
             return document;
         }
     };

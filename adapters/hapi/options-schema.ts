@@ -13,6 +13,7 @@ import { webhookKey } from '../webhooks/webhook-secret';
 import type { WebhookTarget } from '../webhooks/webhook-target';
 import { DEFAULT_MAIL_DOMAIN, mailDomainSchema } from '../mcp/mail-domain';
 import { mcpOriginsSchema } from './mcp-origin';
+import type { MetricsAccess } from './routes/metrics';
 import { relayOptionsSchema, type RelayOptions } from '../relay/relay-options';
 import { linkCheckOptionsSchema, type LinkCheckOptions } from '../link-check/link-check-options';
 import { authCheckOptionsSchema, type AuthCheckOptions } from '../auth-check/auth-check-options';
@@ -96,6 +97,8 @@ export interface InboxCapturePluginOptions {
     relay?: RelayOptions;
     /** What POST .../checks/links may ask (docs/api.md, "Link check"; default none: the check is off). */
     linkCheck?: LinkCheckOptions;
+    /** GET /metrics (docs/operations.md, "Metrics"): `'off'` (default), `'on'` (public) or `'key'` (any valid API key). */
+    metrics?: MetricsAccess;
     /** The DNS servers GET .../checks/auth asks (docs/api.md, "Authentication check"; default the system's). */
     authCheck?: AuthCheckOptions;
 }
@@ -116,6 +119,7 @@ export interface ResolvedPluginOptions extends InboxCapturePluginOptions {
     mcp: boolean;
     mailDomain: string;
     mcpOrigins: string[];
+    metrics: MetricsAccess;
 }
 
 // An object with these methods, checked by shape (stores from another copy of this
@@ -191,7 +195,8 @@ export const optionsSchema = Joi.object({
     }).default(),
     relay: relayOptionsSchema,
     linkCheck: linkCheckOptionsSchema,
-    authCheck: authCheckOptionsSchema
+    authCheck: authCheckOptionsSchema,
+    metrics: Joi.string().valid('off', 'on', 'key').default('off')
 })
     .custom((value: ResolvedPluginOptions, helpers) => {
         // The page is Swagger UI over the document: without the document it would be empty.

@@ -25,6 +25,7 @@ import { checkRoutes } from './routes/checks';
 import { blobRoutes, servesOwnLinks } from './routes/blobs';
 import { downloadRoutes } from './routes/downloads';
 import { emailRoutes } from './routes/emails';
+import { sendRoutes } from './routes/send';
 import { faultRoutes } from './routes/faults';
 import { releaseRoutes } from './routes/release';
 import { linkCheckRoutes } from './routes/checks-links';
@@ -36,6 +37,8 @@ import { inboxRoutes } from './routes/inboxes';
 import { keyRoutes } from './routes/keys';
 import { mcpRoutes } from './routes/mcp';
 import { notFoundRoute } from './routes/not-found';
+import { countRequests, metricsRoute } from './routes/metrics';
+import { enableMetrics } from '../metrics/service-metrics';
 import { healthRoute, versionRoute } from './routes/public';
 import { downloadOrigins, uiRoutes } from './ui-routes';
 
@@ -138,7 +141,7 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
             const linkChecker = options.linkCheck ? linkCheckerFor(options.linkCheck, () => (typeof server.info.port === 'number' && server.info.port > 0 ? [server.info.port] : [])) : undefined;
             const authDns = authDnsFor(options.authCheck);
             const keyed = [
-                ...emailRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
+                ...emailRoutes(context), ...sendRoutes(context), ...inboxRoutes(context), ...downloadRoutes(context), ...keyRoutes(),
                 ...faultRoutes(context), ...releaseRoutes(context, () => relay?.relay), ...checkRoutes(context),
                 ...linkCheckRoutes(context, linkChecker),
                 ...authCheckRoutes(context, authDns)
@@ -173,6 +176,13 @@ export const plugin: Plugin<InboxCapturePluginOptions> = {
 
             if (options.docs && publicRoutes.docs) {
                 route(docsRoutes({ prefix, at, openapiPath: `${at}${OPENAPI_PATH}`, title: 'inbox-capture API' }));
+            }
+
+            if (options.metrics !== 'off') {
+                // Turned on here, for the service: the SMTP listener and webhooks built on it count into the same registry.
+                const metrics = enableMetrics(capture, () => capture.longPoller.waiterCount());
+                route(metricsRoute(metrics, options.metrics, at));
+                server.ext('onPostResponse', countRequests(metrics), { sandbox: 'plugin' });
             }
 
             if (options.ui) {

@@ -75,6 +75,7 @@ export function createClientAccess(options: ClientAccessOptions): MailAccess {
         readAttachment: (messageId, filename, signal) => call(() => client.downloadAttachment(messageId, filename, { signal })),
         deleteEmail: (messageId, signal) => call(() => client.deleteEmail(messageId, { signal })),
         deleteInbox: (inbox, signal) => call(() => client.deleteInbox(inbox, { signal })),
+        sendEmail: (body, signal) => call(() => client.sendEmail(body, { signal })),
         checkHtml: (messageId, signal) => call(() => client.checkHtml(messageId, { signal })),
         checkAuth: (messageId, signal) => call(() => client.checkAuth(messageId, { signal })),
 

@@ -20,6 +20,7 @@ interface Description {
     rules?: Rule[];
     allow?: unknown[];
     keys?: Record<string, Description>;
+    patterns?: Array<{ regex?: string; rule: Description }>;
     items?: Description[];
     matches?: Array<{ schema: Description }>;
 }
@@ -102,7 +103,21 @@ function objectSchema(d: Description, at: string): JsonSchema {
         out.required = required;
     }
 
-    if (!d.flags?.unknown) {
+    // Keys matching a pattern (a map of names to values): each value as its rule says.
+    const [pattern, ...more] = d.patterns ?? [];
+    if (pattern && more.length === 0) {
+        const literal = /^\/(.*)\/([a-z]*)$/s.exec(pattern.regex ?? '');
+        if (!literal || literal[2] !== '') {
+            throw new Error(`toJsonSchema: ${at}: only a key pattern without flags is translated`);
+        }
+
+        out.propertyNames = { pattern: literal[1] };
+        out.additionalProperties = translate(pattern.rule, `${at}.*`);
+    }
+    else if (pattern) {
+        throw new Error(`toJsonSchema: ${at}: only one key pattern is translated`);
+    }
+    else if (!d.flags?.unknown) {
         out.additionalProperties = false;
     }
 

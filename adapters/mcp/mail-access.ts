@@ -3,6 +3,7 @@
 // command over the HTTP API with the client (client-access.ts). Scope checks belong to
 // the implementations: the service's rules on one side, the API's answers on the other.
 
+import type { SendEmailBody } from '../compose/compose-email';
 import type { Attachment, AuthCheck, Email, Header, HtmlCheck, Inbox, LinkCheck } from '../client/types';
 
 /** An email as the tools read it: the API's email object (as the client declares it), as far as they need it. */
@@ -51,6 +52,8 @@ export interface MailAccess {
     checkLinks(messageId: string, signal: AbortSignal): Promise<LinkCheck[] | null>;
     /** The email's SPF, DKIM, DMARC and ARC verdicts, worked out once and kept. */
     checkAuth(messageId: string, signal: AbortSignal): Promise<AuthCheck>;
+    /** Stores the email the JSON form describes, as SMTP mail is stored; its copies, one per inbox. */
+    sendEmail(body: SendEmailBody, signal: AbortSignal): Promise<Array<{ messageId: string; inbox: string }>>;
     /** A fresh inbox the key can read, named `prefix` (inside the key's own prefix) and random characters. */
     newInbox(prefix: string | undefined, signal: AbortSignal): Promise<{ inbox: string; address: string }>;
 }

@@ -1,3 +1,4 @@
+import { sendEmailBodySchema } from '../compose/compose-email';
 import Joi from 'joi';
 import { MAX_MESSAGE_ID_BYTES } from '../../lib/identity/ids';
 import { INBOX_PATTERN, MAX_INBOX_LENGTH } from '../../lib/identity/recipients';
@@ -75,6 +76,7 @@ export const INPUTS = {
         prefix: Joi.string().allow('').max(MAX_INBOX_LENGTH - RANDOM_CHARS).pattern(INBOX_PATTERN)
             .description('Start of the inbox name; random characters follow')
     }),
+    send_email: sendEmailBodySchema,
     check_email: Joi.object({
         messageId,
         checks: Joi.array().items(Joi.string().valid(...CHECKS)).min(1).default([...CHECKS])
@@ -126,6 +128,9 @@ const emailSummary = Joi.object({
 
 /** Tool outputs (`structuredContent`), by tool name. */
 export const OUTPUTS = {
+    send_email: Joi.object({
+        emails: Joi.array().items(Joi.object({ messageId: Joi.string().required(), inbox: Joi.string().required() })).required()
+    }),
     list_inboxes: Joi.object({
         inboxes: Joi.array().items(Joi.object({
             name: Joi.string().required(),

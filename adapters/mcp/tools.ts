@@ -1,3 +1,4 @@
+import type { SendEmailBody } from '../compose/compose-email';
 import { attachmentBlock, checkAttachmentSize, type AttachmentBlock } from './attachment-content';
 import { describeDetail, describeSummaries, toDetail, toSummary } from './email-views';
 import { quoted } from '../error-detail/detail-line';
@@ -177,6 +178,17 @@ export const TOOLS: ToolDefinition[] = [
         async run(args, access, signal) {
             const made = await access.newInbox((args.prefix as string | undefined) || undefined, signal);
             return { structured: made, content: [text(`New inbox ${made.inbox}: send mail to ${made.address}, then call wait_for_email with inbox "${made.inbox}".`)] };
+        }
+    },
+    {
+        name: 'send_email',
+        title: 'Send an email into the capture',
+        description: 'Stores an email as if an application had sent it over SMTP, to seed a test: from, to (and cc) map to inboxes as for SMTP mail; text and/or html, extra headers, attachments in base64. '
+            + 'Links, codes, tags, webhooks and auto-relay apply; SMTP fault rules do not. Answers each stored copy\'s messageId and inbox. A read-only key may not send; a key with an inbox prefix may send only to inboxes inside it.',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+        async run(args, access, signal) {
+            const emails = await access.sendEmail(args as unknown as SendEmailBody, signal);
+            return { structured: { emails }, content: [text(`Stored ${emails.length} ${emails.length === 1 ? 'copy' : 'copies'}: ${emails.map((e) => `${e.inbox} (messageId ${e.messageId})`).join(', ')}.`)] };
         }
     },
     {

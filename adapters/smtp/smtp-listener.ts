@@ -21,6 +21,8 @@ import { createAuthLockout, type SmtpAuthLockoutOptions } from './auth-lockout';
 import { checkSmtpAuth, smtpAuthOptions, type SmtpAuth } from './smtp-auth';
 import { busyReply, replyForIngestError, smtpReply, tooLargeReply } from './smtp-replies';
 import { createFaultGate } from './smtp-faults';
+import { metricsOf, rejectReasonOf, secondsSince } from '../metrics/service-metrics';
+import { countedRuleRefusal, sessionMetrics } from './smtp-metrics';
 import { resolveSmtpTls, tlsInfo, type SmtpTls, type SmtpTlsInfo } from './smtp-tls';
 
 export type { SmtpAuth, SmtpAuthUsers } from './smtp-auth';
@@ -153,6 +155,8 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
     // Fault rules' waits end when the listener closes.
     const stopping = new AbortController();
     const gate = createFaultGate({ faults: capture.faults, close: (id) => connectionOf(id)?.close(), signal: stopping.signal, log });
+    // Counted only while the plugin has metrics on for this service (docs/operations.md, "Metrics").
+    const sessions = sessionMetrics(capture);
 
     const disabledCommands: string[] = [];
     if (!authOffered) {
@@ -190,6 +194,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             }
 
             void gate('connect', {}, session.id, callback, () => {
+                sessions.opened(session.id);
                 callback(null);
                 // Under implicit TLS onSecure (called from that callback) watches the TLS socket.
                 if (!session.secure) {
@@ -208,6 +213,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
         },
 
         onClose(session) {
+            sessions.closed(session.id);
             deadlines.get(session.id)?.();
             deadlines.delete(session.id);
         },
@@ -221,7 +227,7 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
             // A client that announces SIZE= is told at once when its message cannot fit
             // now, before it sends the bytes (DATA checks again: the budget may fill meanwhile).
             const size = Number((address.args as Record<string, string | undefined>).SIZE);
-            void gate('mail', { sender: address.address }, session.id, callback, () =>
+            void gate('mail', { sender: address.address }, session.id, countedRuleRefusal(capture, callback), () =>
                 callback(size > 0 && budget.heldBytes > 0 && budget.heldBytes + size > budget.limitBytes ? busyReply() : null));
         },
 
@@ -260,25 +266,31 @@ export function createSmtpListener(options: SmtpListenerOptions): SmtpListener {
                     return;
                 }
 
+                const metrics = metricsOf(capture);
                 if (received.tooLarge) {
+                    metrics?.messageRejected('too_large');
                     callback(tooLargeReply(maxMessageBytes));
                     return;
                 }
 
                 if (received.overBudget) {
                     // The connection is closing (421 sent): smtp-server writes nothing more.
+                    metrics?.messageRejected('busy');
                     callback(busyReply());
                     return;
                 }
 
                 // A data rule's reply replaces the ingest: nothing of the message is stored.
-                await gate('data', { sender: mailFrom, recipients, inboxPrefix }, session.id, callback, async () => {
+                await gate('data', { sender: mailFrom, recipients, inboxPrefix }, session.id, countedRuleRefusal(capture, callback), async () => {
+                    const start = process.hrtime.bigint();
                     try {
                         // The ingest takes the reservation over, so the bytes are not counted twice.
                         const copies = await capture.ingestRawEmail(received.raw!, { recipients, ...sessionParts(session), ...(inboxPrefix ? { inboxPrefix } : {}), reservation: reservation! });
+                        metrics?.messageStored('smtp', secondsSince(start));
                         callback(null, `OK: message stored (${copies.length} ${copies.length === 1 ? 'copy' : 'copies'})`);
                     }
                     catch (err) {
+                        metrics?.messageRejected(rejectReasonOf(err));
                         const reply = replyForIngestError(err, maxMessageBytes);
                         if (reply.responseCode === 451) {
                             log(`smtp: message from ${session.remoteAddress} not stored, answered 451`, err);

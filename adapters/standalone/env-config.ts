@@ -9,6 +9,7 @@ import { DEFAULT_HOST, DEFAULT_HTTP_PORT } from './http-defaults';
 import { readRetentionEnv } from './retention-config';
 import { mailDomainSchema } from '../mcp/mail-domain';
 import { mcpOriginsSchema } from '../hapi/mcp-origin';
+import type { MetricsAccess } from '../hapi/routes/metrics';
 import { DEFAULT_SMTP_PORT } from '../smtp/smtp-defaults';
 import { readWebhookEnv, type WebhookEnv } from '../webhooks/webhook-env';
 import { readLinkCheckEnv } from '../link-check/link-check-env';
@@ -62,6 +63,8 @@ export interface EnvConfig {
     authCheck?: AuthCheckOptions;
     /** INBOX_CAPTURE_MCP_ORIGINS: the plugin's `mcpOrigins` (absent: its default, none). */
     mcpOrigins?: string[];
+    /** INBOX_CAPTURE_METRICS: the plugin's `metrics` (absent: its default, off). */
+    metrics?: MetricsAccess;
 }
 
 export { ConfigError };
@@ -186,6 +189,15 @@ export function readEnvConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
         }
 
         config.mcpOrigins = value as string[];
+    }
+
+    const metrics = read(env, 'INBOX_CAPTURE_METRICS');
+    if (metrics !== undefined) {
+        if (metrics !== 'off' && metrics !== 'on' && metrics !== 'key') {
+            throw new ConfigError(`INBOX_CAPTURE_METRICS must be off, on or key, not ${JSON.stringify(metrics)}`);
+        }
+
+        config.metrics = metrics;
     }
 
     const relay = readRelayEnv((name) => read(env, name), (message) => {

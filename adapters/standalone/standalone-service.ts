@@ -100,7 +100,7 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         // /mcp (the MCP server for agents) is on by default; its new_inbox makes addresses at the mail domain.
         await server.register({
             plugin,
-            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}),
+            options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}), ...(config.metrics ? { metrics: config.metrics } : {}),
                 // The SMTP port is the service's own too: a link check refuses it unless it is listed with the port.
                 ...(config.linkCheck ? { linkCheck: { ...config.linkCheck, ownPorts: config.smtpPort === 0 ? [] : [config.smtpPort] } } : {}),
                 ...(config.authCheck ? { authCheck: config.authCheck } : {}) }

@@ -8,10 +8,11 @@
 import type { InboxCapture } from '../../lib/service/inbox-capture';
 import { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher';
 import { webhookUrlsFor, type WebhookTarget } from './webhook-target';
+import { metricsOf } from '../metrics/service-metrics';
 import { routeDispatcher } from '../../lib/outbox/route-dispatcher';
 
 /** What startWebhooks() needs beside the service: the targets, the email's rendering, timing and a log. */
-export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore'>;
+export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore' | 'onAttempt'>;
 
 /**
  * Starts sending `capture`'s webhook outbox to `options.targets` (and the deliveries other
@@ -19,7 +20,8 @@ export type StartWebhooksOptions = Omit<WebhookDispatcherOptions, 'recordStore'>
  * `close()` of the answer, or of the service, stops it.
  */
 export function startWebhooks(capture: Pick<InboxCapture, 'recordStore' | 'routeDeliveries'>, options: StartWebhooksOptions): WebhookDispatcher {
-    const dispatcher = startWebhookDispatcher({ ...options, recordStore: capture.recordStore });
+    // Each attempt is counted in the service's metrics while they are on (docs/operations.md, "Metrics").
+    const dispatcher = startWebhookDispatcher({ ...options, recordStore: capture.recordStore, onAttempt: (ok) => metricsOf(capture)?.webhookAttempt(ok) });
     return routeDispatcher(capture, 'webhook', (draft) => webhookUrlsFor(options.targets, draft.inbox), dispatcher);
 }
 

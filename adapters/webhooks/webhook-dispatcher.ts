@@ -37,6 +37,8 @@ export interface WebhookDispatcherOptions extends WebhookDeliveryOptions {
     /** The email object of a record as the API shows it (the adapter's: the core knows no URL of its own). */
     render(record: EmailRecord): WebhookEmail;
     log?: (message: string, error?: unknown) => void;
+    /** Told how each attempt ended (the metrics' webhook counter). */
+    onAttempt?: (ok: boolean) => void;
 }
 
 /** A running dispatcher. */
@@ -44,7 +46,7 @@ export type WebhookDispatcher = OutboxDispatcher;
 
 /** Starts sending the webhook deliveries of `recordStore` to `targets`. */
 export function startWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
-    const { targets, render, ...rest } = options;
+    const { targets, render, onAttempt, ...rest } = options;
     // Each target's HMAC key, worked out once: a malformed secret fails the start, never a POST.
     const keys = new Map(targets.map((t): [string, Buffer | undefined] => {
         const key = t.secret === undefined ? undefined : webhookKey(t.secret);
@@ -61,6 +63,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         async attempt(delivery, record, timeoutMs, signal) {
             const { body, headers } = webhookRequest(delivery.id, render(record), keys.get(delivery.target));
             const outcome = await postWebhook(delivery.target, body, headers, timeoutMs, signal);
+            onAttempt?.(outcome.ok);
             return outcome.ok ? { ok: true } : outcome;
         }
     });

@@ -13,6 +13,7 @@ import { linksAndCodesInSlices } from '../extract/links-and-codes';
 import { searchTextOf } from '../extract/search-text';
 import { budgetSpent, type MessageBudget, type MessageReservation } from '../util/message-budget';
 import { readBounded } from '../util/read-bounded';
+import { inboxInScope, type InboxScope } from '../identity/key-scope';
 import { isValidInbox, MAX_RECIPIENTS, type InboxFromAddress } from '../identity/recipients';
 import { isTenantPrefix, tenantInbox } from '../identity/tenant-prefix';
 import type { DeliveryTarget, RecordStore, SaveResult } from '../record-store/record-store';
@@ -45,6 +46,8 @@ export interface IngestOptions {
      * while it receives DATA): the ingest grows it as it needs and releases it when done.
      */
     reservation?: MessageReservation;
+    /** Only inboxes inside this scope may receive it: one outside fails the whole message with OUT_OF_SCOPE before anything is written. */
+    scope?: InboxScope;
 }
 
 /**
@@ -220,6 +223,11 @@ async function writeCopies(
         throw new InboxCaptureError('NO_RECIPIENT', parsed.abandoned ?
             'the parse of the message was abandoned at its deadline and no envelope recipient maps to an inbox' :
             'no recipient maps to an inbox');
+    }
+
+    const outside = [...targets.keys()].find((inbox) => !inboxInScope(options.scope, inbox));
+    if (outside !== undefined) {
+        throw new InboxCaptureError('OUT_OF_SCOPE', `the inbox ${JSON.stringify(outside)} lies outside the sender's scope`);
     }
 
     const sourceId = parsed.messageId ?? generateMessageId();

@@ -13,7 +13,7 @@ const { expect } = Code;
 // as any MCP client sees them (output schemas checked by it on every structured result).
 
 /** The names of the tools, in the order tools/list gives them. */
-export const TOOL_NAMES = ['list_inboxes', 'search_emails', 'wait_for_email', 'get_email', 'get_attachment', 'delete_email', 'delete_inbox', 'new_inbox', 'check_email'];
+export const TOOL_NAMES = ['list_inboxes', 'search_emails', 'wait_for_email', 'get_email', 'get_attachment', 'delete_email', 'delete_inbox', 'new_inbox', 'send_email', 'check_email'];
 
 /** Where the scenario sends mail. */
 export interface MailSender {
@@ -167,6 +167,18 @@ export async function runEveryTool(client: Client, sender: MailSender, mailDomai
     const inboxes = structured<{ inboxes: Array<{ name: string; count: number }> }>(await call(client, 'list_inboxes', { prefix: made.inbox }));
     expect(inboxes.inboxes.map((i) => [i.name, i.count])).to.equal([[made.inbox, 1]]);
 
+    // send_email: a seeded email, built from its fields, stored as SMTP mail is, and read back.
+    const seeded = structured<{ emails: Array<{ messageId: string; inbox: string }> }>(await call(client, 'send_email', {
+        from: 'Seeder <seed@example.test>', to: `${made.inbox}-seed@${mailDomain}`, subject: `Seeded ${code}`, text: `Seed code ${code}.`,
+        attachments: [{ filename: 'seed.txt', contentType: 'text/plain', contentBase64: Buffer.from('seeded\n').toString('base64') }]
+    }));
+    expect(seeded.emails.map((e) => e.inbox)).to.equal([`${made.inbox}-seed`]);
+    const seededEmail = structured<{ email: Detail }>(await call(client, 'get_email', { messageId: seeded.emails[0]!.messageId })).email;
+    expect([seededEmail.subject, seededEmail.codes, seededEmail.attachments.map((a) => [a.filename, a.size])]).to.equal([`Seeded ${code}`, [code], [['0-seed.txt', 7]]]);
+    expectToolError(await call(client, 'send_email', { to: 'x@example.test', subject: 'no sender' }), 'VALIDATION_ERROR');
+    expectToolError(await call(client, 'send_email', { from: 'a@example.test', to: 'Nobody', subject: 'no inbox' }), 'VALIDATION_ERROR');
+    expect(structured(await call(client, 'delete_inbox', { inbox: `${made.inbox}-seed` }))).to.equal({ deleted: 1 });
+
     // Failures are results whose text starts with the code.
     expectToolError(await call(client, 'get_email', { messageId: `nobody-${code}@example.test` }), 'NOT_FOUND');
     expectToolError(await call(client, 'get_attachment', { messageId: email.messageId, filename: '9-none.txt' }), 'NOT_FOUND');
@@ -228,5 +240,6 @@ export async function runScopedTools(client: Client, sender: MailSender, scope: 
     expectToolError(await call(client, 'delete_email', { messageId: mine.email.messageId }), 'FORBIDDEN');
     expectToolError(await call(client, 'delete_email', { messageId: scope.otherId }), 'FORBIDDEN');
     expectToolError(await call(client, 'delete_inbox', { inbox: made.inbox }), 'FORBIDDEN');
+    expectToolError(await call(client, 'send_email', { from: 'a@example.test', to: `${made.inbox}@example.test`, subject: 'read-only' }), 'FORBIDDEN');
     expect(structured(await call(client, 'get_email', { messageId: mine.email.messageId }))).to.exist();
 }

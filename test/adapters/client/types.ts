@@ -45,6 +45,8 @@ const CLAIMS: ShapeClaims = {
         AuthDkim: 'AuthDkim',
         AuthDmarc: 'AuthDmarc',
         AuthArc: 'AuthArc',
+        SentEmail: 'SentEmail',
+        SentEmails: 'SentEmails',
         Error: 'ErrorBody'
     },
     unclaimed: {

@@ -159,6 +159,24 @@ const ROUTES: Record<string, Case[]> = {
         { name: 'an email outside the prefix', request: (f) => ({ method: 'POST', url: `/v1/emails/${enc(f.outside.id)}/checks/links` }), status: byKey(200, 404, 200, 404) },
         { name: 'an unknown email', request: () => ({ method: 'POST', url: '/v1/emails/nobody%40x/checks/links' }), status: anyKey(404) }
     ],
+    'POST /v1/emails': [
+        {
+            name: 'an email to an inbox inside the prefix',
+            request: () => ({ method: 'POST', url: '/v1/emails', payload: { from: 'a@x.test', to: `${PREFIX}sent@x.test`, subject: 'in' } }),
+            status: byKey(201, 201, 403, 403)
+        },
+        {
+            name: 'a raw email with one recipient outside the prefix',
+            request: () => ({ method: 'POST', url: `/v1/emails?to=${PREFIX}sent@x.test,other-sent@x.test`, headers: { 'content-type': 'message/rfc822' }, payload: 'From: a@x.test\r\nSubject: out\r\n\r\nhi\r\n' }),
+            status: byKey(201, 403, 403, 403)
+        },
+        {
+            name: 'a body without a sender (400 before 403)',
+            request: () => ({ method: 'POST', url: '/v1/emails', payload: { to: 'other@x.test', subject: 'bad' } }),
+            status: anyKey(400),
+            badRequest: 'VALIDATION_ERROR'
+        }
+    ],
     'POST /v1/faults': [
         {
             name: 'a rule on an inbox inside the prefix',

@@ -70,6 +70,15 @@ describe('toJsonSchema()', () => {
             delete_email: [{ messageId: 'a@b' }, { messageId: 1 }],
             delete_inbox: [{ inbox: 'a' }, { inbox: 'A' }],
             new_inbox: [{}, { prefix: '' }, { prefix: 'p-' }, { prefix: 'x'.repeat(54) }, { prefix: 'x'.repeat(55) }],
+            send_email: [
+                { from: 'a@x', to: 'b@x', subject: 's' }, { from: 'a@x', to: ['b@x', 'C <c@x>'], cc: 'd@x', subject: '', text: 't', html: '<p>h</p>' },
+                { to: 'b@x', subject: 's' }, { from: 'a@x', to: [], subject: 's' }, { from: 'a@x', to: 'b@x' }, { from: 'a@x', to: 'b@x', subject: 's', other: 1 },
+                { from: 'a@x', to: 'b@x', subject: 's', headers: { 'X-Tags': 'a, b' } }, { from: 'a@x', to: 'b@x', subject: 's', headers: { 'Bad Name': 'v' } },
+                { from: 'a@x', to: 'b@x', subject: 's', headers: { 'X-A': 1 } },
+                { from: 'a@x', to: 'b@x', subject: 's', attachments: [{ filename: 'a.txt', contentType: 'text/plain', contentBase64: 'aGk=' }] },
+                { from: 'a@x', to: 'b@x', subject: 's', attachments: [{ filename: 'a.txt', contentBase64: 'not base64!' }] },
+                { from: 'a@x', to: 'b@x', subject: 's', attachments: [{ contentBase64: '' }] }
+            ],
             check_email: [{ messageId: 'a@b' }, { messageId: 'a@b', checks: ['html'] }, { messageId: 'a@b', checks: [] }, { messageId: 'a@b', checks: ['spam'] }, { messageId: 'a@b', checks: ['html', 'html'] }, {}]
         };
 

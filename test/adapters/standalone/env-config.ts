@@ -128,6 +128,17 @@ describe('env-config', () => {
             }
         });
 
+        it('reads INBOX_CAPTURE_METRICS as off, on or key, unset by default, and refuses anything else', () => {
+            expect(readEnvConfig({}).metrics).to.be.undefined();
+            for (const value of ['off', 'on', 'key'] as const) {
+                expect(readEnvConfig({ INBOX_CAPTURE_METRICS: value }).metrics).to.equal(value);
+            }
+
+            for (const bad of ['true', 'ON', 'public']) {
+                expect(() => readEnvConfig({ INBOX_CAPTURE_METRICS: bad })).to.throw(ConfigError, /INBOX_CAPTURE_METRICS/);
+            }
+        });
+
         it('reads INBOX_CAPTURE_MAX_HTTP_CONNECTIONS, unset by default, and refuses anything but a positive whole number', () => {
             expect(readEnvConfig({}).maxHttpConnections).to.be.undefined();
             expect(readEnvConfig({ INBOX_CAPTURE_MAX_HTTP_CONNECTIONS: '2000' }).maxHttpConnections).to.equal(2000);
