@@ -1,5 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
+import * as Nodemailer from 'nodemailer';
+import { createSmtpListener } from '../../../adapters/smtp';
 import { buildMail } from '../../helpers/mail';
 import { provisionServer, type ProvisionedServer } from '../../helpers/provision-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
@@ -51,6 +53,31 @@ describe('plugin webhooks option', () => {
         await all.waitFor(4);
         await filtered.waitFor(2);
         expect(filtered.received.every((r) => payloadOf(r.body).email.inbox === 'alpha')).to.be.true();
+    });
+
+    it('tells each tenant\'s target, filtered by its prefixed inbox, only of that tenant\'s mail over SMTP (docs/tenants.md)', async () => {
+        const hookA = await receiver();
+        const hookB = await receiver();
+        const { api } = await provision({ plugin: { webhooks: [{ url: hookA.url(), inboxes: ['team-a-signup'] }, { url: hookB.url(), inboxes: ['team-b-signup'] }] } });
+        const listener = createSmtpListener({ capture: api.capture, host: '127.0.0.1', port: 0, auth: { users: {} } });
+        const { port } = await listener.listen();
+        cleanups.push(() => listener.close());
+        for (const team of ['team-a', 'team-b']) {
+            const pass = (await api.capture.createSmtpUser(team, `${team}-`))!;
+            const transport = Nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, auth: { user: team, pass } });
+            // Both teams' applications send to the same address.
+            await transport.sendMail({ envelope: { from: 'app@app.test', to: ['signup@app.test'] }, raw: `From: app@app.test\r\nTo: signup@app.test\r\nSubject: from ${team}\r\n\r\nHello.\r\n` });
+            transport.close();
+        }
+
+        const [a] = await hookA.waitFor(1);
+        const [b] = await hookB.waitFor(1);
+        expect(payloadOf(a!.body).email.inbox).to.equal('team-a-signup');
+        expect(payloadOf(b!.body).email.inbox).to.equal('team-b-signup');
+        expect((payloadOf(a!.body).email as unknown as { subject: string }).subject).to.equal('from team-a');
+        // Nothing else comes: each target had one email of its tenant's.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect([hookA.received.length, hookB.received.length]).to.equal([1, 1]);
     });
 
     it('sends the email object with URLs under the registration prefix', async () => {
