@@ -108,6 +108,17 @@ export interface ReleasedView {
     to: string[];
 }
 
+/** One stored copy of a sent email. */
+export interface SentEmailView {
+    messageId: string;
+    inbox: string;
+}
+
+/** POST /v1/emails answer: one entry per stored copy. */
+export interface SentEmailsView {
+    emails: SentEmailView[];
+}
+
 /** POST /v1/emails/{messageId}/checks/links answer. */
 export interface LinkChecksView {
     links: Array<{ url: string; ok: boolean; status?: number; error?: 'TIMEOUT' | 'REFUSED' | 'DNS' | 'TLS' | 'NOT_ALLOWED' | 'TOO_MANY_REDIRECTS'; redirects: string[] }>;

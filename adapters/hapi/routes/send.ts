@@ -7,6 +7,7 @@ import { metricsOf, rejectReasonOf, secondsSince } from '../../metrics/service-m
 import { toJsonSchema } from '../../mcp/json-schema';
 import { validationWords } from '../../error-detail/validation-words';
 import { errorResponses, SERVER_ERRORS } from '../api-schemas';
+import type { SentEmailsView } from '../api-types';
 import { AUTH_STRATEGY } from '../auth-scheme';
 import { apiError } from '../error-mapping';
 import { keyScopeOf, routeAccess } from '../route-access';
@@ -43,11 +44,6 @@ function withoutPropertyNames(schema: unknown): unknown {
     }
 
     return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== 'propertyNames').map(([key, value]) => [key, withoutPropertyNames(value)]));
-}
-
-/** What `POST /v1/emails` answers: one entry per stored copy. */
-export interface SentView {
-    emails: Array<{ messageId: string; inbox: string }>;
 }
 
 const sentSchema = Joi.object({
@@ -126,7 +122,7 @@ export function sendRoutes(context: RouteContext): ServerRoute[] {
         const to = (request.query as { to?: string }).to;
         const recipients = isRaw(request) && to !== undefined ? splitAddresses(to) : undefined;
         try {
-            const view: SentView = { emails: await ingestSent(capture, raw, { ...(recipients ? { recipients } : {}), scope: keyScopeOf(request) }) };
+            const view: SentEmailsView = { emails: await ingestSent(capture, raw, { ...(recipients ? { recipients } : {}), scope: keyScopeOf(request) }) };
             return h.response(view).code(201);
         }
         catch (err) {

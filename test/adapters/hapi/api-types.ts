@@ -35,6 +35,8 @@ const CLAIMS: ShapeClaims = {
         Released: 'ReleasedView',
         LinkChecks: 'LinkChecksView',
         AuthCheck: 'AuthCheckView',
+        SentEmail: 'SentEmailView',
+        SentEmails: 'SentEmailsView',
         Health: 'HealthView',
         Version: 'VersionView'
     },

@@ -100,7 +100,7 @@ describe('the detail header of error answers', () => {
 
         const emails = await send({ method: 'PATCH', path: '/v1/emails?inbox=orders' });
         expect(emails.status).to.equal(405);
-        expect(emails.headers.get('allow')).to.equal('GET, HEAD, DELETE');
+        expect(emails.headers.get('allow')).to.equal('GET, HEAD, POST, DELETE');
         // The catch-all needs no key: a 405 says nothing a 404 would not.
         const keyless = await send({ method: 'POST', path: '/v1/emails/abc%40x/tags', key: 'none' });
         expect(keyless.status).to.equal(405);

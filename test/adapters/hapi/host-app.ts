@@ -156,7 +156,7 @@ describe('Hapi plugin in a host app', () => {
             const wrongMethod = await host.inject({ method: 'PUT', url: '/v1/emails' });
             expect(wrongMethod.statusCode).to.equal(405);
             expect(wrongMethod.result).to.equal({ error: 'METHOD_NOT_ALLOWED' });
-            expect(wrongMethod.headers.allow).to.equal('GET, HEAD, DELETE');
+            expect(wrongMethod.headers.allow).to.equal('GET, HEAD, POST, DELETE');
 
             const hostNotFound = await host.inject('/nothing');
             expect(hostNotFound.result).to.equal({ statusCode: 404, error: 'Not Found', message: 'Not Found' });

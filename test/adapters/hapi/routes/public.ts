@@ -109,9 +109,11 @@ describe('Hapi plugin public endpoints', () => {
                 'GET /v1/keys/current',
                 'GET /version',
                 'POST /mcp',
+                'POST /v1/emails',
                 'POST /v1/emails/{messageId}/checks/links',
                 'POST /v1/emails/{messageId}/release',
                 'POST /v1/faults',
+                'PUT /v1/emails/{messageId}/seen',
                 'PUT /v1/emails/{messageId}/tags'
             ]);
         });
