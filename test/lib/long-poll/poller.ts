@@ -130,9 +130,12 @@ describe('long-poll/poller', () => {
 
             const notifier = createNotifier();
             const poller = createLongPoller({ recordStore: gated, notifier });
-            // A deadline of 1 s: on a machine busy enough to stall this test for 200 ms, the
+            // The store's first save starts its writer thread (half a second on a busy
+            // machine): done here, so that the save below is quick.
+            await store.saveEmails([draft('edge-warm-up', 0)]);
+            // A deadline of 2 s: on a machine busy enough to stall this test for 200 ms, the
             // deadline came first, no check was ever woken, and the wait below spun for ever.
-            const waiting = poller.wait({ inbox: 'edge', limit: 10 }, { timeoutMs: 1000 });
+            const waiting = poller.wait({ inbox: 'edge', limit: 10 }, { timeoutMs: 2000 });
             let settled = false;
             void waiting.finally(() => {
                 settled = true;
@@ -141,10 +144,10 @@ describe('long-poll/poller', () => {
             await store.saveEmails([draft('edge', 1)]);
             notifier.publish('edge');
             await until(() => calls === 2 || settled);
-            expect(calls, 'the deadline passed before the woken check began: the machine stalled for 1 s').to.equal(2);
+            expect(calls, 'the deadline passed before the woken check began: the machine stalled for 2 s').to.equal(2);
 
             // The deadline passes while the woken check is still in the store.
-            await new Promise((resolve) => setTimeout(resolve, 1200));
+            await new Promise((resolve) => setTimeout(resolve, 2200));
             release();
             const page = await waiting;
             expect(page.records.map((r) => r.subject)).to.equal(['Subject 1']);
