@@ -6,19 +6,12 @@
  */
 import type { Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
-import {
-    DEFAULT_IDLE_TIMEOUT_MS,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_RECIPIENTS,
-    MAX_COMMAND_LINE_BYTES,
-    SMTP_BANNER
-} from '../adapters/smtp';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../lib/defaults';
 import { freePort } from '../test/helpers/net';
 import { tempDir } from '../test/helpers/temp-dir';
 import { openFloorStore } from './floor-store';
 import { exitOnError, serveReferenceIpc } from './reference-child';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';
+import { listenerDefaults } from './smtp-sink';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 
@@ -42,16 +35,7 @@ function readAll(stream: Readable): Promise<Buffer> {
 async function serve(port: number, filename: string, index: boolean): Promise<void> {
     const store = await openFloorStore(filename, { index });
     const server = new SMTPServer({
-        banner: SMTP_BANNER,
-        logger: false,
-        disableReverseLookup: true,
-        size: DEFAULT_MAX_MESSAGE_BYTES,
-        maxRecipients: DEFAULT_MAX_RECIPIENTS,
-        maxClients: DEFAULT_MAX_CONNECTIONS,
-        socketTimeout: DEFAULT_IDLE_TIMEOUT_MS,
-        maxCommandLength: MAX_COMMAND_LINE_BYTES,
-        disabledCommands: ['AUTH', 'STARTTLS'],
-        authOptional: true,
+        ...listenerDefaults(),
         onData(stream, session, callback) {
             readAll(stream)
                 .then((raw) => Promise.all(session.envelope.rcptTo.map((rcpt) => store.save(raw, rcpt.address))))

@@ -12,7 +12,7 @@
  *   adapter adds on top of smtp-server.
  */
 import type { Readable } from 'node:stream';
-import { SMTPServer } from 'smtp-server';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import {
     createSmtpListener,
     DEFAULT_IDLE_TIMEOUT_MS,
@@ -40,22 +40,28 @@ export async function startSmtpSink(mode: SinkMode): Promise<SmtpSink> {
     return forkReferenceServer(`SMTP sink (${mode})`, __filename, [mode, String(smtpPort)], smtpPort);
 }
 
+/** The options createSmtpListener gives smtp-server by default (no AUTH, no TLS), for a reference server's own onData. */
+export function listenerDefaults(): SMTPServerOptions {
+    return {
+        banner: SMTP_BANNER,
+        logger: false,
+        disableReverseLookup: true,
+        size: DEFAULT_MAX_MESSAGE_BYTES,
+        maxRecipients: DEFAULT_MAX_RECIPIENTS,
+        maxClients: DEFAULT_MAX_CONNECTIONS,
+        socketTimeout: DEFAULT_IDLE_TIMEOUT_MS,
+        maxCommandLength: MAX_COMMAND_LINE_BYTES,
+        disabledCommands: ['AUTH', 'STARTTLS'],
+        authOptional: true
+    };
+}
+
 /** The child: listens, counts, answers the parent. */
 async function serve(mode: SinkMode, port: number): Promise<void> {
     let count = 0;
     if (mode === 'bare') {
-        // The options createSmtpListener gives smtp-server by default (no AUTH, no TLS).
         const server = new SMTPServer({
-            banner: SMTP_BANNER,
-            logger: false,
-            disableReverseLookup: true,
-            size: DEFAULT_MAX_MESSAGE_BYTES,
-            maxRecipients: DEFAULT_MAX_RECIPIENTS,
-            maxClients: DEFAULT_MAX_CONNECTIONS,
-            socketTimeout: DEFAULT_IDLE_TIMEOUT_MS,
-            maxCommandLength: MAX_COMMAND_LINE_BYTES,
-            disabledCommands: ['AUTH', 'STARTTLS'],
-            authOptional: true,
+            ...listenerDefaults(),
             onData(stream, _session, callback) {
                 stream.on('data', () => undefined);
                 stream.once('end', () => {
