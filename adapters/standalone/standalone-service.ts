@@ -18,6 +18,7 @@ import { explainListenFailure } from './listen-failure';
 import { describeSmtpSecurity, type SmtpEnvConfig } from './smtp-env-config';
 import { createPop3Listener, type Pop3Listener } from '../pop3/pop3-listener';
 import { sharedTls, type Pop3EnvConfig } from './pop3-env-config';
+import { DEFAULT_MAX_POP3_CONNECTIONS } from '../pop3/pop3-defaults';
 
 /** Milliseconds hapi waits for requests in flight on stop before cutting them (long-polls end at once). */
 export const HTTP_STOP_TIMEOUT_MS = 10_000;
@@ -59,8 +60,7 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
     // debug: false, as failures reach `log` below (hapi's default would print 500s a second time).
     const server = Hapi.server({ host: config.host, port: config.port, debug: false });
     // Below the open-file limit, so idle connections cannot starve SMTP, files or /health.
-    const smtpConnections = config.smtpPort === 0 ? 0 : SMTP_MAX_CONNECTIONS;
-    capHttpConnections(server.listener, config.maxHttpConnections ?? defaultMaxHttpConnections(readOpenFileLimit(), smtpConnections), log);
+    capHttpConnections(server.listener, config.maxHttpConnections ?? defaultMaxHttpConnections(readOpenFileLimit(), mailConnections(config)), log);
     // Thousands of idle connections ending at once must not hold /health up (docs/guarantees.md).
     resetSilentConnections(server.listener);
     // Details of failures go to the log only; clients see { "error": "INTERNAL_ERROR" }. hapi
@@ -101,8 +101,8 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         await server.register({
             plugin,
             options: { capture, ...config.webhooks, ...(config.mailDomain ? { mailDomain: config.mailDomain } : {}), ...(config.relay ? { relay: config.relay } : {}), ...(config.mcpOrigins ? { mcpOrigins: config.mcpOrigins } : {}), ...(config.metrics ? { metrics: config.metrics } : {}),
-                // The SMTP port is the service's own too: a link check refuses it unless it is listed with the port.
-                ...(config.linkCheck ? { linkCheck: { ...config.linkCheck, ownPorts: config.smtpPort === 0 ? [] : [config.smtpPort] } } : {}),
+                // The SMTP and POP3 ports are the service's own too: a link check refuses them unless listed with the port.
+                ...(config.linkCheck ? { linkCheck: { ...config.linkCheck, ownPorts: mailPorts(config) } } : {}),
                 ...(config.authCheck ? { authCheck: config.authCheck } : {}) }
         });
 
@@ -157,4 +157,14 @@ export async function startStandaloneService(config: StandaloneConfig, log: Stan
         ],
         stop
     };
+}
+
+/** The service's own mail ports (SMTP unless off, POP3 when on), which a link check refuses. */
+export function mailPorts(config: Pick<StandaloneConfig, 'smtpPort' | 'pop3'>): number[] {
+    return [...(config.smtpPort === 0 ? [] : [config.smtpPort]), ...(config.pop3 ? [config.pop3.port] : [])];
+}
+
+/** The mail connections the service may hold besides HTTP's: POP3's sessions hold descriptors as SMTP's do. */
+export function mailConnections(config: Pick<StandaloneConfig, 'smtpPort' | 'pop3'>): number {
+    return (config.smtpPort === 0 ? 0 : SMTP_MAX_CONNECTIONS) + (config.pop3 ? DEFAULT_MAX_POP3_CONNECTIONS : 0);
 }

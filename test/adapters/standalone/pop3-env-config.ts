@@ -3,6 +3,7 @@ import * as Lab from '@hapi/lab';
 import { X509Certificate } from 'node:crypto';
 import { ConfigError } from '../../../adapters/standalone/env-config';
 import { readPop3EnvConfig, sharedTls } from '../../../adapters/standalone/pop3-env-config';
+import { mailConnections, mailPorts } from '../../../adapters/standalone/standalone-service';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -16,6 +17,16 @@ describe('POP3 settings of the program', () => {
         expect(readPop3EnvConfig({ INBOX_CAPTURE_POP3_PORT: '1110' }, 'starttls')).to.equal({ port: 1110, tls: 'starttls' });
         expect(readPop3EnvConfig({ INBOX_CAPTURE_POP3_PORT: '1110' }, 'implicit')).to.equal({ port: 1110, tls: 'starttls' });
         expect(readPop3EnvConfig({ INBOX_CAPTURE_POP3_PORT: '995', INBOX_CAPTURE_POP3_TLS: 'IMPLICIT' }, 'starttls')).to.equal({ port: 995, tls: 'implicit' });
+    });
+
+    it('counts POP3 as the service\'s own: its port refused by a link check, its sessions kept out of the HTTP connection cap', () => {
+        expect(mailPorts({ smtpPort: 2525 })).to.equal([2525]);
+        expect(mailPorts({ smtpPort: 2525, pop3: { port: 1110, tls: 'off' } })).to.equal([2525, 1110]);
+        expect(mailPorts({ smtpPort: 0, pop3: { port: 1110, tls: 'off' } })).to.equal([1110]);
+        expect(mailConnections({ smtpPort: 2525 })).to.equal(100);
+        expect(mailConnections({ smtpPort: 2525, pop3: { port: 1110, tls: 'off' } })).to.equal(200);
+        expect(mailConnections({ smtpPort: 0, pop3: { port: 1110, tls: 'off' } })).to.equal(100);
+        expect(mailConnections({ smtpPort: 0 })).to.equal(0);
     });
 
     it('refuses a bad port, a bad TLS word, and POP3_TLS while POP3 is off', () => {
