@@ -12,6 +12,7 @@ import { runLoad, type LoadResult } from './smtp-load';
 import { startFloorServer } from './floor-server';
 import type { ReferenceServer } from './reference-server';
 import { startSmtpSink, type SinkMode } from './smtp-sink';
+import { smallMailChecks } from './small-mail-targets';
 import { runSmtpSourceCells, type SourceFigures } from './smtp-source-cells';
 import { countListed, startStandalone, type Standalone } from './standalone';
 import { fmt, median } from './stats';
@@ -31,10 +32,6 @@ const WARMUP_MS = 1500;
 /** Longest wait for MailDev's store to catch up with what it acknowledged, ms (2.2.1 answers 250 before parsing). */
 const MAILDEV_SETTLE_MS = 10_000;
 
-/** The issue's targets: 1 KB and 10 KB at every C, ours ÷ MailDev 3.0.0 ... */
-const SMALL_VS_MAILDEV3 = 1.5;
-/** ... and ours ÷ MailDev 2.2.1. */
-const SMALL_VS_MAILDEV2 = 1;
 /** Attachment profiles at C = 4 and 16, ours ÷ either MailDev. */
 const ATTACHMENT_VS_MAILDEV = 2;
 /** p50 ack latency of a 1 KB message at C = 1, ms. */
@@ -367,11 +364,11 @@ async function bench(args: BenchArgs) {
             ]);
             const rates = `(${rate(profile, c, OURS)} vs ${rate(profile, c, MAILDEV3)} and ${rate(profile, c, MAILDEV2)} msg/s)`;
             if (profile === 'text-1k' || profile === 'alt-10k') {
-                checks.push({
-                    target: `${profile} C=${c}: ours (SQLite, every 250 durable) ≥ ${SMALL_VS_MAILDEV3}× MailDev 3.0.0 and ≥ ${SMALL_VS_MAILDEV2}× MailDev 2.2.1 msg/s`,
-                    measured: `${fmt(vs3)}× and ${fmt(vs2)}× ${rates}`,
-                    met: judge(vs3 >= SMALL_VS_MAILDEV3 && vs2 >= SMALL_VS_MAILDEV2)
-                });
+                checks.push(...smallMailChecks({
+                    where: `${profile} C=${c}`, concurrency: c, vsFloor: ratio(profile, c, OURS, FLOOR), vsMaildev3: vs3,
+                    oursCpuMs: ours.serverCpuPerMsg, floorCpuMs: find(profile, c, FLOOR)?.serverCpuPerMsg ?? NaN,
+                    rates: `(${rate(profile, c, OURS)} vs the floor's ${rate(profile, c, FLOOR)}, MailDev 3.0.0's ${rate(profile, c, MAILDEV3)} msg/s)`
+                }, smoke));
             }
             else if (c >= 4) {
                 checks.push({

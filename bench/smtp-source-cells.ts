@@ -1,4 +1,6 @@
+import { cpuMsOf } from './process-cpu';
 import type { Table, TargetCheck } from './report';
+import { smallMailChecks } from './small-mail-targets';
 import { runSmtpSource, SMTP_SOURCE_INSTALL, smtpSourcePath, type SmtpSourceResult } from './smtp-source';
 import { fmt, median } from './stats';
 
@@ -7,6 +9,8 @@ export interface SourceTarget {
     name: string;
     short: string;
     smtpPort: number;
+    /** Its process, whose CPU per message the cells measure. */
+    pid: number;
     /** Messages the server holds for the given inboxes, as its own API (or store) tells. */
     stored(inboxes: string[], expected: number): Promise<number>;
 }
@@ -24,6 +28,8 @@ interface SourceCell {
     concurrency: number;
     server: string;
     rounds: SmtpSourceResult[];
+    /** Server CPU (all its threads) per message of each round, ms. */
+    cpuMsPerMsg: number[];
     sent: number;
     listed: number;
 }
@@ -53,14 +59,16 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
         for (const size of sizes) {
             for (const concurrency of options.concurrencies) {
                 const messages = options.smoke ? 8 : reuse ? MESSAGES.reuse : MESSAGES.connectionEach;
-                const perTarget = new Map<SourceTarget, SourceCell>(targets.map((t) => [t, { reuse, size: size.name, concurrency, server: t.name, rounds: [], sent: 0, listed: 0 }]));
+                const perTarget = new Map<SourceTarget, SourceCell>(targets.map((t) => [t, { reuse, size: size.name, concurrency, server: t.name, rounds: [], cpuMsPerMsg: [], sent: 0, listed: 0 }]));
                 for (let round = 0; round < options.rounds; round++) {
                     const order = round % 2 === 0 ? targets : [...targets].reverse();
                     for (const target of order) {
                         const inbox = `${target.short}-ss${reuse ? 'd' : 'n'}-${size.bytes}-c${concurrency}-${options.tag}r${round}`.toLowerCase();
+                        const cpuBefore = cpuMsOf(target.pid);
                         const result = await runSmtpSource({ program, port: target.smtpPort, sessions: concurrency, messages, bodyBytes: size.bytes, reuse, to: `${inbox}@bench.test`, timeoutMs: CELL_TIMEOUT_MS });
                         const cell = perTarget.get(target)!;
                         cell.rounds.push(result);
+                        cell.cpuMsPerMsg.push((cpuMsOf(target.pid) - cpuBefore) / messages);
                         cell.sent += result.ok ? messages : 0;
                         cell.listed += await target.stored([inbox], result.ok ? messages : 0);
                         console.error(`smtp-source ${reuse ? '-d' : 'no -d'} | ${size.name} | C=${concurrency} | ${target.name} | ${fmt(result.msgPerSec)} msg/s${result.error ? ` | ${result.error}` : ''}`);
@@ -88,12 +96,14 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
                 ratioRows.push([mode(reuse), size.name, String(c), fmt(vs3), fmt(vs2), ...(options.sinkName ? [fmt(ratio(reuse, size.name, c, options.sinkName, options.oursName))] : []),
                     ...(options.floorName ? [fmt(ratio(reuse, size.name, c, options.oursName, options.floorName))] : [])]);
                 if (reuse) {
-                    const rate = (server: string) => fmt(median(find(reuse, size.name, c, server)?.rounds.map((r) => r.msgPerSec) ?? [NaN]));
-                    checks.push({
-                        target: `smtp-source -d, ${size.name} C=${c}: ours (SQLite, every 250 durable) ≥ 1.5× MailDev 3.0.0 and ≥ 1× MailDev 2.2.1 msg/s`,
-                        measured: `${fmt(vs3)}× and ${fmt(vs2)}× (${rate(options.oursName)} vs ${rate(options.maildev3)} and ${rate(options.maildev2)} msg/s)`,
-                        met: options.smoke ? null : vs3 >= 1.5 && vs2 >= 1
-                    });
+                    const rate = (server: string | undefined) => fmt(median(find(reuse, size.name, c, server ?? '')?.rounds.map((r) => r.msgPerSec) ?? [NaN]));
+                    const cpu = (server: string | undefined) => median(find(reuse, size.name, c, server ?? '')?.cpuMsPerMsg ?? [NaN]);
+                    checks.push(...smallMailChecks({
+                        where: `smtp-source -d, ${size.name} C=${c}`, concurrency: c,
+                        vsFloor: options.floorName ? ratio(reuse, size.name, c, options.oursName, options.floorName) : NaN, vsMaildev3: vs3,
+                        oursCpuMs: cpu(options.oursName), floorCpuMs: cpu(options.floorName),
+                        rates: `(${rate(options.oursName)} vs the floor's ${rate(options.floorName)}, MailDev 3.0.0's ${rate(options.maildev3)} msg/s)`
+                    }, options.smoke));
                 }
             }
         }
@@ -112,8 +122,8 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
         tables: [
             {
                 title: `SMTP ingest with Postfix's smtp-source: msg/s (medians of ${options.rounds} round${options.rounds === 1 ? '' : 's'}), -d and a connection per message`,
-                columns: ['mode', 'size', 'C', 'server', 'msg/s', 'rounds msg/s', 'sent', 'listed after'],
-                rows: cells.map((c) => [mode(c.reuse), c.size, String(c.concurrency), c.server, fmt(median(c.rounds.map((r) => r.msgPerSec))), c.rounds.map((r) => fmt(r.msgPerSec)).join(' / '), String(c.sent), String(c.listed)])
+                columns: ['mode', 'size', 'C', 'server', 'msg/s', 'rounds msg/s', 'server CPU ms/msg', 'sent', 'listed after'],
+                rows: cells.map((c) => [mode(c.reuse), c.size, String(c.concurrency), c.server, fmt(median(c.rounds.map((r) => r.msgPerSec))), c.rounds.map((r) => fmt(r.msgPerSec)).join(' / '), fmt(median(c.cpuMsPerMsg)), String(c.sent), String(c.listed)])
             },
             {
                 title: 'Ratios with smtp-source: msg/s of ours ÷ each MailDev (median of the rounds\' ratios)',

@@ -1,0 +1,57 @@
+/**
+ * The small-mail targets (1 KB and 10 KB over a reused connection, every `250` durable and
+ * indexed), judged the same way by our generator's cells and smtp-source's: against our own
+ * floor measured in the same run (bench/floor-server.ts) and against MailDev 3.0.0.
+ */
+
+import type { TargetCheck } from './report';
+import { fmt } from './stats';
+
+/** Ours ÷ the floor, msg/s, at every C of a small-mail target. */
+export const FLOOR_SHARE_TARGET = 0.9;
+/** Our server CPU per message ÷ the floor's, at most. */
+export const FLOOR_CPU_FACTOR = 1.2;
+/** Ours ÷ MailDev 3.0.0, msg/s, at each C with a target. */
+export const VS_MAILDEV3_TARGET: Readonly<Record<number, number>> = { 4: 0.9, 16: 1.3 };
+
+/** What one small-mail cell measured: ratios (NaN when a server did not run) and CPU per message, ms. */
+export interface SmallMailCell {
+    /** e.g. `text-1k C=16` or `smtp-source -d, 1 KB C=16`. */
+    where: string;
+    concurrency: number;
+    vsFloor: number;
+    vsMaildev3: number;
+    oursCpuMs: number;
+    floorCpuMs: number;
+    /** The msg/s behind the ratios, for the reader. */
+    rates: string;
+}
+
+/** The target checks of one cell; none at a C without a target. */
+export function smallMailChecks(cell: SmallMailCell, smoke: boolean): TargetCheck[] {
+    const vsMaildev3 = VS_MAILDEV3_TARGET[cell.concurrency];
+    if (vsMaildev3 === undefined) {
+        return [];
+    }
+
+    // A server that did not run (--refs without the floor) makes its target unmeasured, not failed.
+    const judge = (value: number, met: boolean) => (smoke || Number.isNaN(value) ? null : met);
+    const cpuRatio = cell.oursCpuMs / cell.floorCpuMs;
+    return [
+        {
+            target: `${cell.where}: ours (SQLite, every 250 durable and indexed) ≥ ${FLOOR_SHARE_TARGET * 100} % of the floor's msg/s`,
+            measured: `${fmt(cell.vsFloor * 100)} % ${cell.rates}`,
+            met: judge(cell.vsFloor, cell.vsFloor >= FLOOR_SHARE_TARGET)
+        },
+        {
+            target: `${cell.where}: our server CPU per message ≤ ${FLOOR_CPU_FACTOR}× the floor's`,
+            measured: `${fmt(cpuRatio)}× (${fmt(cell.oursCpuMs)} vs ${fmt(cell.floorCpuMs)} ms/msg)`,
+            met: judge(cpuRatio, cpuRatio <= FLOOR_CPU_FACTOR)
+        },
+        {
+            target: `${cell.where}: ours ≥ ${vsMaildev3}× MailDev 3.0.0 msg/s`,
+            measured: `${fmt(cell.vsMaildev3)}×`,
+            met: judge(cell.vsMaildev3, cell.vsMaildev3 >= vsMaildev3)
+        }
+    ];
+}
