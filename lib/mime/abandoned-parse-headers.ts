@@ -4,8 +4,8 @@
  * a stored mail with no subject and no sender reads as broken in every list. So the header
  * section alone (never the body) is parsed once more, here on the calling thread, by the same
  * parser and rules as a whole message (parse.ts), address fields bounded as ever
- * (address-bounds.ts): milliseconds even for the shapes that once held a parse for seconds
- * (docs/guarantees.md, "Mail in").
+ * (address-bounds.ts): tens of milliseconds at most, even for the shapes that once held a
+ * parse for seconds (docs/operations.md, "The parse worker").
  */
 import { headerSectionOf } from './header-section';
 import { emptyParsedMessage, parseMessage, type ParsedMessage } from './parse';
