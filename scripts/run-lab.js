@@ -36,21 +36,6 @@ if (args.some((arg) => arg === '-r' || arg === '--reporter' || arg === '-o' || a
     process.exit(2);
 }
 
-// The whole run (shards, the services they start, --alongside) at the parse workers' nice
-// value (lib/mime/parse-worker.ts lowers each to 19 so that a service's event loop comes
-// first). Left at 0, the suite's own processes starve those threads: with three shards on
-// two cores a 1 KB parse took 150 to 330 ms instead of 7 to 11, every ingest of every test
-// waited on it, and a 24 MiB parse ran past its 10 s deadline (docs/testing.md, "Where the
-// time goes"). Everything at 19 competes as equals, as at 0 with no worker lowered.
-if (process.platform === 'linux') {
-    try {
-        Os.setPriority(19);
-    }
-    catch {
-        // Not allowed here: the run keeps its priority.
-    }
-}
-
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'inbox-capture-lab-'));
 const lab = require.resolve('@hapi/lab/bin/lab');
 const children = new Set();

@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { getPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import * as Path from 'node:path';
 import { runNode } from '../helpers/child-process';
 
@@ -158,13 +158,6 @@ describe('scripts/run-lab.js', () => {
         const refused = await runLab('--alongside');
         expect(refused.code).to.equal(2);
         expect(refused.stderr).to.contain('run-lab: --alongside takes a command to run while lab runs');
-    });
-
-    it('runs lab at the nice value of the parse workers on Linux, so that its own processes do not starve them', () => {
-        // This file runs under the runner as well (a nice value only rises, so a runner this
-        // test started would inherit 19 anyway): this test's own process is the witness.
-        // Elsewhere a nice value is the whole process's, and the runner leaves it alone.
-        expect(getPriority(), 'the lab process of this test, started by scripts/run-lab.js').to.equal(process.platform === 'linux' ? 19 : 0);
     });
 
     it('refuses reporters of the caller: it sets its own and checks one of them', async () => {
