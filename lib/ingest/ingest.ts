@@ -9,6 +9,7 @@ import { removeWritten, storeBlob, type IngestBlobs } from './ingest-blobs';
 import type { Notifier } from '../long-poll/notifier';
 import { cleanMailText } from '../mime/mail-text';
 import { emailText, type ParsedMessage } from '../mime/parse';
+import { withHeadersOfAbandonedParse } from '../mime/abandoned-parse-headers';
 import { linksAndCodesInSlices } from '../extract/links-and-codes';
 import { searchTextOf } from '../extract/search-text';
 import { budgetSpent, type MessageBudget, type MessageReservation } from '../util/message-budget';
@@ -212,16 +213,16 @@ async function writeCopies(
     const { log } = context;
     // Hashed while the message parses: only identical bytes replace a stored copy (docs/design.md).
     const digest = rawSha256Hex(bytes);
-    const parsed = await context.parse(bytes);
+    // An abandoned parse gets its header fields back here, cheaply (abandoned-parse-headers.ts).
+    const parsed = await withHeadersOfAbandonedParse(await context.parse(bytes), bytes);
     if (parsed.error) {
         log('the parser stopped early; the message is stored with the fields it read', parsed.error);
     }
 
     const targets = inboxesOf(parsed, context, options.recipients, options.inboxPrefix);
     if (targets.size === 0) {
-        // An abandoned parse read no header: only an envelope recipient can address it.
         throw new InboxCaptureError('NO_RECIPIENT', parsed.abandoned ?
-            'the parse of the message was abandoned at its deadline and no envelope recipient maps to an inbox' :
+            'the parse of the message was abandoned at its deadline and no recipient of its envelope or header maps to an inbox' :
             'no recipient maps to an inbox');
     }
 

@@ -53,3 +53,10 @@ function endOfSection(bytes: Buffer, from: number): number {
 
     return -1;
 }
+
+/** The header section of a message held in memory, as readHeaderSection() reads it from a stream; looks at `maxBytes` at most. */
+export function headerSectionOf(bytes: Buffer, maxBytes = MAX_HEADER_SECTION_BYTES): Buffer {
+    const head = bytes.subarray(0, maxBytes);
+    const end = endOfSection(head, 0);
+    return end === -1 ? head : head.subarray(0, end);
+}

@@ -6,7 +6,7 @@
  *
  * A parse that runs past the deadline is abandoned: its worker is terminated (and a new
  * one started for whatever waits), and the message resolves as `abandoned`, with every
- * field empty, so that it is stored with what the envelope gives. A worker that dies
+ * field empty; the ingest then reads its header fields back (abandoned-parse-headers.ts). A worker that dies
  * mid-parse fails that parse only (the ingest then fails and its sender retries). Idle
  * workers do not keep the process alive; close() terminates them.
  */

@@ -96,7 +96,8 @@ export interface ParsedMessage {
     error?: Error;
     /**
      * The parse ran past the parse pool's deadline and was abandoned: every field above is
-     * empty, and the message is stored with what its envelope gives (docs/guarantees.md).
+     * empty (ingest then reads the header fields back, abandoned-parse-headers.ts), and the
+     * bodies and attachments stay empty (docs/guarantees.md).
      */
     abandoned?: boolean;
 }
