@@ -1,6 +1,6 @@
 /**
  * `links` and `codes` of an email, worked out from its subject and bodies: once, at
- * ingest (in the parse worker for the messages it parses), and for emails stored before
+ * ingest (by the parse pool, with the parse), and for emails stored before
  * they existed by the back-fill of migrate(). Stores keep what they are given
  * (docs/design.md, "The email object").
  */

@@ -1,8 +1,9 @@
 /**
- * Parses every message in worker threads, never on the event loop: mailparser decodes a
- * text part in one step that cannot yield, and hostile headers can make its address
- * parsing slow (docs/operations.md, "The parse worker"). A small pool of workers takes
- * one message each at a time; the rest wait in order.
+ * Parses messages off the event loop: mailparser decodes a text part in one step that
+ * cannot yield, and hostile headers can make its address parsing slow (docs/operations.md,
+ * "The parse worker"). A small pool of workers takes one message each at a time; the rest
+ * wait in order. A small, plain message (small-message.ts) is parsed on the calling thread
+ * instead: its parse costs a fraction of a worker's round trip, and its shape bounds it.
  *
  * A parse that runs past the deadline is abandoned: its worker is terminated (and a new
  * one started for whatever waits), and the message resolves as `abandoned`, with every
@@ -16,6 +17,8 @@ import { startWorkerScript } from '../util/worker-script';
 import { DEFAULT_PARSE_TIMEOUT_MS, DEFAULT_PARSE_WORKERS } from '../defaults';
 import type { HeaderField } from './header-fields';
 import { emptyParsedMessage, type ParsedAttachment, type ParsedMessage } from './parse';
+import { parseAndExtract } from './parse-and-extract';
+import { isSmallMessage } from './small-message';
 
 /** What the main thread posts to a worker: a whole message, or a header section alone (`headers`). */
 export interface ParseRequest {
@@ -47,6 +50,8 @@ export interface ParsePool {
     parseHeaders(section: Buffer): Promise<HeaderField[]>;
     /** Terminates the workers; parses under way and waiting reject. */
     close(): Promise<void>;
+    /** Worker threads started and not yet ended (a pool that parsed only small messages has none). */
+    workerCount(): number;
 }
 
 /** Pool settings; all optional. */
@@ -57,6 +62,12 @@ export interface ParsePoolOptions {
     timeoutMs?: number;
     /** The worker script, `.js` or `.ts` (default: parse-worker beside this file); tests substitute one. */
     workerFile?: string;
+    /**
+     * Small, plain messages (small-message.ts) are parsed on the calling thread (default: true
+     * with the package's worker; false with a substitute `workerFile`, whose misbehaviour a test
+     * wants every message to meet).
+     */
+    smallInThread?: boolean;
 }
 
 interface Job {
@@ -79,6 +90,7 @@ interface Slot {
 export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
     const size = Math.max(1, options.size ?? DEFAULT_PARSE_WORKERS);
     const timeoutMs = options.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
+    const smallInThread = options.smallInThread ?? options.workerFile === undefined;
     const slots = new Set<Slot>();
     const queue: Job[] = [];
     let nextId = 1;
@@ -189,8 +201,17 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
     };
 
     return {
-        parse: (raw) => enqueue<ParsedMessage>(raw),
+        parse(raw) {
+            if (closed) {
+                return Promise.reject(new Error('the parse pool is closed'));
+            }
+
+            // Its shape bounds what a small message's parse costs, to milliseconds (far inside the
+            // deadline, which a parse on this thread could not be abandoned at).
+            return smallInThread && isSmallMessage(raw) ? parseAndExtract(raw) : enqueue<ParsedMessage>(raw);
+        },
         parseHeaders: (section) => enqueue<HeaderField[]>(section, 'headers'),
+        workerCount: () => slots.size,
 
         async close() {
             closed = true;

@@ -7,9 +7,7 @@
  */
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { linksAndCodesOf } from '../extract/links-and-codes';
-import { searchTextOf } from '../extract/search-text';
-import { emailText, parseMessage } from './parse';
+import { parseAndExtract } from './parse-and-extract';
 import { parseHeaderFields } from './header-fields';
 import type { HeadersReply, ParseRequest, ParseReply } from './parse-pool';
 
@@ -41,7 +39,8 @@ async function answer({ id, raw, kind }: ParseRequest): Promise<void> {
         return;
     }
 
-    const parsed = await parseMessage(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+    // Here, not on the main thread, a long body's search for links and codes leaves the event loop alone.
+    const parsed = await parseAndExtract(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
     const transfer: ArrayBuffer[] = [];
     const attachments = parsed.attachments.map((attachment) => {
         const content = ownBuffer(attachment.content);
@@ -49,11 +48,7 @@ async function answer({ id, raw, kind }: ParseRequest): Promise<void> {
         return { ...attachment, content };
     });
     const error = parsed.error ? { name: parsed.error.name, message: parsed.error.message } : undefined;
-    // Here too, so a long body's search for links and codes leaves the event loop alone.
-    const text = emailText(parsed);
-    const linksAndCodes = linksAndCodesOf(text);
-    const searchText = searchTextOf(text.body, parsed.textFromHtml);
-    const reply: ParseReply = { id, parsed: { ...parsed, attachments, error, linksAndCodes, searchText } };
+    const reply: ParseReply = { id, parsed: { ...parsed, attachments, error } };
     port?.postMessage(reply, transfer);
 }
 

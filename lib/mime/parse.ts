@@ -25,7 +25,8 @@
  * parser's join; the usual shapes (alternative, related, mixed with files) are exact.
  *
  * Cost: parsing is CPU work, done in the parse pool's worker threads (parse-pool.ts),
- * never on the service's event loop. Address header fields are bounded before mailparser
+ * not on the service's event loop, but for small, plain messages (small-message.ts),
+ * whose parse costs less than a worker's round trip. Address header fields are bounded before mailparser
  * reads them (address-bounds.ts). Measured: bench/README.md, "Tuned constants › PARSER_OPTIONS".
  */
 import type { AddressObject, AttachmentStream, EmailAddress, Headers, MessageText } from 'mailparser';
@@ -86,11 +87,11 @@ export interface ParsedMessage {
     textFromHtml: string;
     attachments: ParsedAttachment[];
     /**
-     * Links and codes of emailText(), when the parser found them too (the parse pool's
-     * worker does, so a long body is not searched on the event loop); absent: ingest finds them.
+     * Links and codes of emailText(), when the parser found them too (the parse pool does,
+     * so a long body is searched in a worker, not on the event loop); absent: ingest finds them.
      */
     linksAndCodes?: LinksAndCodes;
-    /** The folded text `body:` searches (searchTextOf()), when the parser worked it out too (the worker does); absent: the caller does. */
+    /** The folded text `body:` searches (searchTextOf()), when the parser worked it out too (the parse pool does); absent: the caller does. */
     searchText?: string;
     /** The failure mailparser reported, when it stopped early; the fields above hold what it read before. */
     error?: Error;

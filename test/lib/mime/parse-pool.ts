@@ -7,6 +7,8 @@ import { searchTextOf } from '../../../lib/extract/search-text';
 import { bodyText, emptyParsedMessage, parseMessage } from '../../../lib/mime/parse';
 import { parseHeaderFields } from '../../../lib/mime/header-fields';
 import { createParsePool } from '../../../lib/mime/parse-pool';
+import { isSmallMessage, SMALL_MESSAGE_BYTES } from '../../../lib/mime/small-message';
+import { nestedGroupsMessage } from '../../helpers/hostile-addresses';
 
 const { expect } = Code;
 const { describe, it } = exports.lab = Lab.script();
@@ -27,7 +29,7 @@ describe('parse-pool', () => {
     describe('createParsePool()', () => {
 
         it('returns in a worker exactly what parseMessage() returns in-thread, with the links and codes linksAndCodesOf() finds, over the whole corpus', async () => {
-            const pool = createParsePool();
+            const pool = createParsePool({ smallInThread: false });
             try {
                 const files = readdirSync(CORPUS).filter((name) => name.endsWith('.eml'));
                 expect(files.length).to.be.above(100);
@@ -47,8 +49,85 @@ describe('parse-pool', () => {
             }
         });
 
+        it('gives the same answer for every corpus message whichever path it takes, and takes both paths', async () => {
+            const workers = createParsePool({ smallInThread: false });
+            const mixed = createParsePool();
+            try {
+                const files = readdirSync(CORPUS).filter((name) => name.endsWith('.eml'));
+                let small = 0;
+                for (const name of files) {
+                    const raw = readFileSync(join(CORPUS, name));
+                    small += isSmallMessage(raw) ? 1 : 0;
+                    expect(comparable(await mixed.parse(raw)), name).to.equal(comparable(await workers.parse(raw)));
+                }
+
+                // Most real mail is small; a few corpus messages are not.
+                expect(small).to.be.above(files.length / 2);
+                expect(files.length - small).to.be.at.least(5);
+            }
+            finally {
+                await Promise.all([workers.close(), mixed.close()]);
+            }
+        });
+
+        it('parses a small message on the calling thread and a larger or hostile one in a worker', async () => {
+            // The crashing worker shows which path a message took: only a worker's parse fails.
+            const pool = createParsePool({ workerFile: CRASHING_WORKER, smallInThread: true });
+            try {
+                const parsed = await pool.parse(Buffer.from('Message-ID: <small@x.test>\r\nSubject: small\r\n\r\nYour code is 123456: https://x.test/v\r\n'));
+                expect([parsed.messageId, parsed.subject, parsed.linksAndCodes, parsed.searchText]).to.equal([
+                    'small@x.test', 'small', { links: [{ href: 'https://x.test/v', text: 'https://x.test/v' }], codes: ['123456'] }, 'your code is 123456: https://x.test/v\n'
+                ]);
+                const large = Buffer.from(`Subject: large\r\n\r\n${'x'.repeat(SMALL_MESSAGE_BYTES)}\r\n`);
+                await expect(pool.parse(large)).to.reject(/the parse worker exited \(code 3\)/);
+                await expect(pool.parse(nestedGroupsMessage(100))).to.reject(/the parse worker exited \(code 3\)/);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('parses small messages on the calling thread by default, starting no worker, and starts one for a larger message', async () => {
+            const pool = createParsePool();
+            try {
+                const parsed = await Promise.all([1, 2, 3, 4, 5].map((n) => pool.parse(Buffer.from(`Message-ID: <m${n}@x>\r\nSubject: s${n}\r\n\r\nbody ${n}\r\n`))));
+                expect(parsed.map((p) => p.subject)).to.equal(['s1', 's2', 's3', 's4', 's5']);
+                expect(pool.workerCount()).to.equal(0);
+                const large = await pool.parse(Buffer.from(`Subject: large\r\n\r\n${'x'.repeat(SMALL_MESSAGE_BYTES)}\r\n`));
+                expect(large.subject).to.equal('large');
+                expect(pool.workerCount()).to.equal(1);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('abandons a long worker parse at the deadline while small messages parse on the calling thread meanwhile', async () => {
+            const pool = createParsePool({ size: 1, timeoutMs: 1000, workerFile: HANGING_WORKER, smallInThread: true });
+            try {
+                const started = Date.now();
+                // Over the size: to the worker, which never finishes it.
+                let hungSettled = false;
+                const hung = pool.parse(Buffer.from(`X-Test-Parse: hang\r\nFrom: a@x.test\r\nTo: b@x.test\r\nSubject: never\r\n\r\n${'x'.repeat(SMALL_MESSAGE_BYTES)}\r\n`));
+                void hung.finally(() => {
+                    hungSettled = true;
+                });
+                // Also marked to hang, but small: the worker never sees it.
+                const small = await pool.parse(Buffer.from('X-Test-Parse: hang\r\nSubject: small\r\n\r\nbody\r\n'));
+                expect(small.subject).to.equal('small');
+                expect(hungSettled).to.be.false();
+                const abandoned = await hung;
+                expect(Date.now() - started).to.be.within(900, 9000);
+                expect(abandoned.abandoned).to.be.true();
+                expect(abandoned.error!.message).to.equal('the parse took longer than 1000 ms and was abandoned');
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
         it('parses messages at once in several workers and keeps the caller\'s bytes intact', async () => {
-            const pool = createParsePool({ size: 2 });
+            const pool = createParsePool({ size: 2, smallInThread: false });
             try {
                 const raws = [1, 2, 3, 4, 5].map((n) => Buffer.from(`Message-ID: <m${n}@x>\r\nSubject: s${n}\r\n\r\nbody ${n}\r\n`));
                 const copies = raws.map((raw) => Buffer.from(raw));
@@ -62,7 +141,7 @@ describe('parse-pool', () => {
             }
         });
 
-        it('parses every message in a worker, the smallest too (a worker that dies fails it)', async () => {
+        it('parses every message in a substitute worker, the smallest too (a worker that dies fails it)', async () => {
             const pool = createParsePool({ workerFile: CRASHING_WORKER });
             try {
                 await expect(pool.parse(Buffer.from('Subject: small\r\n\r\nhi\r\n'))).to.reject(/the parse worker exited \(code 3\)/);
@@ -120,8 +199,8 @@ describe('parse-pool', () => {
             }
         });
 
-        it('rejects parses running and waiting when it is closed, and every parse after', async () => {
-            const pool = createParsePool({ size: 1 });
+        it('rejects parses running and waiting when it is closed, and every parse after, small ones too', async () => {
+            const pool = createParsePool({ size: 1, smallInThread: false });
             const raw = Buffer.from('Subject: x\r\n\r\nx\r\n');
             const running = pool.parse(raw);
             const waiting = pool.parse(raw);
@@ -130,6 +209,9 @@ describe('parse-pool', () => {
             await expect(running).to.reject(/the parse worker exited/);
             await closing;
             await expect(pool.parse(raw)).to.reject(/the parse pool is closed/);
+            const mixed = createParsePool();
+            await mixed.close();
+            await expect(mixed.parse(raw)).to.reject(/the parse pool is closed/);
         });
     });
 });
