@@ -73,12 +73,12 @@ describe('import rules', () => {
 
     describe('links and codes are worked out at ingest', () => {
 
-        it('only ingest, the parse worker and the back-fills of migrate() reach the extractor (the public API re-exports it; the MCP view reads HTML as text; a store folds what search compares); no other part of a store does', async () => {
+        it('only ingest, the parse (in a worker or, for a small message, the calling thread) and the back-fills of migrate() reach the extractor (the public API re-exports it; the MCP view reads HTML as text; a store folds what search compares); no other part of a store does', async () => {
             const result = await cruise(['lib', 'adapters']);
             expect(extractImporters(result)).to.equal({
-                // The one place at ingest, and the worker that finds them (and folds the searched text) for the messages it parses.
+                // The one place at ingest, and the parse that finds them (and folds the searched text) for the messages it parses.
                 'lib/ingest/ingest.ts': ['links-and-codes.ts', 'search-text.ts'],
-                'lib/mime/parse-worker.ts': ['links-and-codes.ts', 'search-text.ts'],
+                'lib/mime/parse-and-extract.ts': ['links-and-codes.ts', 'search-text.ts'],
                 // The text of an HTML part; the type of what the worker found.
                 'lib/mime/parse.ts': ['html-text.ts', 'links-and-codes.ts'],
                 // Emails stored before links and codes, or before the searched texts, filled once by migrate().
