@@ -1,5 +1,6 @@
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { STAGES, summarizeStages, type Stage } from './profile-stages';
 import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table } from './report';
 import { runLoad } from './smtp-load';
@@ -18,6 +19,7 @@ interface CpuProfileNode {
     id: number;
     callFrame: { functionName: string; url: string; lineNumber: number };
     hitCount?: number;
+    children?: number[];
 }
 
 export interface CpuProfile {
@@ -87,6 +89,41 @@ export function summarizeProfile(profile: CpuProfile, window: ProfileWindow = { 
     return { total: total / 1000, functions: sorted(functions), owners: sorted(owners) };
 }
 
+/**
+ * CPU of the JS threads by stage (profile-stages.ts), µs per message: each profile's
+ * samples inside the load, divided by the messages acknowledged in that time.
+ */
+async function stageTable(files: string[], read: (name: string) => Promise<CpuProfile & { startTime: number; endTime: number }>, windowOf: (profile: CpuProfile & { startTime: number; endTime: number }) => ProfileWindow, messages: number): Promise<Table> {
+    const columns = new Map<string, Map<Stage, number>>();
+    for (const name of files) {
+        const profile = await read(name);
+        const thread = Number(name.split('.').at(-3));
+        const { stages } = summarizeStages(profile, windowOf(profile));
+        const kind = thread === 0 ? 'main thread' :
+            profile.nodes.some((n) => n.callFrame.url.includes('sqlite-writer-worker')) ? 'SQLite writer thread' : 'parse workers';
+        const column = columns.get(kind) ?? new Map<Stage, number>();
+        for (const [stage, ms] of stages) {
+            column.set(stage, (column.get(stage) ?? 0) + ms);
+        }
+
+        columns.set(kind, column);
+    }
+
+    const kinds = ['main thread', 'parse workers', 'SQLite writer thread'].filter((k) => columns.has(k));
+    const perMessage = (ms: number) => fmt(ms * 1000 / Math.max(1, messages));
+    const rows = STAGES.map((stage) => {
+        const values = kinds.map((k) => columns.get(k)!.get(stage) ?? 0);
+        return [stage, ...values.map(perMessage), stage === '(idle)' ? '' : perMessage(values.reduce((a, b) => a + b, 0))];
+    });
+    const busy = kinds.map((k) => [...columns.get(k)!].filter(([s]) => s !== '(idle)').reduce((a, [, ms]) => a + ms, 0));
+    rows.push(['all but (idle)', ...busy.map(perMessage), perMessage(busy.reduce((a, b) => a + b, 0))]);
+    return {
+        title: 'CPU of the JS threads by stage, µs per acknowledged message (self time; node internals counted for the nearest frame of ours or of a package above them)',
+        columns: ['stage', ...kinds, 'JS threads together'],
+        rows
+    };
+}
+
 async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     // A full run keeps its profile for the flame graph (.bench-tmp/ is git-ignored); a
@@ -137,10 +174,14 @@ async function bench(args: BenchArgs) {
     // A profile ends when its thread ends (at the process' exit), so its clock is placed from the end.
     // A tenth of the load trimmed at each end covers the error of that placement.
     const margin = (loadEnd - loadStart) / 10;
-    const summarize = async (name: string) => {
-        const profile = JSON.parse(await Fs.readFile(Path.join(profileDir, name), 'utf8')) as CpuProfile & { startTime: number; endTime: number };
+    const windowOf = (profile: CpuProfile & { startTime: number; endTime: number }) => {
         const profileStart = service.exitedAt() - (profile.endTime - profile.startTime) / 1000;
-        return summarizeProfile(profile, { fromMs: loadStart - profileStart + margin, toMs: loadEnd - profileStart - margin });
+        return { fromMs: loadStart - profileStart + margin, toMs: loadEnd - profileStart - margin };
+    };
+    const read = async (name: string) => JSON.parse(await Fs.readFile(Path.join(profileDir, name), 'utf8')) as CpuProfile & { startTime: number; endTime: number };
+    const summarize = async (name: string) => {
+        const profile = await read(name);
+        return summarizeProfile(profile, windowOf(profile));
     };
     const file = Path.join(profileDir, main[0]!);
     const summary = await summarize(main[0]!);
@@ -169,6 +210,8 @@ async function bench(args: BenchArgs) {
     if (others.length > 0) {
         tables.push({ title: 'The worker threads during the load', columns: ['thread', 'sampled ms', 'busy %', 'top owners by self ms'], rows: others });
     }
+
+    tables.push(await stageTable(files, read, windowOf, acked * (1 - 2 * margin / Math.max(1, loadEnd - loadStart))));
 
     if (smoke) {
         await Fs.rm(profileDir, { recursive: true, force: true });
