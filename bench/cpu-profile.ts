@@ -1,10 +1,12 @@
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { STAGES, summarizeStages, type Stage } from './profile-stages';
 import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table } from './report';
 import { runLoad } from './smtp-load';
 import { ROOT, startStandalone } from './standalone';
 import { fmt } from './stats';
+import { cpuBetween, threadTicks } from './thread-ticks';
 import { tempDir } from '../test/helpers/temp-dir';
 
 /** Seconds of load while the profiler runs. */
@@ -18,6 +20,7 @@ interface CpuProfileNode {
     id: number;
     callFrame: { functionName: string; url: string; lineNumber: number };
     hitCount?: number;
+    children?: number[];
 }
 
 export interface CpuProfile {
@@ -87,6 +90,53 @@ export function summarizeProfile(profile: CpuProfile, window: ProfileWindow = { 
     return { total: total / 1000, functions: sorted(functions), owners: sorted(owners) };
 }
 
+/**
+ * CPU by stage (profile-stages.ts), µs per message. A profile samples a thread by the wall
+ * clock, so on a busy machine its busy time includes time the thread waited for a core:
+ * the main thread's and the parse workers' stages are their shares of the samples times the
+ * CPU /proc measured for those threads (`cpu`, seconds a message). The writer thread cannot
+ * be told apart from libuv's pool and V8's helpers in /proc: its column is its sampled time,
+ * and the CPU of all those threads together is a row of its own.
+ */
+async function stageTable(files: string[], read: (name: string) => Promise<CpuProfile & { startTime: number; endTime: number }>, windowOf: (profile: CpuProfile & { startTime: number; endTime: number }) => ProfileWindow, messages: number, cpu: { main: number; parse: number; other: number }): Promise<Table> {
+    const columns = new Map<string, Map<Stage, number>>();
+    for (const name of files) {
+        const profile = await read(name);
+        const thread = Number(name.split('.').at(-3));
+        const { stages } = summarizeStages(profile, windowOf(profile));
+        const kind = thread === 0 ? 'main thread' :
+            profile.nodes.some((n) => n.callFrame.url.includes('sqlite-writer-worker')) ? 'SQLite writer thread (sampled)' : 'parse workers';
+        const column = columns.get(kind) ?? new Map<Stage, number>();
+        for (const [stage, ms] of stages) {
+            column.set(stage, (column.get(stage) ?? 0) + ms);
+        }
+
+        columns.set(kind, column);
+    }
+
+    const kinds = ['main thread', 'parse workers', 'SQLite writer thread (sampled)'].filter((k) => columns.has(k));
+    const busyOf = (kind: string) => [...columns.get(kind)!].filter(([s]) => s !== '(idle)').reduce((a, [, ms]) => a + ms, 0);
+    // µs a message for `ms` of a column's samples.
+    const scale = new Map(kinds.map((kind) => {
+        const measured = kind === 'main thread' ? cpu.main : kind === 'parse workers' ? cpu.parse : null;
+        const sampledPerMessage = busyOf(kind) / Math.max(1, messages);
+        return [kind, (ms: number) => measured === null || sampledPerMessage === 0 ? ms * 1000 / Math.max(1, messages) : ms / busyOf(kind) * measured * 1e6];
+    }));
+    const rows = STAGES.filter((stage) => stage !== '(idle)').map((stage) => {
+        const values = kinds.map((k) => scale.get(k)!(columns.get(k)!.get(stage) ?? 0));
+        return [stage, ...values.map((v) => fmt(v)), fmt(values.reduce((a, b) => a + b, 0))];
+    });
+    const busy = kinds.map((k) => scale.get(k)!(busyOf(k)));
+    rows.push(['all stages', ...busy.map((v) => fmt(v)), fmt(busy.reduce((a, b) => a + b, 0))]);
+    rows.push(['CPU of every thread but the main one and the parse workers (writer thread, libuv pool with SQLite and fsync, V8 helpers), from /proc', ...kinds.map(() => ''), fmt(cpu.other * 1e6)]);
+    rows.push(['CPU of every thread, from /proc', ...kinds.map(() => ''), fmt((cpu.main + cpu.parse + cpu.other) * 1e6)]);
+    return {
+        title: 'CPU by stage of a message\'s way, µs per acknowledged message (main thread and parse workers: /proc CPU split by their profiles\' self time; node internals counted for the nearest frame of ours or of a package above them)',
+        columns: ['stage', ...kinds, 'together'],
+        rows
+    };
+}
+
 async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     // A full run keeps its profile for the flame graph (.bench-tmp/ is git-ignored); a
@@ -104,6 +154,8 @@ async function bench(args: BenchArgs) {
     const service = await startStandalone({ nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profileDir] });
     let acked = 0;
     let rate = 0;
+    const ticksBefore = threadTicks(service.pid);
+    let ticksAfter = ticksBefore;
     const loadStart = Date.now();
     let loadEnd = loadStart;
     try {
@@ -119,6 +171,7 @@ async function bench(args: BenchArgs) {
         acked = load.acked;
         rate = load.msgPerSec;
         loadEnd = Date.now();
+        ticksAfter = threadTicks(service.pid);
     }
     finally {
         // The profile is written when the process exits.
@@ -137,10 +190,14 @@ async function bench(args: BenchArgs) {
     // A profile ends when its thread ends (at the process' exit), so its clock is placed from the end.
     // A tenth of the load trimmed at each end covers the error of that placement.
     const margin = (loadEnd - loadStart) / 10;
-    const summarize = async (name: string) => {
-        const profile = JSON.parse(await Fs.readFile(Path.join(profileDir, name), 'utf8')) as CpuProfile & { startTime: number; endTime: number };
+    const windowOf = (profile: CpuProfile & { startTime: number; endTime: number }) => {
         const profileStart = service.exitedAt() - (profile.endTime - profile.startTime) / 1000;
-        return summarizeProfile(profile, { fromMs: loadStart - profileStart + margin, toMs: loadEnd - profileStart - margin });
+        return { fromMs: loadStart - profileStart + margin, toMs: loadEnd - profileStart - margin };
+    };
+    const read = async (name: string) => JSON.parse(await Fs.readFile(Path.join(profileDir, name), 'utf8')) as CpuProfile & { startTime: number; endTime: number };
+    const summarize = async (name: string) => {
+        const profile = await read(name);
+        return summarizeProfile(profile, windowOf(profile));
     };
     const file = Path.join(profileDir, main[0]!);
     const summary = await summarize(main[0]!);
@@ -169,6 +226,9 @@ async function bench(args: BenchArgs) {
     if (others.length > 0) {
         tables.push({ title: 'The worker threads during the load', columns: ['thread', 'sampled ms', 'busy %', 'top owners by self ms'], rows: others });
     }
+
+    const cpu = cpuBetween(service.pid, ticksBefore, ticksAfter);
+    tables.push(await stageTable(files, read, windowOf, acked * (1 - 2 * margin / Math.max(1, loadEnd - loadStart)), { main: cpu.main / Math.max(1, acked), parse: cpu.parse / Math.max(1, acked), other: cpu.other / Math.max(1, acked) }));
 
     if (smoke) {
         await Fs.rm(profileDir, { recursive: true, force: true });

@@ -11,7 +11,6 @@
  * this one); rounds alternate between them, so a busy spell of the machine hits each alike.
  */
 import { execFileSync } from 'node:child_process';
-import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
@@ -19,6 +18,7 @@ import { runBench, type BenchArgs, type Table } from './report';
 import { runLoad } from './smtp-load';
 import { ROOT, startStandalone } from './standalone';
 import { fmt, median } from './stats';
+import { cpuBetween, threadTicks } from './thread-ticks';
 
 /** Messages of a measured cell at most, and its time at most, ms. */
 const CELL_MESSAGES = 6000;
@@ -27,33 +27,6 @@ const CELL_MS = 6000;
 const WARM_UP_MESSAGES = 500;
 /** Round trips of the two-thread measurement. */
 const ROUND_TRIPS = 20_000;
-
-/** CPU ticks (user + system) of each thread of `pid`, and its nice value, by thread id. */
-function threadTicks(pid: number): Map<string, { ticks: number; nice: number }> {
-    const threads = new Map<string, { ticks: number; nice: number }>();
-    for (const tid of Fs.readdirSync(`/proc/${pid}/task`)) {
-        try {
-            const stat = Fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-            // Fields after the command name, which may hold spaces: state is the first (field 3).
-            const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-            threads.set(tid, { ticks: Number(fields[11]) + Number(fields[12]), nice: Number(fields[16]) });
-        }
-        catch {
-            // The thread ended between the listing and the read.
-        }
-    }
-
-    return threads;
-}
-
-function clockTicksPerSecond(): number {
-    try {
-        return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    }
-    catch {
-        return 100;
-    }
-}
 
 /** The short commit of a checkout, or its path. */
 function checkoutName(root: string): string {
@@ -85,23 +58,9 @@ async function measureCell(root: string, sessions: number, profile: ProfileName,
         const before = threadTicks(service.pid);
         const result = await load(smoke ? 30 : CELL_MESSAGES, 'cell');
         const after = threadTicks(service.pid);
-        const perMessage = (ticks: number) => ticks / clockTicksPerSecond() * 1e6 / Math.max(1, result.acked);
-        let main = 0;
-        let parse = 0;
-        let other = 0;
-        for (const [tid, { ticks, nice }] of after) {
-            const spent = ticks - (before.get(tid)?.ticks ?? 0);
-            if (tid === String(service.pid)) {
-                main += spent;
-            }
-            else if (nice > 0) {
-                parse += spent;
-            }
-            else {
-                other += spent;
-            }
-        }
-
+        const spent = cpuBetween(service.pid, before, after);
+        const perMessage = (seconds: number) => seconds * 1e6 / Math.max(1, result.acked);
+        const { main, parse, other } = spent;
         return { msgPerSec: result.msgPerSec, p50: result.latency.p50, all: perMessage(main + parse + other), main: perMessage(main), parse: perMessage(parse), other: perMessage(other) };
     }
     finally {

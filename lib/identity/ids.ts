@@ -1,11 +1,12 @@
-import { createHash, randomBytes, webcrypto } from 'node:crypto';
+import { createHash, webcrypto } from 'node:crypto';
+import { randomBytesFromPool } from './random-pool';
 
 /** Suffix of ids we generate for messages that carry no Message-ID. */
 export const GENERATED_ID_DOMAIN = 'inbox-capture';
 
 /** A random, URL-safe id for a message that has no Message-ID header. */
 export function generateMessageId(): string {
-    return `${randomBytes(16).toString('base64url')}@${GENERATED_ID_DOMAIN}`;
+    return `${randomBytesFromPool(16).toString('base64url')}@${GENERATED_ID_DOMAIN}`;
 }
 
 /**
@@ -89,7 +90,7 @@ export function firstChoiceId(sourceId: string, inbox: string, single: boolean):
 
 /** A fresh, collision-free prefix for the blobs of one ingested copy. */
 export function newBlobPrefix(): string {
-    return randomBytes(12).toString('hex');
+    return randomBytesFromPool(12).toString('hex');
 }
 
 /** SHA-256 hex of a string (API key hashes, indexable digests of long ids). */
