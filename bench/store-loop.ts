@@ -4,11 +4,12 @@
  * - `ours`: a fresh embedded record store, `--in-flight` saves at a time;
  * - `writer-thread` / `writer-loop`: the SQLite batch writer alone, in its thread or on
  *   this event loop, one batch of `--batch` deliveries (default: `--in-flight`) at a time;
- * - `floor`: floor-store.ts's save of the same messages, parsed beforehand.
+ * - `floor`: floor-store.ts's save of the same messages, parsed beforehand;
+ * - `writer-loop/<part>` with `--ablate <part>,…`: the loop's writer with a part left out (ABLATIONS).
  * Prints msg/s, CPU per message (the whole process, every thread; `--threads`: each
  * thread's) and deliveries per commit.
  *
- *   node dist-bench/bench/store-loop.js [--profile text-1k] [--messages 6000] [--in-flight 16] [--batch N] [--rounds 3] [--only ours,floor]
+ *   node dist-bench/bench/store-loop.js [--profile text-1k] [--messages 6000] [--in-flight 16] [--batch N] [--rounds 3] [--only ours,floor] [--ablate no-index,…]
  */
 
 import * as Fs from 'node:fs';
@@ -147,21 +148,42 @@ async function ours(saves: SaveArgs[], inFlight: number): Promise<Measured> {
     }
 }
 
+/**
+ * What a writer row can leave out, to see what each part of a save costs: the search index
+ * (table and trigger dropped: the writer then writes no documents), the inbox summary's
+ * trigger, the staged raw blobs (not passed), FTS5's automerge at other values than the
+ * migration's 8. Not a store anyone runs: measurement only.
+ */
+const ABLATIONS = {
+    'no-index': ['DROP TRIGGER email_search_on_delete', 'DROP TABLE email_search'],
+    'no-inbox-trigger': ['DROP TRIGGER inboxes_on_insert'],
+    'no-staged-blobs': [],
+    'automerge-4': ['INSERT INTO email_search (email_search, rank) VALUES (\'automerge\', 4)'],
+    'automerge-16': ['INSERT INTO email_search (email_search, rank) VALUES (\'automerge\', 16)']
+} satisfies Record<string, string[]>;
+type Ablation = keyof typeof ABLATIONS;
+
 // The batch writer alone (no batcher, no store around it) on a fresh migrated file, in its
 // thread or on this event loop: the recorded saves in batches of `batch` deliveries, one
 // batch at a time, as group commit makes them when `batch` saves wait for a commit.
-async function writer(saves: SaveArgs[], batch: number, placement: 'thread' | 'loop'): Promise<Measured> {
+async function writer(saves: SaveArgs[], batch: number, placement: 'thread' | 'loop', ablation?: Ablation): Promise<Measured> {
     const dir = await tempDir('store-loop-writer');
     const filename = Path.join(dir, SQLITE_FILENAME);
-    const store = createKnexRecordStore({ knex: openSqliteKnex(filename), destroyKnexOnClose: true });
+    const knex = openSqliteKnex(filename);
+    const store = createKnexRecordStore({ knex, destroyKnexOnClose: true });
     await store.migrate();
+    for (const sql of ablation ? ABLATIONS[ablation] : []) {
+        await knex.raw(sql);
+    }
+
     await store.close();
     const open = placement === 'thread' ? openSqliteWriterThread(filename) : openSqliteBatchWriter(filename);
     try {
         const batches: Array<[EmailDraft[][], StagedBlob[]]> = [];
         for (let i = 0; i < saves.length; i += batch) {
             const chunk = saves.slice(i, i + batch);
-            batches.push([chunk.map(([drafts]) => drafts), chunk.flatMap(([, options]) => (options?.blobs ?? []).map((b) => ({ ...b, target: filename })))]);
+            const blobs = ablation === 'no-staged-blobs' ? [] : chunk.flatMap(([, options]) => (options?.blobs ?? []).map((b) => ({ ...b, target: filename })));
+            batches.push([chunk.map(([drafts]) => drafts), blobs]);
         }
 
         const warm = batches[0]!;
@@ -205,6 +227,7 @@ async function main(): Promise<void> {
             messages: { type: 'string', default: '6000' },
             'in-flight': { type: 'string', default: '16' },
             batch: { type: 'string' },
+            ablate: { type: 'string' },
             rounds: { type: 'string', default: '3' },
             only: { type: 'string' },
             threads: { type: 'boolean', default: false }
@@ -216,6 +239,13 @@ async function main(): Promise<void> {
     printThreads = values.threads;
     // Deliveries per writer batch: as many as ours commits at once with this many in flight (all of them, when they all wait).
     const batch = Number(values.batch ?? inFlight);
+    const ablations = (values.ablate?.split(',') ?? []).map((a) => {
+        if (!(a in ABLATIONS)) {
+            throw new Error(`--ablate: one of ${Object.keys(ABLATIONS).join(', ')}, not ${a}`);
+        }
+
+        return a as Ablation;
+    });
     const saves = await recordSaves(profile, count);
     console.log(`${profile}, ${count} saves, ${inFlight} in flight; CPU = whole process, every thread`);
     console.log('round\tstore\tmsg/s\tCPU µs/msg\tmain thread µs/msg\tmsg/commit');
@@ -224,7 +254,8 @@ async function main(): Promise<void> {
             ['ours', () => ours(saves, inFlight)],
             ['writer-thread', () => writer(saves, batch, 'thread')],
             ['writer-loop', () => writer(saves, batch, 'loop')],
-            ['floor', () => floor(profile, count, inFlight)]
+            ['floor', () => floor(profile, count, inFlight)],
+            ...ablations.map((a) => [`writer-loop/${a}`, () => writer(saves, batch, 'loop', a)] as const)
         ] as const) {
             if (values.only !== undefined && !values.only.split(',').includes(name)) {
                 continue;
