@@ -8,7 +8,7 @@
  * codes, tags, blobs outside SQLite, worker threads or Knex: those are what ours adds.
  */
 import * as sqlite3 from 'sqlite3';
-import { simpleParser } from 'mailparser';
+import { simpleParser, type ParsedMail } from 'mailparser';
 
 /** Rows per transaction at most: 9 parameters a row stays far under SQLite's 32,766. */
 const MAX_BATCH = 256;
@@ -17,6 +17,8 @@ const MAX_BATCH = 256;
 export interface FloorStore {
     /** Parses `raw` and resolves once it is committed and fsync'd. */
     save(raw: Buffer, recipient: string): Promise<void>;
+    /** save() of a message parsed already: the store's share alone. */
+    saveParsed(raw: Buffer, parsed: ParsedMail, recipient: string): Promise<void>;
     /** Emails committed so far. */
     readonly count: number;
     /** Transactions committed so far (emails ÷ commits = the mean batch). */
@@ -103,20 +105,22 @@ export async function openFloorStore(filename: string, options: { index?: boolea
         writing = false;
     };
 
+    const saveParsed = async (raw: Buffer, parsed: ParsedMail, recipient: string): Promise<void> => {
+        const from = parsed.from?.value[0]?.address ?? '';
+        const inbox = recipient.slice(0, recipient.indexOf('@')).toLowerCase();
+        const body = parsed.text ?? '';
+        const row = [parsed.messageId ?? '', inbox, recipient, from, parsed.subject ?? '', body, parsed.html || null, Date.now()];
+        await new Promise<void>((resolve, reject) => {
+            queue.push({ row, body: body.toLowerCase(), raw, resolve, reject });
+            if (!writing) {
+                void drain();
+            }
+        });
+    };
+
     return {
-        async save(raw, recipient) {
-            const parsed = await simpleParser(raw);
-            const from = parsed.from?.value[0]?.address ?? '';
-            const inbox = recipient.slice(0, recipient.indexOf('@')).toLowerCase();
-            const body = parsed.text ?? '';
-            const row = [parsed.messageId ?? '', inbox, recipient, from, parsed.subject ?? '', body, parsed.html || null, Date.now()];
-            await new Promise<void>((resolve, reject) => {
-                queue.push({ row, body: body.toLowerCase(), raw, resolve, reject });
-                if (!writing) {
-                    void drain();
-                }
-            });
-        },
+        save: async (raw, recipient) => saveParsed(raw, await simpleParser(raw), recipient),
+        saveParsed,
         get count() {
             return count;
         },
