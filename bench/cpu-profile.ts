@@ -1,5 +1,6 @@
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
+import { samplesInWindow } from './profile-samples';
 import { STAGES, summarizeStages, type Stage } from './profile-stages';
 import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table } from './report';
@@ -60,16 +61,8 @@ export function summarizeProfile(profile: CpuProfile, window: ProfileWindow = { 
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const self = new Map<number, number>();
     let total = 0;
-    let at = 0;
-    for (let i = 0; i < profile.samples.length; i++) {
-        at += (profile.timeDeltas[i] ?? 0) / 1000;
-        if (at < window.fromMs || at > window.toMs) {
-            continue;
-        }
-
-        // timeDeltas[i] is the time since the previous sample: it belongs to the frame sampled then.
-        const us = profile.timeDeltas[i + 1] ?? 0;
-        self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + us);
+    for (const { node, us } of samplesInWindow(profile, window)) {
+        self.set(node, (self.get(node) ?? 0) + us);
         total += us;
     }
 

@@ -8,6 +8,7 @@
  * message port's or a worker's and nothing of ours called it.
  */
 import type { CpuProfile, ProfileWindow } from './cpu-profile';
+import { samplesInWindow } from './profile-samples';
 import { ROOT } from './standalone';
 
 /** The stages, in the order the table lists them. */
@@ -184,18 +185,10 @@ export function summarizeStages(profile: CpuProfile, window: ProfileWindow = { f
 
     const stages = new Map<Stage, number>(STAGES.map((s) => [s, 0]));
     let total = 0;
-    let at = 0;
-    for (let i = 0; i < profile.samples.length; i++) {
-        at += (profile.timeDeltas[i] ?? 0) / 1000;
-        if (at < window.fromMs || at > window.toMs) {
-            continue;
-        }
-
-        // As summarizeProfile: the next delta is the time of this sample.
-        const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000;
-        const stage = nodeStage(profile.samples[i]!);
-        stages.set(stage, stages.get(stage)! + ms);
-        total += ms;
+    for (const { node, us } of samplesInWindow(profile, window)) {
+        const stage = nodeStage(node);
+        stages.set(stage, stages.get(stage)! + us / 1000);
+        total += us / 1000;
     }
 
     return { total, stages };
