@@ -11,7 +11,6 @@
 import * as Path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
-import { freePort } from '../test/helpers/net';
 import { profiles } from './profiles';
 import { forkReferenceServer } from './reference-server';
 import { runBench, type Table } from './report';
@@ -59,8 +58,8 @@ runBench('faults', 'faults', async ({ smoke, values }) => {
     for (let round = 0; round < rounds; round++) {
         for (const mode of MODES) {
             const sink = mode === 'auto-relay' ? await startCountingSink() : undefined;
-            const port = await freePort();
-            const child = await forkReferenceServer(mode, Path.join(__dirname, 'faults-child.js'), [mode, String(port), String(sink?.port ?? 0)], port);
+            const child = await forkReferenceServer(mode, Path.join(__dirname, 'faults-child.js'), 1, ([smtpPort]) => [mode, String(smtpPort), String(sink?.port ?? 0)]);
+            const port = child.smtpPort;
             try {
                 const result = await runLoad({ port, profile: profiles()['text-1k'], sessions: SESSIONS, maxMessages: messages, maxMs: MAX_MS, inboxPrefix: 'flt', tag: `r${round}${mode}` });
                 let relayed = '';

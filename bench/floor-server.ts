@@ -6,7 +6,6 @@
  */
 import type { Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
-import { freePort } from '../test/helpers/net';
 import { tempDir } from '../test/helpers/temp-dir';
 import { openFloorStore } from './floor-store';
 import { exitOnError, serveReferenceIpc } from './reference-child';
@@ -17,9 +16,8 @@ import * as Path from 'node:path';
 
 /** Starts the floor in a child process on a free loopback port, in a fresh temp dir removed after it stops. */
 export async function startFloorServer(index = true): Promise<ReferenceServer> {
-    const smtpPort = await freePort();
     const dir = await tempDir('bench-floor');
-    return forkReferenceServer('floor', __filename, [String(smtpPort), Path.join(dir, 'floor.sqlite'), index ? 'index' : 'no-index'], smtpPort,
+    return forkReferenceServer('floor', __filename, 1, ([smtpPort]) => [String(smtpPort), Path.join(dir, `floor-${smtpPort}.sqlite`), index ? 'index' : 'no-index'],
         () => Fs.rm(dir, { recursive: true, force: true }));
 }
 

@@ -1,6 +1,5 @@
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
-import { freePort } from '../test/helpers/net';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';
 import { tempDir } from '../test/helpers/temp-dir';
 
@@ -26,10 +25,9 @@ const CHILDREN: Record<MailDevVersion, { module: string; apiPrefix: string }> = 
 /** Starts MailDev (`version`) at its defaults in a child process, on free loopback ports, its tmpdir a fresh temp dir. */
 export async function startMailDev(version: MailDevVersion): Promise<MailDev> {
     const dir = await tempDir(`bench-maildev-${version}`);
-    const smtpPort = await freePort();
-    const webPort = await freePort();
     const { module, apiPrefix } = CHILDREN[version];
-    const server = await forkReferenceServer(`MailDev ${version}`, Path.join(__dirname, module), [String(smtpPort), String(webPort), dir], smtpPort, () => Fs.rm(dir, { recursive: true, force: true }));
+    const server = await forkReferenceServer(`MailDev ${version}`, Path.join(__dirname, module), 2, (ports) => [...ports.map(String), dir], () => Fs.rm(dir, { recursive: true, force: true }));
+    const webPort = server.ports[1];
     const webBase = `http://127.0.0.1:${webPort}`;
     return {
         ...server,

@@ -24,7 +24,6 @@ import {
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../lib/defaults';
 import { createMessageBudget } from '../lib/util/message-budget';
 import { readBounded } from '../lib/util/read-bounded';
-import { freePort } from '../test/helpers/net';
 import { serveReferenceIpc } from './reference-child';
 import { forkReferenceServer, type ReferenceServer } from './reference-server';
 
@@ -36,8 +35,7 @@ export type SmtpSink = ReferenceServer;
 
 /** Starts a reference server in a child process on a free loopback port. */
 export async function startSmtpSink(mode: SinkMode): Promise<SmtpSink> {
-    const smtpPort = await freePort();
-    return forkReferenceServer(`SMTP sink (${mode})`, __filename, [mode, String(smtpPort)], smtpPort);
+    return forkReferenceServer(`SMTP sink (${mode})`, __filename, 1, ([smtpPort]) => [mode, String(smtpPort)]);
 }
 
 /** The options createSmtpListener gives smtp-server by default (no AUTH, no TLS), for a reference server's own onData. */

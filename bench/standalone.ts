@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../test/helpers/net';
+import { freePort, retryWhilePortTaken } from '../test/helpers/net';
 import { tempDir } from '../test/helpers/temp-dir';
 
 /** The repository root (this file runs from dist-bench/bench/). */
@@ -75,7 +75,12 @@ function serviceEnv(vars: Record<string, string | undefined>): NodeJS.ProcessEnv
  * creating an API key with the CLI (`keys create`, which also migrates). Needs the
  * package built (`npm run build`): the example runs dist/.
  */
-export async function startStandalone(options: StandaloneOptions = {}): Promise<Standalone> {
+export function startStandalone(options: StandaloneOptions = {}): Promise<Standalone> {
+    // A port of its own (options.smtpPort) is the caller's to choose again.
+    return options.smtpPort === undefined ? retryWhilePortTaken(() => startOnce(options)) : startOnce(options);
+}
+
+async function startOnce(options: StandaloneOptions): Promise<Standalone> {
     const dataDir = await tempDir('bench-data');
     const port = await freePort();
     const smtpPort = options.smtpPort ?? await freePort();

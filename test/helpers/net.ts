@@ -13,6 +13,27 @@ export function freePort(): Promise<number> {
     });
 }
 
+/** How many times a start is tried on fresh ports when the ports it was given were taken meanwhile. */
+export const PORT_ATTEMPTS = 3;
+
+/**
+ * Runs `start` (which takes fresh ports from freePort() each time) again while it fails
+ * with a port in use: freePort() names a port that was free a moment ago, and another
+ * process, or another test's outgoing connection, may bind it before the child does.
+ */
+export async function retryWhilePortTaken<T>(start: () => Promise<T>, attempts = PORT_ATTEMPTS): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+        try {
+            return await start();
+        }
+        catch (err) {
+            if (attempt >= attempts || !/EADDRINUSE|is already in use/.test(String((err as Error).message))) {
+                throw err;
+            }
+        }
+    }
+}
+
 /** An open loopback TCP connection and what the server sent on it before it closed (null: nothing). */
 export interface OpenConnection {
     socket: Net.Socket;

@@ -1,5 +1,5 @@
 import * as Path from 'node:path';
-import { freePort } from './net';
+import { freePort, retryWhilePortTaken } from './net';
 import { runNode, spawnNode, waitForOutput, type Spawned } from './child-process';
 import { isolatedEnv } from './service-env';
 import { removeDir, tempDir } from './temp-dir';
@@ -39,14 +39,14 @@ export interface ListeningService extends Spawned {
 
 /**
  * `node examples/standalone.js` with `env` (its data dir and stores: the caller's) on free
- * loopback ports; resolves once it listens, or kills it and throws. Ports taken meanwhile
+ * loopback ports, node given `nodeArgs` first; resolves once it listens, or kills it and throws. Ports taken meanwhile
  * are tried again, as in startStandalone().
  */
-export async function spawnStandalone(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<ListeningService> {
-    for (let attempt = 1; ; attempt++) {
+export function spawnStandalone(env: NodeJS.ProcessEnv, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ListeningService> {
+    return retryWhilePortTaken(async () => {
         const port = await freePort();
         const smtpPort = await freePort();
-        const spawned = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
+        const spawned = spawnNode([...nodeArgs, STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
         try {
             await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs });
             return { ...spawned, base: `http://127.0.0.1:${port}`, smtpPort };
@@ -57,32 +57,17 @@ export async function spawnStandalone(env: NodeJS.ProcessEnv, timeoutMs = 30_000
                 await spawned.exited;
             }
 
-            if (attempt >= PORT_ATTEMPTS || !/EADDRINUSE|is already in use/.test(String((err as Error).message))) {
-                throw err;
-            }
+            throw err;
         }
-    }
+    });
 }
 
-/** Starts on fresh ports this many times when the ports chosen were taken meanwhile. */
-const PORT_ATTEMPTS = 3;
-
 /**
- * Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would.
- * freePort() can only name a port that was free a moment ago: another process on the machine
- * may bind it before the service does, so a start that fails with a port in use is tried again.
+ * Starts the standalone service (SQLite + files) and creates a key with its CLI, as a user would;
+ * a start that fails with a port taken meanwhile is tried again on fresh ports.
  */
-export async function startStandalone(options: StandaloneStartOptions = {}): Promise<StandaloneService> {
-    for (let attempt = 1; ; attempt++) {
-        try {
-            return await startOnce(options);
-        }
-        catch (err) {
-            if (attempt >= PORT_ATTEMPTS || !/EADDRINUSE|is already in use/.test(String((err as Error).message))) {
-                throw err;
-            }
-        }
-    }
+export function startStandalone(options: StandaloneStartOptions = {}): Promise<StandaloneService> {
+    return retryWhilePortTaken(() => startOnce(options));
 }
 
 async function startOnce(options: StandaloneStartOptions): Promise<StandaloneService> {

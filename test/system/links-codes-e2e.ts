@@ -3,18 +3,17 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
-import { freePort } from '../helpers/net';
+import { runNode } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
 import { isolatedEnv, postgresS3Env } from '../helpers/service-env';
+import { spawnStandalone } from '../helpers/standalone-service';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 const ROOT = Path.join(__dirname, '..', '..');
-const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 
 /** Longest wait for the service to start, ms: a hang, not a speed claim. */
@@ -60,16 +59,14 @@ interface EmailJson {
  * sign-up mail by SMTP and reads it back from the list and by id; stops the service by its handle.
  */
 async function signUpRoundTrip(env: NodeJS.ProcessEnv): Promise<{ listed: EmailJson; one: EmailJson }> {
-    const port = await freePort();
-    const smtpPort = await freePort();
-    const spawned: Spawned = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
-    const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+    // On free ports, started again if one was taken meanwhile.
+    const spawned = await spawnStandalone(env, START_LIMIT_MS);
+    const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: spawned.smtpPort, secure: false, ignoreTLS: true });
     try {
-        await waitForOutput(spawned, /^create an API key: /m, { timeoutMs: START_LIMIT_MS });
         const created = await runNode([BIN, 'keys', 'create', 'links-codes'], { cwd: ROOT, env });
         expect(created.code, created.stderr).to.equal(0);
         const headers = { authorization: `Bearer ${created.stdout.trim()}` };
-        const base = `http://127.0.0.1:${port}`;
+        const base = spawned.base;
 
         const info = await transport.sendMail({ ...SIGNUP, to: 'signup-e2e@example.test' });
         expect(info.response).to.startWith('250');

@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { freePort } from '../helpers/net';
+import { freePort, retryWhilePortTaken } from '../helpers/net';
 import { runNode, spawnNode, waitForOutput, type RunResult } from '../helpers/child-process';
 import { isolatedEnv } from '../helpers/service-env';
 import { tempDir } from '../helpers/temp-dir';
@@ -28,8 +28,12 @@ interface Service {
     cleanup(): Promise<void>;
 }
 
-/** Spawns `node examples/standalone.js` on free ports and a temp data dir; resolves once it listens. */
-async function startService(): Promise<Service> {
+/** Spawns `node examples/standalone.js` on free ports and a temp data dir; resolves once it listens (again on fresh ports if one was taken meanwhile). */
+function startService(): Promise<Service> {
+    return retryWhilePortTaken(startServiceOnce);
+}
+
+async function startServiceOnce(): Promise<Service> {
     const dataDir = await tempDir('e2e');
     const port = await freePort();
     const smtpPort = await freePort();
@@ -57,7 +61,14 @@ async function startService(): Promise<Service> {
         }
     };
 
-    await waitForOutput(spawned, /^inbox-capture listening: [^\n]*\n(?:.*\n)*create an API key: [^\n]*\n/m);
+    try {
+        await waitForOutput(spawned, /^inbox-capture listening: [^\n]*\n(?:.*\n)*create an API key: [^\n]*\n/m);
+    }
+    catch (err) {
+        await service.cleanup();
+        throw err;
+    }
+
     return service;
 }
 

@@ -4,18 +4,17 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { openPostgresKnex } from '../../lib/record-store/postgres/postgres-knex';
-import { freePort } from '../helpers/net';
-import { runNode, spawnNode, stopGracefully, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
+import { runNode, stopGracefully, waitForOutput, type RunResult, type Spawned } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { tempDir } from '../helpers/temp-dir';
 import { startS3, type S3Fixture } from '../helpers/s3';
 import { postgresS3Env } from '../helpers/service-env';
+import { spawnStandalone } from '../helpers/standalone-service';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 const ROOT = Path.join(__dirname, '..', '..');
-const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 
 /** Longest wait for a process to start, answer or stop, ms: a hang, not a speed claim. */
@@ -58,22 +57,8 @@ interface Instance extends Spawned {
 
 /** Spawns `node examples/standalone.js` on free ports; resolves once it listens. */
 async function startInstance(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<Instance> {
-    const port = await freePort();
-    const smtpPort = await freePort();
-    const spawned = spawnNode([...nodeArgs, STANDALONE], {
-        cwd: ROOT,
-        env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) }
-    });
-    const instance: Instance = { name, ...spawned, base: `http://127.0.0.1:${port}`, smtpPort };
-    try {
-        await waitForOutput(spawned, /^create an API key: /m, { timeoutMs: PROCESS_LIMIT_MS });
-    }
-    catch (err) {
-        spawned.child.kill('SIGKILL');
-        throw err;
-    }
-
-    return instance;
+    // On free ports, started again if one was taken meanwhile.
+    return { name, ...await spawnStandalone(env, PROCESS_LIMIT_MS, nodeArgs) };
 }
 
 /** Runs the built CLI with the shared configuration. */
