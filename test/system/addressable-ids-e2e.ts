@@ -4,12 +4,12 @@ import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { sha256Hex } from '../../lib/identity/ids';
-import { run, runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
+import { run, runNode } from '../helpers/child-process';
 import { HEADERS_EXPECTED, HEADERS_MESSAGE } from '../helpers/headers-message';
-import { freePort } from '../helpers/net';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
 import { isolatedEnv, postgresS3Env } from '../helpers/service-env';
+import { spawnStandalone, type ListeningService } from '../helpers/standalone-service';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
@@ -20,7 +20,6 @@ const { describe, it, before, after } = exports.lab = Lab.script();
 // the curl binary, on SQLite + files and on Postgres + S3.
 
 const ROOT = Path.join(__dirname, '..', '..');
-const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 const PROCESS_LIMIT_MS = 30_000;
 const INBOX = 'hostile';
@@ -123,26 +122,26 @@ describe('every stored messageId is addressable (standalone service, real SMTP, 
     for (const backend of backends) {
         it(`serves hostile ids, their downloads and their headers on ${backend.name}`, async () => {
             const dataDir = await tempDir('ids-e2e');
-            const port = await freePort();
-            const smtpPort = await freePort();
             const env = backend.env(dataDir);
-            let service: Spawned | undefined;
-            const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+            let service: ListeningService | undefined;
+            let transport: Nodemailer.Transporter | undefined;
             try {
-                service = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
-                await waitForOutput(service, /^create an API key: /m, { timeoutMs: PROCESS_LIMIT_MS });
-                const base = `http://127.0.0.1:${port}`;
+                // On free ports, started again if one was taken meanwhile.
+                service = await spawnStandalone(env, PROCESS_LIMIT_MS);
+                const { base } = service;
+                const smtp = Nodemailer.createTransport({ host: '127.0.0.1', port: service.smtpPort, secure: false, ignoreTLS: true });
+                transport = smtp;
                 const created = await runNode([BIN, 'keys', 'create', `ids-${Date.now()}`], { cwd: ROOT, env });
                 expect(created.code, created.stderr).to.equal(0);
                 const key = created.stdout.trim();
                 const auth = { authorization: `Bearer ${key}` };
 
                 for (const [id] of HOSTILE) {
-                    const info = await transport.sendMail({ envelope: { from: 'tester@example.test', to: [`${INBOX}@example.test`] }, raw: hostileMessage(id) });
+                    const info = await smtp.sendMail({ envelope: { from: 'tester@example.test', to: [`${INBOX}@example.test`] }, raw: hostileMessage(id) });
                     expect(info.response, id).to.startWith('250');
                 }
 
-                await transport.sendMail({ envelope: { from: 'tester@example.test', to: ['headers@example.test'] }, raw: HEADERS_MESSAGE });
+                await smtp.sendMail({ envelope: { from: 'tester@example.test', to: ['headers@example.test'] }, raw: HEADERS_MESSAGE });
 
                 // The list shows the derived ids.
                 const listed = await fetch(`${base}/v1/emails?inbox=${INBOX}&limit=100`, { headers: auth });
@@ -192,7 +191,7 @@ describe('every stored messageId is addressable (standalone service, real SMTP, 
                 expect((await fetch(`${base}/v1/emails/no-such%40example.test/headers`, { headers: auth })).status).to.equal(404);
             }
             finally {
-                transport.close();
+                transport?.close();
                 if (service && service.child.exitCode === null && service.child.signalCode === null) {
                     service.child.kill('SIGTERM');
                     const limit = setTimeout(() => service!.child.kill('SIGKILL'), PROCESS_LIMIT_MS);

@@ -3,18 +3,17 @@ import * as Lab from '@hapi/lab';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
-import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
-import { freePort } from '../helpers/net';
+import { runNode } from '../helpers/child-process';
 import { startPostgres, type PostgresServer } from '../helpers/postgres';
 import { startS3, type S3Fixture } from '../helpers/s3';
 import { isolatedEnv, s3Env } from '../helpers/service-env';
+import { spawnStandalone, type ListeningService } from '../helpers/standalone-service';
 import { tempDir } from '../helpers/temp-dir';
 
 const { expect } = Code;
 const { describe, it, before, after } = exports.lab = Lab.script();
 
 const ROOT = Path.join(__dirname, '..', '..');
-const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
 const BIN = Path.join(ROOT, 'dist', 'adapters', 'cli', 'bin.js');
 /** Longest wait for a child to start or stop, ms. */
 const PROCESS_LIMIT_MS = 30_000;
@@ -31,19 +30,19 @@ interface InboxPageJson {
  */
 async function session(vars: Record<string, string>): Promise<void> {
     const dataDir = await tempDir('inboxes-e2e');
-    const port = await freePort();
-    const smtpPort = await freePort();
     const env = isolatedEnv({ INBOX_CAPTURE_DATA_DIR: dataDir, ...vars });
-    let service: Spawned | undefined;
-    const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+    let service: ListeningService | undefined;
+    let transport: Nodemailer.Transporter | undefined;
     try {
         const created = await runNode([BIN, 'keys', 'create', 'inboxes-e2e'], { cwd: ROOT, env });
         expect(created.code, created.stderr).to.equal(0);
         const auth = { authorization: `Bearer ${created.stdout.trim()}` };
 
-        service = spawnNode([STANDALONE], { cwd: ROOT, env: { ...env, HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) } });
-        await waitForOutput(service, /^create an API key: /m, { timeoutMs: PROCESS_LIMIT_MS });
-        const base = `http://127.0.0.1:${port}`;
+        // On free ports, started again if one was taken meanwhile.
+        service = await spawnStandalone(env, PROCESS_LIMIT_MS);
+        const { base } = service;
+        const smtp = Nodemailer.createTransport({ host: '127.0.0.1', port: service.smtpPort, secure: false, ignoreTLS: true });
+        transport = smtp;
         const get = async (query: string) => {
             const res = await fetch(`${base}/v1/inboxes?${query}`, { headers: auth });
             expect(res.status, query).to.equal(200);
@@ -51,7 +50,7 @@ async function session(vars: Record<string, string>): Promise<void> {
         };
 
         // One message to three run-scoped inboxes and one elsewhere, then a second to one of them.
-        const send = (to: string[], id: string) => transport.sendMail({
+        const send = (to: string[], id: string) => smtp.sendMail({
             envelope: { from: 'tester@example.test', to },
             raw: `From: tester@example.test\r\nTo: ${to.join(', ')}\r\nSubject: ${id}\r\nMessage-ID: <${id}@example.test>\r\n\r\nBody\r\n`
         });
@@ -85,12 +84,12 @@ async function session(vars: Record<string, string>): Promise<void> {
         expect(after.inboxes.map((i) => [i.name, i.count])).to.equal([['run1-b', 1], ['run1-c', 1]]);
         expect(after.inboxes[0]!.lastReceivedAt).to.equal(all.inboxes[1]!.lastReceivedAt);
 
-        transport.close();
+        smtp.close();
         service.child.kill('SIGTERM');
         expect(await service.exited).to.equal(0);
     }
     finally {
-        transport.close();
+        transport?.close();
         if (service && service.child.exitCode === null && service.child.signalCode === null) {
             service.child.kill('SIGKILL');
             await service.exited;
