@@ -65,13 +65,14 @@ describe('abandoned-parse-headers', () => {
             expect(await withHeadersOfAbandonedParse(parsed, raw)).to.shallow.equal(parsed);
         });
 
-        it('reads a hostile header section, abandoned at a 1 ms deadline, in bounded time without holding the event loop, keeping its other fields', async () => {
-            const pool = createParsePool({ size: 1, timeoutMs: 1 });
+        it('reads the hostile header section of an abandoned parse in bounded time without holding the event loop, keeping its other fields', async () => {
             const delay = monitorEventLoopDelay({ resolution: 10 });
             try {
                 for (const raw of [punycodeMessage(), nestedGroupsMessage()]) {
-                    const abandoned = await pool.parse(raw);
-                    expect(abandoned.abandoned).to.be.true();
+                    // What the pool resolves at its deadline (the test above). Not raced against a real
+                    // deadline here: these parses take tens of ms, and a starved test process can see the
+                    // worker's answer before its 1 ms timer.
+                    const abandoned = { ...emptyParsedMessage(), abandoned: true, error: new Error('the parse took longer than 1 ms and was abandoned') };
                     delay.reset();
                     delay.enable();
                     const started = process.hrtime.bigint();
@@ -87,7 +88,6 @@ describe('abandoned-parse-headers', () => {
             }
             finally {
                 delay.disable();
-                await pool.close();
             }
         });
 
