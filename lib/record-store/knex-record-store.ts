@@ -11,7 +11,7 @@ import type { SqliteReader } from '../sqlite/reader';
 import { sqliteWriteTurns } from '../sqlite/write-turns';
 import type { EmailRecord, RecordPage, StoredAttachment } from '../types';
 import { cleanDraft, cleanText } from './sql/clean-text';
-import { countWithinBudget, STORED_TEXT_BYTES_SQL, type SizedRow } from './sql/email-page';
+import { budgetedPageQuery, countWithinBudget, STORED_TEXT_BYTES_SQL, type BudgetedRow, type SizedRow } from './sql/email-page';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './sql/inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './sqlite/long-text';
 import { classifyFailures, isTransient } from './sql/db-errors';
@@ -223,9 +223,15 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                 return { records: await toRecords(rows.slice(0, query.limit)), hasMore: rows.length > query.limit } satisfies RecordPage;
             }
 
-            // Sizes first, then only the rows that fit: a page of large emails never
-            // loads more text than the budget (plus one email, when that alone is larger).
+            // Only the rows that fit are read whole: a page of large emails never loads more
+            // text than the budget (plus one email, when that alone is larger). SQLite sizes
+            // and reads in one query, unless the search asks its index (search-page.ts).
             assertPositiveInteger(query.maxBytes, 'maxBytes');
+            if (!pg && !(indexed && query.q)) {
+                const rows = await read<PiecedRow & BudgetedRow>(budgetedPageQuery(knex, { ...query, maxBytes: query.maxBytes }, (q) => q.select(emailColumns)));
+                return { records: await toRecords(rows), hasMore: rows.length > 0 && toNumber(rows[0]!.page_rows) > rows.length } satisfies RecordPage;
+            }
+
             const sized = await pageRows<SizedRow>(knex, query, pg, indexed, (q) => q.select('seq', knex.raw(`${STORED_TEXT_BYTES_SQL} as size`)), read);
             const count = countWithinBudget(sized.map((r) => toNumber(r.size)), query.limit, query.maxBytes);
             const seqs = sized.slice(0, count).map((r) => r.seq);

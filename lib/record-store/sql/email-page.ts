@@ -109,3 +109,27 @@ export function countWithinBudget(sizes: number[], limit: number, maxBytes: numb
 
     return count;
 }
+
+/** What each row of budgetedPageQuery() holds beside the columns picked: the rows of the page before the cut. */
+export interface BudgetedRow {
+    page_rows: number | string;
+}
+
+/**
+ * A page cut at its byte budget in one query (SQLite), for what countWithinBudget() and
+ * a second read of the rows would answer: the sizes of the page plus one row are summed
+ * in the list's order by a window function, and only the rows within the budget are read
+ * whole. Each row carries `page_rows`, the rows of the uncut page: more than were
+ * answered means another page exists. One snapshot, one trip to the connection: a woken
+ * long-poll answers sooner (docs/design.md, "Long-polling").
+ */
+export function budgetedPageQuery(knex: Knex, query: ListQuery & { maxBytes: number }, select: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Knex.QueryBuilder {
+    const sized = emailPageQuery(knex, query, false).select('seq', 'received_at', 'message_id', knex.raw(`${STORED_TEXT_BYTES_SQL} AS size`));
+    const ranked = knex.raw(`SELECT seq AS page_seq, ROW_NUMBER() OVER w AS page_n, SUM(size) OVER w AS page_total, COUNT(*) OVER () AS page_rows
+        FROM sized WINDOW w AS (ORDER BY received_at DESC, message_id DESC ROWS UNBOUNDED PRECEDING)`);
+    return select(knex.with('sized', sized).with('ranked', ranked).from('ranked').join(EMAILS_TABLE, `${EMAILS_TABLE}.seq`, 'ranked.page_seq'))
+        .select('page_rows')
+        .where('page_n', '<=', query.limit)
+        .where((fits) => fits.where('page_n', 1).orWhere('page_total', '<=', query.maxBytes))
+        .orderBy('page_n');
+}

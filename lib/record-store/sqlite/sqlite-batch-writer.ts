@@ -2,7 +2,9 @@
  * The embedded store's save transaction on a connection of its own, its statements
  * prepared once: a batch of deliveries costs a fixed handful of statements (one
  * lookup, one multi-row insert per table, one upsert per 32 staged blobs), none of them
- * built per message, and no savepoint. knex keeps migrations, deletes and keys.
+ * built per message, and no savepoint. A small batch that only adds rows sends its
+ * writes and the COMMIT as one SQL text: three calls from BEGIN to the fsync instead of
+ * seven, each a trip through libuv's pool. knex keeps migrations, deletes and keys.
  */
 
 import * as Sqlite3 from 'sqlite3';
@@ -20,6 +22,7 @@ import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
 import { BLOBS_TABLE, DELIVERIES_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from '../sql/schema';
 import { deliveryRows } from '../sql/delivery-outbox';
 import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../sql/search-index';
+import { MAX_TAIL_CHARS, sqlBlob, sqlJson, sqlString } from './sql-literals';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
@@ -31,6 +34,24 @@ const INSERT_COLUMNS = [
 
 /** The columns that may hold a text too long to bind in one go: inserted empty, then appended in pieces. */
 const LONG_COLUMNS = ['body', 'html_body', 'body_folded'] as const;
+
+// The writes that take their rows from one JSON list (json_each over `list`): `?` to
+// prepare, or the list as a literal in a small batch's write tail.
+const insertEmailsSql = (list: string) => `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')})
+    SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(${list})`;
+// By the id digests, so the insert needs no RETURNING read back into JS; the keys are
+// read from the rows just written, so 100 copies of a message with 990 attachments
+// do not build 99,100 pairs on the event loop. UNION: a key counts once per email.
+const insertLinksSql = (hashes: string) => `INSERT INTO ${EMAIL_BLOBS_TABLE} (email_seq, blob_key)
+    SELECT e.seq, e.raw_key FROM ${EMAILS_TABLE} AS e WHERE e.message_id_hash IN (SELECT value FROM json_each(${hashes}))
+    UNION SELECT e.seq, attachment.value ->> 'blobKey' FROM ${EMAILS_TABLE} AS e, json_each(e.attachments) AS attachment
+    WHERE e.message_id_hash IN (SELECT value FROM json_each(${hashes}))`;
+// The outbox rows of the stored emails (delivery-outbox.ts), due at once.
+const insertDeliveriesSql = (list: string) => `INSERT INTO ${DELIVERIES_TABLE} (id, kind, message_id, url, attempts, created_at, next_attempt_at)
+    SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 0, value ->> 4, value ->> 4 FROM json_each(${list})`;
+/** The search index's documents of the rows just written (search-index.ts), once their texts are whole. */
+const indexDocumentsSql = (hashes: string) => `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
+    WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))`;
 
 // Lists travel as one JSON parameter (json_each), so each statement is prepared once
 // whatever the batch's size, and stays under every bound-parameter limit.
@@ -48,25 +69,12 @@ const SQL = {
     appendBody: `UPDATE ${EMAILS_TABLE} SET body = body || ?1 WHERE message_id_hash = ?2`,
     appendHtmlBody: `UPDATE ${EMAILS_TABLE} SET html_body = html_body || ?1 WHERE message_id_hash = ?2`,
     appendBodyFolded: `UPDATE ${EMAILS_TABLE} SET body_folded = body_folded || ?1 WHERE message_id_hash = ?2`,
-    insertEmails: `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')})
-        SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`,
-    // By the id digests, so the insert needs no RETURNING read back into JS; the keys are
-    // read from the rows just written, so 100 copies of a message with 990 attachments
-    // do not build 99,100 pairs on the event loop. UNION: a key counts once per email.
-    insertLinks: `INSERT INTO ${EMAIL_BLOBS_TABLE} (email_seq, blob_key)
-        SELECT e.seq, e.raw_key FROM ${EMAILS_TABLE} AS e WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))
-        UNION SELECT e.seq, attachment.value ->> 'blobKey' FROM ${EMAILS_TABLE} AS e, json_each(e.attachments) AS attachment
-        WHERE e.message_id_hash IN (SELECT value FROM json_each(?1))`,
-    // The outbox rows of the stored emails (delivery-outbox.ts), due at once.
-    insertDeliveries: `INSERT INTO ${DELIVERIES_TABLE} (id, kind, message_id, url, attempts, created_at, next_attempt_at)
-        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 0, value ->> 4, value ->> 4 FROM json_each(?)`
+    insertEmails: insertEmailsSql('?'),
+    insertLinks: insertLinksSql('?1'),
+    insertDeliveries: insertDeliveriesSql('?')
 };
 
 type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
-
-/** The search index's documents of the rows just written (search-index.ts), once their texts are whole. */
-const INDEX_DOCUMENTS_SQL = `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
-    WHERE message_id_hash IN (SELECT value FROM json_each(?))`;
 
 /**
  * Staged blobs per upsert statement (5 values each); a statement is prepared once
@@ -74,16 +82,21 @@ const INDEX_DOCUMENTS_SQL = `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document)
  */
 const BLOB_ROWS_PER_STATEMENT = 32;
 
-function upsertBlobsSql(rows: number): string {
-    return `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ')}
+// The upsert of one row per tuple: `(?, ?, ?, ?, ?)` to prepare, or the values as literals.
+function upsertBlobsSql(tuples: string[]): string {
+    return `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES ${tuples.join(', ')}
         ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
         content_type = excluded.content_type, modified_at = excluded.modified_at`;
 }
 
 /** Told of what happens on the batch writer's connection (which Knex's query events do not see). */
 export interface BatchWriterObserver {
-    /** A save transaction committed, with this many deliveries. */
-    commit?(deliveries: number): void;
+    /**
+     * A save transaction committed, with this many deliveries; `calls`: the node-sqlite3
+     * calls it made from BEGIN to COMMIT, each a trip through libuv's pool (told by the
+     * writer on its own thread, not across the writer thread's crossing).
+     */
+    commit?(deliveries: number, calls?: number): void;
     /** A statement of a save transaction failed (the transaction was rolled back). */
     error?(err: unknown): void;
 }
@@ -124,7 +137,7 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
             const indexed = await new Promise<boolean>((resolve, reject) => {
                 db.get(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`, [SEARCH_INDEX_TABLE], (err, row) => (err ? reject(err) : resolve(row !== undefined)));
             });
-            const indexDocuments = indexed ? await prepareStatement(db, INDEX_DOCUMENTS_SQL) : undefined;
+            const indexDocuments = indexed ? await prepareStatement(db, indexDocumentsSql('?')) : undefined;
             return { db, statements: Object.fromEntries(entries) as Statements, indexDocuments, upserts: new Map() };
         }
         catch (err) {
@@ -139,10 +152,12 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
     const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]> => {
         const connection = await open();
         const { db } = connection;
+        const calls = { count: 0 };
         try {
-            const results = await storeBatch(connection, deliveries, blobs, targets);
-            await execSql(db, 'COMMIT');
-            observer?.commit?.(deliveries.length);
+            const { results, tail } = await storeBatch(connection, calls, deliveries, blobs, targets);
+            calls.count++;
+            await execSql(db, tail === undefined ? 'COMMIT' : `${tail};\nCOMMIT`);
+            observer?.commit?.(deliveries.length, calls.count);
             return results;
         }
         catch (err) {
@@ -177,11 +192,18 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
 // from it, then the writes. node-sqlite3 starts calls on different statements at once
 // (the connection runs them in any order), so writes that depend on each other are
 // chained and the rest run alongside; every one is awaited before the caller's COMMIT.
-async function storeBatch(connection: Connection, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]> {
+// A small batch that only adds rows leaves its writes to the caller as one SQL text
+// (`tail`), run with the COMMIT in the same call.
+async function storeBatch(connection: Connection, calls: { count: number }, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<{ results: SaveResult[]; tail?: string }> {
     const { db, statements: s } = connection;
+    const all = <T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> => {
+        calls.count++;
+        return allRows<T>(statement, params);
+    };
     const planned = prepareDeliveries(deliveries);
     const drafts = planned.flat();
     // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
+    calls.count++;
     await execSql(db, 'BEGIN IMMEDIATE');
     const found = await all<EmailRow & { message_id_hash: string; source_id_hash: string }>(s.lookup, [
         JSON.stringify(drafts.map((d) => d.candidateHash)),
@@ -198,6 +220,21 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
         }
 
         const { plan } = outcome;
+        const json = new Map<StoredAttachment[], string>();
+        const insertRows = plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, json) }));
+        const outbox = deliveryRows(plan.results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
+        const modifiedAt = Date.now();
+        // The replaced copies' small blobs go in the same commit (a kill after it leaves no
+        // orphan), once every link and blob of the batch is written: a blob another copy
+        // still references (they share their delivery's blobs) stays.
+        const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
+        if (plan.removed.length === 0 && replacedKeys.length === 0) {
+            const tail = writeTail(insertRows, outbox, blobs, modifiedAt, connection.indexDocuments !== undefined);
+            if (tail !== undefined) {
+                return { results: plan.results, tail };
+            }
+        }
+
         // Removed copies first (a replacement may take the same id), then the rows, then their links.
         const records = (async () => {
             if (plan.removed.length > 0) {
@@ -206,22 +243,20 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
                 await all(s.removeEmails, [seqs]);
             }
 
-            if (plan.inserts.length > 0) {
-                const json = new Map<StoredAttachment[], string>();
+            if (insertRows.length > 0) {
                 const long: Array<{ statement: Sqlite3.Statement; text: string; messageHash: string }> = [];
                 const append = { body: s.appendBody, html_body: s.appendHtmlBody, body_folded: s.appendBodyFolded };
-                await all(s.insertEmails, [JSON.stringify(plan.inserts.map((insert) => {
-                    const row = toInsertRow(insert, json);
+                await all(s.insertEmails, [JSON.stringify(insertRows.map(({ row, messageHash }) => {
                     for (const column of LONG_COLUMNS) {
                         const statement = append[column];
                         const text = row[column] as string;
                         if (text.length > TEXT_PIECE_CHARS) {
-                            long.push({ statement, text, messageHash: insert.messageHash });
+                            long.push({ statement, text, messageHash });
                             row[column] = '';
                         }
                     }
 
-                    return INSERT_COLUMNS.map((column) => (typeof row[column] === 'boolean' ? Number(row[column]) : row[column]));
+                    return insertValues(row);
                 }))]);
                 // One piece at a time: the event loop runs between the binds.
                 for (const { statement, text, messageHash } of long) {
@@ -230,7 +265,7 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
                     }
                 }
 
-                const hashes = JSON.stringify(plan.inserts.map(({ messageHash }) => messageHash));
+                const hashes = JSON.stringify(insertRows.map(({ messageHash }) => messageHash));
                 await all(s.insertLinks, [hashes]);
                 if (connection.indexDocuments) {
                     await all(connection.indexDocuments, [hashes]);
@@ -238,12 +273,10 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             }
         })();
         const writes: Promise<unknown>[] = [records];
-        const outbox = deliveryRows(plan.results, targets, Date.now());
         if (outbox.length > 0) {
-            writes.push(all(s.insertDeliveries, [JSON.stringify(outbox.map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]))]));
+            writes.push(all(s.insertDeliveries, [JSON.stringify(outbox)]));
         }
 
-        const modifiedAt = Date.now();
         for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
             const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
             writes.push(upsertStatement(connection, chunk.length).then((statement) =>
@@ -257,20 +290,66 @@ async function storeBatch(connection: Connection, deliveries: EmailDraft[][], bl
             throw failed.reason;
         }
 
-        // The replaced copies' small blobs go in the same commit (a kill after it leaves no
-        // orphan), once every link and blob of the batch is written: a blob another copy
-        // still references (they share their delivery's blobs) stays.
-        const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
         const removed = replacedKeys.length === 0 ? [] : await all<{ key: string }>(s.removeBlobs, [JSON.stringify(replacedKeys)]);
-        return withRemovedBlobKeys(plan.results, new Set(removed.map(({ key }) => key)));
+        return { results: withRemovedBlobKeys(plan.results, new Set(removed.map(({ key }) => key))) };
     }
+}
+
+/** An insert row's values in INSERT_COLUMNS' order (SQLite has no booleans). */
+function insertValues(row: Record<string, unknown>): unknown[] {
+    return INSERT_COLUMNS.map((column) => (typeof row[column] === 'boolean' ? Number(row[column]) : row[column]));
+}
+
+/**
+ * The writes of a batch that only adds rows, as one SQL text with its values as
+ * literals (sql-literals.ts), in the order the prepared path runs them; undefined when
+ * the batch is too large for that, or holds a value a literal cannot carry.
+ */
+function writeTail(inserts: Array<{ messageHash: string; row: Record<string, unknown> }>, outbox: unknown[][], blobs: StagedBlob[], modifiedAt: number, indexed: boolean): string | undefined {
+    const statements: string[] = [];
+    let chars = 0;
+    const add = (sql: string) => {
+        chars += sql.length;
+        statements.push(sql);
+        return chars <= MAX_TAIL_CHARS;
+    };
+    if (inserts.length > 0) {
+        const hashes = sqlJson(inserts.map(({ messageHash }) => messageHash));
+        if (!add(insertEmailsSql(sqlJson(inserts.map(({ row }) => insertValues(row))))) || !add(insertLinksSql(hashes)) || (indexed && !add(indexDocumentsSql(hashes)))) {
+            return undefined;
+        }
+    }
+
+    if (outbox.length > 0 && !add(insertDeliveriesSql(sqlJson(outbox)))) {
+        return undefined;
+    }
+
+    for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
+        const tuples: string[] = [];
+        for (const b of blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT)) {
+            // Bytes past the bound are not turned into hex at all.
+            chars += b.content.length * 2;
+            const [key, contentType] = [sqlString(b.key), sqlString(b.contentType)];
+            if (chars > MAX_TAIL_CHARS || key === undefined || contentType === undefined) {
+                return undefined;
+            }
+
+            tuples.push(`(${key}, ${sqlBlob(b.content)}, ${b.content.length}, ${contentType}, ${modifiedAt})`);
+        }
+
+        if (!add(upsertBlobsSql(tuples))) {
+            return undefined;
+        }
+    }
+
+    return statements.length === 0 ? undefined : statements.join(';\n');
 }
 
 // The upsert of `rows` staged blobs, prepared on first use.
 function upsertStatement(connection: Connection, rows: number): Promise<Sqlite3.Statement> {
     let statement = connection.upserts.get(rows);
     if (!statement) {
-        statement = prepareStatement(connection.db, upsertBlobsSql(rows));
+        statement = prepareStatement(connection.db, upsertBlobsSql(Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)')));
         connection.upserts.set(rows, statement);
         // A failed prepare is asked for again next time.
         statement.catch(() => connection.upserts.delete(rows));
@@ -279,7 +358,7 @@ function upsertStatement(connection: Connection, rows: number): Promise<Sqlite3.
     return statement;
 }
 
-function all<T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> {
+function allRows<T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> {
     return new Promise((resolve, reject) => {
         statement.all<T>(params, (err, rows) => (err ? reject(err) : resolve(rows)));
     });

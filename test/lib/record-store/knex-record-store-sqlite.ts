@@ -13,6 +13,7 @@ import { recordStoreInboxesContract } from '../../contracts/record-store-inboxes
 import { recordStoreRelayContract } from '../../contracts/record-store-relay-contract';
 import { recordStoreSearchContract } from '../../contracts/record-store-search-contract';
 import { capturedStatement } from '../../helpers/captured-statement';
+import { countWithinBudget } from '../../../lib/record-store/sql/email-page';
 import { BASE_TIME, draft } from '../../helpers/email-draft';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -175,6 +176,34 @@ describe('SQLite record store', () => {
             const plan = await planOf(() => store.listEmails({ inbox, limit: 20, after: { receivedAt: last.receivedAt, messageId: last.messageId } }));
             expect(plan).to.contain('USING INDEX emails_inbox_order (inbox=? AND (received_at,message_id)<(?,?))');
             expect(plan).to.not.contain('TEMP B-TREE');
+        });
+
+        it('cuts a page at its byte budget in one statement, its sizes read from the order index', async () => {
+            // capturedStatement() holds it to one statement: sizes and rows are not two reads.
+            const plan = await planOf(() => store.listEmails({ inbox, limit: 20, maxBytes: 100 }));
+            expect(plan).to.contain('USING INDEX emails_inbox_order (inbox=?)');
+            expect(plan).to.not.match(/SCAN emails(?! USING)/);
+
+            // The page is the budget's prefix of the unbudgeted one, as countWithinBudget() counts it.
+            const whole = await store.listEmails({ inbox, limit: 20 });
+            const sizes = whole.records.map((r) => Buffer.byteLength(r.body) + Buffer.byteLength(r.htmlBody) + Buffer.byteLength(r.subject) + Buffer.byteLength(JSON.stringify(r.attachments)));
+            const counts: number[] = [];
+            for (const maxBytes of [1, 100, 200, 1_000_000]) {
+                const cut = await store.listEmails({ inbox, limit: 20, maxBytes });
+                const count = countWithinBudget(sizes, 20, maxBytes);
+                expect(cut.records).to.equal(whole.records.slice(0, count));
+                expect(cut.hasMore).to.be.true();
+                counts.push(count);
+            }
+
+            // One email however small the budget, all 20 under a large one, and cuts between.
+            expect(counts[0]).to.equal(1);
+            expect(counts[1]).to.be.between(1, counts[2]!);
+            expect(counts[2]).to.be.between(counts[1]!, 20);
+            expect(counts[3]).to.equal(20);
+
+            const empty = await store.listEmails({ inbox: 'nobody', limit: 20, maxBytes: 100 });
+            expect(empty).to.equal({ records: [], hasMore: false });
         });
 
         it('keeps the index order under filters', async () => {

@@ -9,6 +9,7 @@ import { openSqliteBatchWriter } from '../../../../lib/record-store/sqlite/sqlit
 import type { RecordStore, SaveResult } from '../../../../lib/record-store/record-store';
 import { openSqliteKnex } from '../../../../lib/sqlite/knex';
 import { TEXT_PIECE_CHARS } from '../../../../lib/record-store/sqlite/text-pieces';
+import { MAX_TAIL_CHARS } from '../../../../lib/record-store/sqlite/sql-literals';
 import { draft } from '../../../helpers/email-draft';
 import { tempDir } from '../../../helpers/temp-dir';
 
@@ -171,6 +172,46 @@ describe('sqlite-batch-writer', () => {
                 expect((await knex('blobs').pluck('key')).sort()).to.equal(['q1/raw.eml', 'q2/raw.eml']);
             }
             finally {
+                await store.close();
+            }
+        });
+
+        it('sends a small batch of new mail from BEGIN to its COMMIT in three calls, its values as literals read back unchanged', async () => {
+            const { knex, store } = await open(dir, 'tail.sqlite');
+            const calls: (number | undefined)[] = [];
+            const writer = openSqliteBatchWriter(join(dir, 'tail.sqlite'), { commit: (_, n) => calls.push(n) });
+            try {
+                const attachments = [{ filename: "O'Brien's ''plan''.txt", contentType: 'text/plain', size: 3, blobKey: 'att/o-brien' }];
+                const sent = draft('tail', 1, { subject: 'it\'s \'\' quoted — ünïcode 🎉', body: 'O\'Brien\'s body\nsecond line \\ end', attachments, links: [{ href: "https://x.test/?a='1'", text: "it's" }], codes: ['123456'] });
+                const raw = Buffer.from([0x00, 0x27, 0xff, 0x5c, 0x0a, 0x27, 0x27]);
+                const [result] = await writer.save([[sent]], [{ ...staged(store, sent.rawKey, ''), content: raw, contentType: 'text/plain; name=\'a\'' }]);
+                expect(calls).to.equal([3]);
+
+                const record = (await store.getEmail(result!.saved[0]!.messageId))!;
+                expect(record).to.equal(result!.saved[0]!);
+                expect(record.subject).to.equal(sent.subject);
+                expect(record.body).to.equal(sent.body);
+                expect(record.attachments).to.equal(attachments);
+                expect(record.links).to.equal(sent.links);
+                const [blob] = await knex('blobs').select('content', 'size', 'content_type').where('key', sent.rawKey) as { content: Buffer; size: number; content_type: string }[];
+                expect(blob!.content.equals(raw)).to.be.true();
+                expect(blob!.size).to.equal(raw.length);
+                expect(blob!.content_type).to.equal('text/plain; name=\'a\'');
+                expect((await knex('email_blobs').pluck('blob_key')).sort()).to.equal(['att/o-brien', sent.rawKey].sort());
+                // Indexed in the same commit: a search finds it.
+                const found = await store.listEmails({ inbox: 'tail', limit: 10, q: [{ negated: false, field: 'body', text: 'Brien\'s bo' }] });
+                expect(found.records.map((r) => r.messageId)).to.equal([record.messageId]);
+
+                // Past the bound on the text of one call, the values are bound to the prepared statements again.
+                const large = draft('tail', 2);
+                const content = Buffer.alloc(MAX_TAIL_CHARS, 0x27);
+                await writer.save([[large]], [{ ...staged(store, large.rawKey, ''), content }]);
+                expect(calls).to.equal([3, 7]);
+                const [stored] = await knex('blobs').select('content').where('key', large.rawKey) as { content: Buffer }[];
+                expect(stored!.content.equals(content)).to.be.true();
+            }
+            finally {
+                await writer.close();
                 await store.close();
             }
         });
