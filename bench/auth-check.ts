@@ -30,7 +30,7 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 runBench('auth-check', 'auth-check', async ({ smoke, values }) => {
     const emails = smoke ? 3 : Number(values.emails ?? 50);
-    const key = dkimKey();
+    const key = await dkimKey();
     const dns = await startDnsServer({ txt: {
         [DOMAIN]: ['v=spf1 ip4:192.0.2.10 -all'],
         [`sel._domainkey.${DOMAIN}`]: [key.record],

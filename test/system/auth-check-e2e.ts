@@ -24,7 +24,7 @@ describe('authentication check of the standalone service (real SMTP, INBOX_CAPTU
     let key: DkimKey;
 
     before(async () => {
-        key = dkimKey();
+        key = await dkimKey();
         dns = await startDnsServer({ txt: {
             [DOMAIN]: ['v=spf1 ip4:127.0.0.1 -all'],
             [`sel._domainkey.${DOMAIN}`]: [key.record],

@@ -51,7 +51,7 @@ describe('web interface: the Checks tab', () => {
         closedPort = (closed.address() as AddressInfo).port;
         await new Promise<void>((resolve) => closed.close(() => resolve()));
 
-        key = dkimKey();
+        key = await dkimKey();
         dns = await startDnsServer({ txt: {
             [DOMAIN]: [`v=spf1 ip4:${LISTED} -all`],
             [`${SELECTOR}._domainkey.${DOMAIN}`]: [key.record],

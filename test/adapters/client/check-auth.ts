@@ -13,7 +13,7 @@ describe('InboxCaptureClient checkAuth()', () => {
     let p: ProvisionedServer;
 
     before(async () => {
-        const key = dkimKey();
+        const key = await dkimKey();
         dns = await startDnsServer({ txt: {
             'shop.test': ['v=spf1 ip4:203.0.113.5 ~all'],
             'k1._domainkey.shop.test': [key.record],

@@ -26,7 +26,7 @@ describe('SMTP listener: the session kept with each copy', () => {
     let key: DkimKey;
 
     before(async () => {
-        key = dkimKey();
+        key = await dkimKey();
         dns = await startDnsServer({ txt: {
             // The test's client connects from loopback: the domain lists it.
             [DOMAIN]: ['v=spf1 ip4:127.0.0.1 -all'],

@@ -42,7 +42,7 @@ function authCheckSuite(factory: StoreFactory): void {
 
         before(async () => {
             release = await factory.hold?.();
-            key = dkimKey();
+            key = await dkimKey();
             dns = await startDnsServer({ txt: {
                 [DOMAIN]: [`v=spf1 ip4:${ALLOWED} -all`],
                 [`${SELECTOR}._domainkey.${DOMAIN}`]: [key.record],

@@ -34,7 +34,7 @@ describe('MCP check_email: links and auth', () => {
     };
 
     before(async () => {
-        const key = dkimKey();
+        const key = await dkimKey();
         dns = await startDnsServer({ txt: {
             'shop.test': ['v=spf1 ip4:203.0.113.5 -all'],
             'k1._domainkey.shop.test': [key.record],
