@@ -52,7 +52,8 @@ export const DEFAULT_ORPHAN_SWEEP_INTERVAL_MS = 60 * 60_000;
  */
 export const DEFAULT_PARSE_WORKERS = Math.max(1, Math.min(availableParallelism(), 4));
 /**
- * A parse still running after this long is abandoned, ms: 10 s. Its worker is replaced
+ * A parse that has used this much CPU is abandoned, ms: 10 s (three times it in wall time at
+ * most, docs/operations.md "The parse worker"). Its worker is replaced
  * and the message stored with what the envelope gives (docs/guarantees.md). Far above
  * any real message (a 25 MiB one parses in about a second here), short enough that a
  * sender's SMTP client is still waiting.

@@ -6,8 +6,10 @@
  * instead: its parse costs a fraction of a worker's round trip, and its shape bounds it.
  *
  * A parse that runs past the deadline is abandoned: its worker is terminated (and a new
- * one started for whatever waits), and the message resolves as `abandoned`, with every
- * field empty; the ingest then reads its header fields back (abandoned-parse-headers.ts). A worker that dies
+ * one started for whatever waits). The deadline counts the worker thread's CPU time where
+ * the system tells it (thread-cpu-time.ts), and wall time up to PARSE_WALL_CLOCK_FACTOR
+ * deadlines: a worker at the lowest priority on a busy machine waits for a core, which is
+ * not a slow parse. The message resolves as `abandoned`, with every field empty; the ingest then reads its header fields back (abandoned-parse-headers.ts). A worker that dies
  * mid-parse fails that parse only (the ingest then fails and its sender retries). Idle
  * workers do not keep the process alive; close() terminates them.
  */
@@ -19,6 +21,13 @@ import type { HeaderField } from './header-fields';
 import { emptyParsedMessage, type ParsedAttachment, type ParsedMessage } from './parse';
 import { parseAndExtract } from './parse-and-extract';
 import { isSmallMessage } from './small-message';
+import { threadCpuMs } from './thread-cpu-time';
+
+/**
+ * A parse the machine starves of CPU is still abandoned once this many deadlines of wall
+ * time have passed, whatever CPU it had: a worker does not stay held for ever.
+ */
+export const PARSE_WALL_CLOCK_FACTOR = 3;
 
 /** What the main thread posts to a worker: a whole message, or a header section alone (`headers`). */
 export interface ParseRequest {
@@ -34,6 +43,12 @@ export interface ParseReply {
         attachments: Array<Omit<ParsedAttachment, 'content'> & { content: Uint8Array }>;
         error?: { name: string; message: string };
     };
+}
+
+/** What a worker posts once its code is loaded (and warmed up): its thread id where the system has one. */
+export interface WorkerReady {
+    ready: true;
+    tid?: number;
 }
 
 /** What a worker posts back for a header section. */
@@ -58,7 +73,7 @@ export interface ParsePool {
 export interface ParsePoolOptions {
     /** Workers at most (default DEFAULT_PARSE_WORKERS: one per core, up to 4). */
     size?: number;
-    /** A parse running longer is abandoned, ms (default 10000). */
+    /** A parse that has run this long is abandoned, ms of the worker's CPU (wall time where not measurable; PARSE_WALL_CLOCK_FACTOR times it in wall time at most); default 10000. */
     timeoutMs?: number;
     /** The worker script, `.js` or `.ts` (default: parse-worker beside this file); tests substitute one. */
     workerFile?: string;
@@ -82,8 +97,12 @@ interface Slot {
     worker: Worker;
     job: Job | undefined;
     deadline: NodeJS.Timeout | undefined;
-    /** The worker has loaded its code (its first message): a job's deadline runs from then, not from the thread's start. */
+    /** The worker has loaded its code and warmed up (its first message): a job is posted to it, and its deadline runs, from then on. */
     ready: boolean;
+    /** The worker's thread id (it tells it when ready), whose CPU time the deadline counts; undefined: the wall clock counts. */
+    tid: number | undefined;
+    /** Where the job in hand started: the thread's CPU time (when readable) and the wall clock, ms. */
+    startedAt: { cpuMs: number | undefined; wallMs: number };
 }
 
 /** Creates a pool; workers start as messages arrive. */
@@ -113,16 +132,17 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
 
     const startWorker = (): Slot => {
         const started = startWorkerScript(options.workerFile ?? join(__dirname, 'parse-worker'));
-        const slot: Slot = { worker: started, job: undefined, deadline: undefined, ready: false };
+        const slot: Slot = { worker: started, job: undefined, deadline: undefined, ready: false, tid: undefined, startedAt: { cpuMs: undefined, wallMs: 0 } };
         const fail = (err: Error) => {
             retire(slot);
             takeJob(slot)?.reject(err);
             pump();
         };
-        started.on('message', (reply: ParseReply | HeadersReply | { ready: true }) => {
+        started.on('message', (reply: ParseReply | HeadersReply | WorkerReady) => {
             if ('ready' in reply) {
                 slot.ready = true;
-                startDeadline(slot);
+                slot.tid = reply.tid;
+                dispatch(slot);
                 return;
             }
 
@@ -159,11 +179,38 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
         pump();
     };
 
-    // Only once the worker runs: starting one (loading mailparser) is not the message's parse.
-    const startDeadline = (slot: Slot) => {
-        if (slot.ready && slot.job && !slot.deadline) {
-            slot.deadline = setTimeout(() => abandon(slot), timeoutMs);
+    // Past the deadline of CPU (or of wall time where the thread's CPU cannot be read), or
+    // past PARSE_WALL_CLOCK_FACTOR deadlines of wall time: abandoned. Otherwise the parse
+    // has waited for a core rather than run, and is checked again when its CPU could be up.
+    const checkDeadline = (slot: Slot) => {
+        const cpuMs = slot.tid === undefined || slot.startedAt.cpuMs === undefined ? undefined : threadCpuMs(slot.tid);
+        const wallMs = performance.now() - slot.startedAt.wallMs;
+        const usedMs = cpuMs === undefined ? wallMs : cpuMs - slot.startedAt.cpuMs!;
+        const wallLeftMs = timeoutMs * PARSE_WALL_CLOCK_FACTOR - wallMs;
+        if (usedMs >= timeoutMs || wallLeftMs <= 0) {
+            slot.deadline = undefined;
+            abandon(slot);
+            return;
         }
+
+        slot.deadline = setTimeout(() => checkDeadline(slot), Math.max(1, Math.min(timeoutMs - usedMs, wallLeftMs)));
+    };
+
+    // The job goes to its worker once the worker is loaded and warm (it says so), and the
+    // deadline starts with it: starting a worker is not the message's parse.
+    const dispatch = (slot: Slot) => {
+        const job = slot.job;
+        if (!slot.ready || !job || slot.deadline) {
+            return;
+        }
+
+        slot.startedAt = { cpuMs: slot.tid === undefined ? undefined : threadCpuMs(slot.tid), wallMs: performance.now() };
+        slot.deadline = setTimeout(() => checkDeadline(slot), timeoutMs);
+        // A copy the worker owns, moved rather than cloned: the caller keeps `raw` to store it.
+        const copy = new Uint8Array(job.raw.length);
+        copy.set(job.raw);
+        const request: ParseRequest = { id: job.id, raw: copy, ...(job.kind ? { kind: job.kind } : {}) };
+        slot.worker.postMessage(request, [copy.buffer]);
     };
 
     const pump = () => {
@@ -177,15 +224,9 @@ export function createParsePool(options: ParsePoolOptions = {}): ParsePool {
                 return;
             }
 
-            const job = queue.shift() as Job;
-            slot.job = job;
+            slot.job = queue.shift() as Job;
             slot.worker.ref();
-            startDeadline(slot);
-            // A copy the worker owns, moved rather than cloned: the caller keeps `raw` to store it.
-            const copy = new Uint8Array(job.raw.length);
-            copy.set(job.raw);
-            const request: ParseRequest = { id: job.id, raw: copy, ...(job.kind ? { kind: job.kind } : {}) };
-            slot.worker.postMessage(request, [copy.buffer]);
+            dispatch(slot);
         }
     };
 

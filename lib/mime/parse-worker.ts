@@ -9,7 +9,8 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { parseAndExtract } from './parse-and-extract';
 import { parseHeaderFields } from './header-fields';
-import type { HeadersReply, ParseRequest, ParseReply } from './parse-pool';
+import type { HeadersReply, ParseRequest, ParseReply, WorkerReady } from './parse-pool';
+import { currentThreadId } from './thread-cpu-time';
 
 // The event loop comes first on a small machine: on Linux a nice value is per thread
 // (setpriority of "process 0" is the calling thread), so this lowers the worker only;
@@ -23,13 +24,20 @@ if (process.platform === 'linux') {
     }
 }
 
+// A message parsed once before the first real one: the parser's first run compiles and
+// loads what it needs lazily, which is the worker's start, not that message's parse.
+const WARM_UP = Buffer.from('From: a@warm-up.invalid\r\nTo: b@warm-up.invalid\r\nSubject: =?utf-8?q?warm?=\r\n\r\nwarm\r\n');
+
 const port = parentPort;
 if (port) {
     port.on('message', (request: ParseRequest) => {
         void answer(request);
     });
-    // Loaded: the pool counts a parse's deadline from here.
-    port.postMessage({ ready: true });
+    void parseAndExtract(WARM_UP).catch(() => undefined).then(() => {
+        // Loaded and warm: the pool counts a parse's deadline (this thread's CPU) from here.
+        const ready: WorkerReady = { ready: true, tid: currentThreadId() };
+        port.postMessage(ready);
+    });
 }
 
 async function answer({ id, raw, kind }: ParseRequest): Promise<void> {

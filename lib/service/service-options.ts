@@ -39,7 +39,8 @@ export interface InboxCaptureOptions extends BackgroundSweepOptions {
     /** Worker threads that parse messages, at most (default: one per core, up to 4). */
     parseWorkers?: number;
     /**
-     * A parse running longer is abandoned, ms (default 10000): its worker is replaced and
+     * A parse that has used this much of its worker's CPU (three times it in wall time at most)
+     * is abandoned, ms (default 10000): its worker is replaced and
      * the message stored with what the envelope gives (sender, recipients, raw download).
      */
     parseTimeoutMs?: number;

@@ -6,7 +6,7 @@ import { linksAndCodesOf } from '../../../lib/extract/links-and-codes';
 import { searchTextOf } from '../../../lib/extract/search-text';
 import { bodyText, emptyParsedMessage, parseMessage } from '../../../lib/mime/parse';
 import { parseHeaderFields } from '../../../lib/mime/header-fields';
-import { createParsePool } from '../../../lib/mime/parse-pool';
+import { createParsePool, PARSE_WALL_CLOCK_FACTOR } from '../../../lib/mime/parse-pool';
 import { isSmallMessage, SMALL_MESSAGE_BYTES } from '../../../lib/mime/small-message';
 import { nestedGroupsMessage } from '../../helpers/hostile-addresses';
 
@@ -165,6 +165,36 @@ describe('parse-pool', () => {
                 const parsed = await next;
                 expect(parsed.abandoned).to.be.undefined();
                 expect([parsed.messageId, parsed.subject]).to.equal(['next@x.test', 'next']);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it('counts the worker\'s CPU, not the wall clock: a parse held off its core past the deadline is not abandoned', async () => {
+            // Asleep for 1.5 deadlines, it has used almost no CPU: a worker at the lowest
+            // priority waiting for a core on a busy machine looks the same.
+            const pool = createParsePool({ size: 1, timeoutMs: 1000, workerFile: HANGING_WORKER });
+            try {
+                const started = Date.now();
+                const parsed = await pool.parse(Buffer.from('X-Test-Parse: sleep 1500\r\nMessage-ID: <slept@x.test>\r\nSubject: slept\r\n\r\nbody\r\n'));
+                expect(Date.now() - started).to.be.at.least(1400);
+                expect(parsed.abandoned).to.be.undefined();
+                expect([parsed.messageId, parsed.subject]).to.equal(['slept@x.test', 'slept']);
+            }
+            finally {
+                await pool.close();
+            }
+        });
+
+        it(`abandons a parse held off its core for ${PARSE_WALL_CLOCK_FACTOR} deadlines of wall time, whatever CPU it used`, async () => {
+            const pool = createParsePool({ size: 1, timeoutMs: 300, workerFile: HANGING_WORKER });
+            try {
+                const started = Date.now();
+                const parsed = await pool.parse(Buffer.from('X-Test-Parse: sleep 5000\r\nSubject: starved\r\n\r\nbody\r\n'));
+                expect(Date.now() - started).to.be.within(300 * PARSE_WALL_CLOCK_FACTOR - 100, 4000);
+                expect(parsed.abandoned).to.be.true();
+                expect(parsed.error!.message).to.equal('the parse took longer than 300 ms and was abandoned');
             }
             finally {
                 await pool.close();
