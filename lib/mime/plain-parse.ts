@@ -1,6 +1,7 @@
 /**
- * A synchronous parse of the commonest small message: one text/plain or text/html part
- * (or none named: plain text), 7bit, 8bit, binary, quoted-printable or base64, in UTF-8,
+ * A synchronous parse of the commonest small messages: one text/plain or text/html part
+ * (or none named: plain text), or a multipart/alternative of such parts (nodemailer's
+ * shape for text with HTML), 7bit, 8bit, binary, quoted-printable or base64, in UTF-8,
  * US-ASCII or a charset listed below. It gives exactly what parse.ts gets from mailparser
  * for such a message, without mailparser's streams: for a 1 KB message those (the line
  * splitter, the node tree, a stream per decoder, a setImmediate per step) are most of the
@@ -11,17 +12,19 @@
  * MimeNode (the class mailparser's splitter uses, so the same content type, charset,
  * encoding and format), the header fields by mailparser's own processHeaders() with our
  * address bounds (address-bounds.ts), the bodies by the same libqp, libbase64 and
- * iconv-lite calls that mailparser's decoders make. What is not the library's code is
- * where the splitter puts the body and how its base64 decoder sees the chunks; a
- * differential test holds both to mailparser (test/lib/mime/plain-parse.ts).
+ * iconv-lite calls that mailparser's decoders make, the parts joined as mailparser joins
+ * them. What is not the libraries' own code (where the splitter cuts the bodies,
+ * multipart-parts.ts, and the steps of the base64 decoder stream) a differential test
+ * holds to mailparser (test/lib/mime/plain-parse.ts).
  *
  * Anything it is not sure of (another content type, a disposition other than inline,
- * format=flowed, another transfer encoding or charset, a multipart message, a message
- * over SMALL_MESSAGE_BYTES) is "not mine": parsePlainMessage() returns undefined and the
- * message goes to mailparser as before.
+ * format=flowed, another transfer encoding or charset, another multipart, a part of an
+ * alternative that is not text, a message over SMALL_MESSAGE_BYTES) is "not mine":
+ * parsePlainMessage() returns undefined and the message goes to mailparser as before.
  */
 import { createRequire } from 'node:module';
 import { BoundedMailParser } from './address-bounds';
+import { multipartParts } from './multipart-parts';
 import { completeFields, emptyParsedMessage, readHeaders, type ParsedMessage } from './parsed-message';
 import { SMALL_MESSAGE_BYTES } from './small-message';
 
@@ -33,6 +36,7 @@ interface HeaderLine {
 
 /** The parts of mailsplit's MimeNode read here (mailsplit 5.4.x, mailparser's own copy). */
 interface MimeNode {
+    multipart: string | false;
     addHeaderChunk(line: Buffer): void;
     parseHeaders(): void;
     headers: { getList(): HeaderLine[] };
@@ -55,7 +59,7 @@ interface HeaderReader {
 const fromMailparser = createRequire(require.resolve('mailparser'));
 const mailsplitPath = fromMailparser.resolve('@zone-eu/mailsplit');
 const fromMailsplit = createRequire(mailsplitPath);
-const MimeNodeClass = (fromMailparser('@zone-eu/mailsplit') as { MimeNode: new (parent: false, config: object) => MimeNode }).MimeNode;
+const MimeNodeClass = (fromMailparser('@zone-eu/mailsplit') as { MimeNode: new (parent: MimeNode | false, config: object) => MimeNode }).MimeNode;
 const libmime = fromMailparser('libmime') as { Libmime: new (options: object) => unknown; normalizeCharset(charset: string): string };
 const iconv = fromMailparser('iconv-lite') as { decode(bytes: Buffer, charset: string): string };
 const libqp = fromMailsplit('libqp') as { decode(bytes: Buffer): Buffer };
@@ -91,12 +95,59 @@ export function parsePlainMessage(raw: Buffer): ParsedMessage | undefined {
     }
 
     const bodyStart = headerBlockEnd(raw);
-    const node = new MimeNodeClass(false, {});
-    node.addHeaderChunk(raw.subarray(0, bodyStart));
-    node.parseHeaders();
+    const root = new MimeNodeClass(false, {});
+    root.addHeaderChunk(raw.subarray(0, bodyStart));
+    root.parseHeaders();
+    const texts = root.multipart === 'alternative' && root._boundary !== false
+        ? alternativeTexts(raw, bodyStart, root)
+        // mailparser's reading of a top-level part without a type.
+        : leafText(root, root.contentType || 'text/plain', raw.subarray(bodyStart));
+    if (texts === undefined) {
+        return undefined;
+    }
 
-    // mailparser's reading of a top-level part without a type.
-    const contentType = node.contentType || 'text/plain';
+    const result = emptyParsedMessage();
+    const lines = root.headers.getList().filter((l) => READ_FIELDS.has(l.key));
+    readHeaders(headerReader.processHeaders(lines) as Parameters<typeof readHeaders>[0], result);
+    // mailparser's joins (getTextContent()): empty parts leave no entry.
+    result.text = texts.text.filter((t) => t.length > 0).join('\n');
+    result.html = texts.html.filter((h) => h.length > 0).join('<br/>\n');
+    return completeFields(result);
+}
+
+/** The text and HTML contents of a message's parts, in order, before mailparser joins them. */
+interface Texts {
+    text: string[];
+    html: string[];
+}
+
+/** The contents of each part of a multipart/alternative body; undefined when any part is not plain. */
+function alternativeTexts(raw: Buffer, bodyStart: number, root: MimeNode): Texts | undefined {
+    const parts = multipartParts(raw, bodyStart, root._boundary as Buffer);
+    if (parts === undefined) {
+        return undefined;
+    }
+
+    const texts: Texts = { text: [], html: [] };
+    for (const part of parts) {
+        const node = new MimeNodeClass(root, {});
+        node.addHeaderChunk(part.header);
+        node.parseHeaders();
+        // A part with an empty Content-Type has no type for mailparser: an attachment.
+        const partTexts = node.contentType === false ? undefined : leafText(node, node.contentType, part.body);
+        if (partTexts === undefined) {
+            return undefined;
+        }
+
+        texts.text.push(...partTexts.text);
+        texts.html.push(...partTexts.html);
+    }
+
+    return texts;
+}
+
+/** The content of a single text part, as text or as HTML; undefined when mailparser might read it otherwise. */
+function leafText(node: MimeNode, contentType: string, body: Buffer): Texts | undefined {
     const encoding = node.encoding || '';
     if ((contentType !== 'text/plain' && contentType !== 'text/html') ||
         (node.disposition !== false && node.disposition !== 'inline') ||
@@ -104,22 +155,12 @@ export function parsePlainMessage(raw: Buffer): ParsedMessage | undefined {
         return undefined;
     }
 
-    const content = bodyContent(raw.subarray(bodyStart), encoding, node.charset || 'utf-8');
+    const content = bodyContent(body, encoding, node.charset || 'utf-8');
     if (content === undefined) {
         return undefined;
     }
 
-    const result = emptyParsedMessage();
-    const lines = node.headers.getList().filter((l) => READ_FIELDS.has(l.key));
-    readHeaders(headerReader.processHeaders(lines) as Parameters<typeof readHeaders>[0], result);
-    if (contentType === 'text/plain') {
-        result.text = content;
-    }
-    else {
-        result.html = content;
-    }
-
-    return completeFields(result);
+    return contentType === 'text/plain' ? { text: [content], html: [] } : { text: [], html: [content] };
 }
 
 /**
