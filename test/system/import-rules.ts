@@ -80,7 +80,7 @@ describe('import rules', () => {
                 'lib/ingest/ingest.ts': ['links-and-codes.ts', 'search-text.ts'],
                 'lib/mime/parse-and-extract.ts': ['links-and-codes.ts', 'search-text.ts'],
                 // The text of an HTML part; the type of what the worker found.
-                'lib/mime/parse.ts': ['html-text.ts', 'links-and-codes.ts'],
+                'lib/mime/parsed-message.ts': ['html-text.ts', 'links-and-codes.ts'],
                 // Emails stored before links and codes, or before the searched texts, filled once by migrate().
                 'lib/record-store/sql/backfill-links-codes.ts': ['links-and-codes.ts'],
                 'lib/record-store/sql/backfill-search.ts': ['html-text.ts', 'search-text.ts'],
