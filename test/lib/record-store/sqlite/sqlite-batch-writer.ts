@@ -176,7 +176,7 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
-        it('sends a small batch of new mail from BEGIN to its COMMIT in three calls, its values as literals read back unchanged', async () => {
+        it('sends a small batch of new mail in two calls (the lookup; BEGIN to COMMIT), its values as literals read back unchanged', async () => {
             const { knex, store } = await open(dir, 'tail.sqlite');
             const calls: (number | undefined)[] = [];
             const writer = openSqliteBatchWriter(join(dir, 'tail.sqlite'), { commit: (_, n) => calls.push(n) });
@@ -185,7 +185,7 @@ describe('sqlite-batch-writer', () => {
                 const sent = draft('tail', 1, { subject: 'it\'s \'\' quoted — ünïcode 🎉', body: 'O\'Brien\'s body\nsecond line \\ end', attachments, links: [{ href: "https://x.test/?a='1'", text: "it's" }], codes: ['123456'] });
                 const raw = Buffer.from([0x00, 0x27, 0xff, 0x5c, 0x0a, 0x27, 0x27]);
                 const [result] = await writer.save([[sent]], [{ ...staged(store, sent.rawKey, ''), content: raw, contentType: 'text/plain; name=\'a\'' }]);
-                expect(calls).to.equal([3]);
+                expect(calls).to.equal([2]);
 
                 const record = (await store.getEmail(result!.saved[0]!.messageId))!;
                 expect(record).to.equal(result!.saved[0]!);
@@ -206,12 +206,46 @@ describe('sqlite-batch-writer', () => {
                 const large = draft('tail', 2);
                 const content = Buffer.alloc(MAX_TAIL_CHARS, 0x27);
                 await writer.save([[large]], [{ ...staged(store, large.rawKey, ''), content }]);
-                expect(calls).to.equal([3, 7]);
+                expect(calls).to.equal([2, 7]);
                 const [stored] = await knex('blobs').select('content').where('key', large.rawKey) as { content: Buffer }[];
                 expect(stored!.content.equals(content)).to.be.true();
             }
             finally {
                 await writer.close();
+                await store.close();
+            }
+        });
+
+        it('looks up again inside the transaction when another connection committed after the lookup made before it', async () => {
+            const { knex, store } = await open(dir, 'guard.sqlite');
+            const file = join(dir, 'guard.sqlite');
+            const other = openSqliteBatchWriter(file);
+            const sent = draft('guard', 1, { sourceId: 'guard@x' });
+            const calls: (number | undefined)[] = [];
+            let meanwhile: SaveResult[] | undefined;
+            // The same message (same bytes) stored in the same inbox by another connection between the lookup and BEGIN.
+            const writer = openSqliteBatchWriter(file, {
+                commit: (_, n) => calls.push(n),
+                beforeBegin: async () => {
+                    meanwhile ??= await other.save([[draft('guard', 2, { sourceId: 'guard@x', rawKey: 'k-other' })]], []);
+                }
+            });
+            try {
+                const [result] = await writer.save([[sent]], []);
+                // The guessed plan (a plain insert) would break the (inbox, source) key: it was refused at
+                // its guard, and the batch replaced the copy committed meanwhile instead.
+                expect(result!.replaced.map((r) => r.messageId)).to.equal([meanwhile![0]!.saved[0]!.messageId]);
+                expect(await knex('emails').where('inbox', 'guard').pluck('raw_key')).to.equal([sent.rawKey]);
+                // The lookup and the refused transaction; then BEGIN, the lookup, the writes of a replacement (six) and the COMMIT.
+                expect(calls).to.equal([2 + 9]);
+
+                // Nothing committed in between: the guessed plan stands.
+                await writer.save([[draft('guard', 3)]], []);
+                expect(calls).to.equal([11, 2]);
+            }
+            finally {
+                await writer.close();
+                await other.close();
                 await store.close();
             }
         });
