@@ -2,11 +2,10 @@
  * The embedded store's save transaction on a connection of its own, its statements
  * prepared once: a batch of deliveries costs a fixed handful of statements (one
  * lookup, one multi-row insert per table, one upsert per 32 staged blobs), none of them
- * built per message, and no savepoint. The lookup runs before the transaction, and the
- * transaction checks first that nothing was committed since (`PRAGMA data_version`): a
- * small batch that only adds rows then sends BEGIN, that check, its writes and the COMMIT
- * as one SQL text, two calls in all instead of seven, each a trip through libuv's pool
- * (docs/design.md, "SQLite connections"). knex keeps migrations, deletes and keys.
+ * built per message, and no savepoint. A small batch of new mail sends BEGIN, a check
+ * that nothing stored matches it, its writes and the COMMIT as one SQL text: one call
+ * instead of seven, each a trip through libuv's pool (docs/design.md, "SQLite
+ * connections"). knex keeps migrations, deletes and keys.
  */
 
 import * as Sqlite3 from 'sqlite3';
@@ -55,31 +54,26 @@ const insertDeliveriesSql = (list: string) => `INSERT INTO ${DELIVERIES_TABLE} (
 const indexDocumentsSql = (hashes: string) => `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
     WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))`;
 
-/** Two index lookups: the holders of the drafts' first-choice ids, and the stored copy of each (inbox, source). */
-const LOOKUP_SQL = `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
-    WHERE message_id_hash IN (SELECT value FROM json_each(?1))
+/** Two index lookups: the holders of the drafts' first-choice ids (`hashes`, a JSON list), and the stored copy of each (inbox, source) of `sources`. */
+const lookupSql = (hashes: string, sources: string) => `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
+    WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))
     UNION SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
-    WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?2))`;
+    WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources}))`;
 
 /**
- * The first statement of a transaction planned on a lookup made before it: fails (with
- * GUARD_ERROR) when another connection committed since that lookup, whose data_version
- * was `version`. CASE evaluates only the branch taken.
+ * Fails (with GUARD_ERROR) when the lookup of `hashes` and `sources` finds a stored row:
+ * then the batch was planned on a guess that does not hold. CASE evaluates only the branch taken.
  */
-const guardSql = (version: number) =>
-    `SELECT CASE WHEN (SELECT data_version FROM pragma_data_version) = ${version} THEN 1 ELSE json('data_version moved') END`;
-/** What SQLite says when the guard fails (json() of a text that is not JSON). */
+const noneStoredSql = (hashes: string, sources: string) =>
+    `SELECT CASE WHEN EXISTS (${lookupSql(hashes, sources)}) THEN json('a stored row matches') ELSE 1 END`;
+/** What SQLite says when that check fails (json() of a text that is not JSON). */
 const GUARD_ERROR = 'malformed JSON';
 
 // Lists travel as one JSON parameter (json_each), so each statement is prepared once
 // whatever the batch's size, and stays under every bound-parameter limit.
 const SQL = {
-    lookup: LOOKUP_SQL,
+    lookup: lookupSql('?1', '?2'),
     holder: `SELECT seq FROM ${EMAILS_TABLE} WHERE message_id_hash = ?`,
-    // The lookup before the transaction: its rows and, in the same read, the connection's
-    // data_version (one row with seq NULL when nothing matches).
-    versionedLookup: `SELECT v.data_version AS data_version, e.* FROM (SELECT data_version FROM pragma_data_version) AS v
-        LEFT JOIN (${LOOKUP_SQL}) AS e ON 1`,
     removeLinks: `DELETE FROM ${EMAIL_BLOBS_TABLE} WHERE email_seq IN (SELECT value FROM json_each(?))`,
     removeEmails: `DELETE FROM ${EMAILS_TABLE} WHERE seq IN (SELECT value FROM json_each(?))`,
     removeBlobs: removeUnreferencedStagedBlobsSql('(SELECT value FROM json_each(?))'),
@@ -118,8 +112,8 @@ export interface BatchWriterObserver {
     /** A statement of a save transaction failed (the transaction was rolled back). */
     error?(err: unknown): void;
     /**
-     * Between the lookup made before a transaction and that transaction's BEGIN: what
-     * another connection commits here makes the save look up again inside the transaction.
+     * Before the BEGIN of a batch planned as new mail: what another connection commits
+     * here and matches the batch makes the save look it up inside its transaction.
      */
     beforeBegin?(): void | Promise<void>;
 }
@@ -216,74 +210,59 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
 
 type LookedUp = EmailRow & { message_id_hash: string; source_id_hash: string };
 
-// One batch: the lookup, the plan (save-plan.ts) worked out from it, then the writes.
-// The lookup runs before the transaction; the transaction's first statement checks that
-// nothing was committed since (guardSql), else it is rolled back and the batch looked up
-// again inside a transaction. node-sqlite3 starts calls on different statements at once
-// (the connection runs them in any order), so writes that depend on each other are
-// chained and the rest run alongside; every one is awaited before the caller's COMMIT.
-// A small batch that only adds rows runs BEGIN, the guard, its writes and the COMMIT as
-// one SQL text (`committed`); after the careful lookup its writes go to the caller as
-// one SQL text (`tail`), run with the COMMIT in the same call.
+// One batch: first the guess that nothing stored matches it (new mail, the usual batch),
+// then, when that does not hold, the careful way. The guess plans without a lookup and,
+// when the batch only adds rows and fits in one SQL text, runs BEGIN, a check that no
+// stored row matches (the lookup's own query, failing the exec when it finds a row), the
+// writes and the COMMIT as one exec (`committed`). The careful way looks the batch up
+// inside its transaction and plans (save-plan.ts) from what it found. node-sqlite3 starts
+// calls on different statements at once (the connection runs them in any order), so
+// writes that depend on each other are chained and the rest run alongside; every one is
+// awaited before the caller's COMMIT. A small batch that only adds rows leaves its writes
+// to the caller as one SQL text (`tail`), run with the COMMIT in the same call.
 async function storeBatch(connection: Connection, calls: { count: number }, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[], observer?: BatchWriterObserver): Promise<{ results: SaveResult[]; tail?: string; committed?: boolean }> {
     const { db, statements: s } = connection;
     const all = <T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> => {
         calls.count++;
         return allRows<T>(statement, params);
     };
-    const exec = (sql: string) => {
-        calls.count++;
-        return execSql(db, sql);
-    };
     const planned = prepareDeliveries(deliveries);
     const drafts = planned.flat();
-    const lookupParams = [
-        JSON.stringify(drafts.map((d) => d.candidateHash)),
-        JSON.stringify(drafts.map((d) => [d.draft.inbox, d.sourceHash]))
-    ];
-    const rowsOf = (found: LookedUp[]): StoredRow[] =>
-        found.map((row) => ({ seq: row.seq, record: toRecord(row), messageHash: row.message_id_hash, sourceHash: row.source_id_hash }));
+    const hashes = drafts.map((d) => d.candidateHash);
+    const sources = drafts.map((d) => [d.draft.inbox, d.sourceHash]);
 
-    // The guess: looked up outside any transaction, with the data_version of that read.
-    const guessed = await all<LookedUp & { data_version: number }>(s.versionedLookup, lookupParams);
-    const version = guessed[0]!.data_version;
-    let rows = rowsOf(guessed.filter((row) => row.seq !== null));
-    let guessing = true;
-    await observer?.beforeBegin?.();
-    // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
-    const begin = `BEGIN IMMEDIATE;\n${guardSql(version)}`;
-    // Whether the guessed transaction stands; if it was refused at its guard, it is rolled back and the careful path runs.
-    const guarded = async (sql: string): Promise<boolean> => {
-        try {
-            await exec(sql);
-            return true;
-        }
-        catch (err) {
-            await execSql(db, 'ROLLBACK').catch(() => undefined);
-            if (!String((err as Error).message).includes(GUARD_ERROR)) {
-                throw err;
+    const guess = planSave(planned, [], new Map());
+    // Only a batch that adds rows and supersedes none of its own (whose blobs would go) fits in one text.
+    if (!('lookUp' in guess) && guess.plan.removed.length === 0 && guess.plan.results.every((r) => r.replaced.length === 0)) {
+        const { plan } = guess;
+        const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, new Map()) })),
+            outboxRows(plan.results, targets), blobs, Date.now(), connection.indexDocuments !== undefined);
+        if (tail !== undefined) {
+            await observer?.beforeBegin?.();
+            calls.count++;
+            try {
+                // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
+                await execSql(db, `BEGIN IMMEDIATE;\n${noneStoredSql(sqlJson(hashes), sqlJson(sources))};\n${tail};\nCOMMIT`);
+                return { results: plan.results, committed: true };
             }
-
-            return false;
+            catch (err) {
+                await execSql(db, 'ROLLBACK').catch(() => undefined);
+                if (!String((err as Error).message).includes(GUARD_ERROR)) {
+                    throw err;
+                }
+            }
         }
-    };
-    const careful = async () => {
-        guessing = false;
-        await exec('BEGIN IMMEDIATE');
-        rows = rowsOf(await all<LookedUp>(s.lookup, lookupParams));
-    };
+    }
+
+    calls.count++;
+    await execSql(db, 'BEGIN IMMEDIATE');
+    const found = await all<LookedUp>(s.lookup, [JSON.stringify(hashes), JSON.stringify(sources)]);
+    const rows: StoredRow[] = found.map((row) => ({ seq: row.seq, record: toRecord(row), messageHash: row.message_id_hash, sourceHash: row.source_id_hash }));
 
     const checked = new Map<string, boolean>();
     for (;;) {
         const outcome = planSave(planned, rows, checked);
         if ('lookUp' in outcome) {
-            // A holder is read inside the transaction, on the snapshot of its lookup.
-            if (guessing && !await guarded(begin)) {
-                await careful();
-                continue;
-            }
-
-            guessing = false;
             checked.set(outcome.lookUp, (await all(s.holder, [outcome.lookUp])).length > 0);
             continue;
         }
@@ -291,26 +270,17 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         const { plan } = outcome;
         const json = new Map<StoredAttachment[], string>();
         const insertRows = plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, json) }));
-        const outbox = deliveryRows(plan.results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
+        const outbox = outboxRows(plan.results, targets);
         const modifiedAt = Date.now();
         // The replaced copies' small blobs go in the same commit (a kill after it leaves no
         // orphan), once every link and blob of the batch is written: a blob another copy
         // still references (they share their delivery's blobs) stays.
         const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
-        const tail = plan.removed.length === 0 && replacedKeys.length === 0 ? writeTail(insertRows, outbox, blobs, modifiedAt, connection.indexDocuments !== undefined) : undefined;
-        if (guessing) {
-            guessing = false;
-            if (!await guarded(tail === undefined ? begin : `${begin};\n${tail};\nCOMMIT`)) {
-                await careful();
-                continue;
-            }
-
+        if (plan.removed.length === 0 && replacedKeys.length === 0) {
+            const tail = writeTail(insertRows, outbox, blobs, modifiedAt, connection.indexDocuments !== undefined);
             if (tail !== undefined) {
-                return { results: plan.results, committed: true };
+                return { results: plan.results, tail };
             }
-        }
-        else if (tail !== undefined) {
-            return { results: plan.results, tail };
         }
 
         // Removed copies first (a replacement may take the same id), then the rows, then their links.
@@ -371,6 +341,11 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         const removed = replacedKeys.length === 0 ? [] : await all<{ key: string }>(s.removeBlobs, [JSON.stringify(replacedKeys)]);
         return { results: withRemovedBlobKeys(plan.results, new Set(removed.map(({ key }) => key))) };
     }
+}
+
+/** The outbox rows of a plan's results (delivery-outbox.ts), due now, as the insert's JSON list takes them. */
+function outboxRows(results: SaveResult[], targets: (DeliveryTarget[][] | undefined)[]): unknown[][] {
+    return deliveryRows(results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
 }
 
 /** An insert row's values in INSERT_COLUMNS' order (SQLite has no booleans). */
