@@ -61,11 +61,14 @@ const lookupSql = (hashes: string, sources: string) => `SELECT ${EMAIL_COLUMNS.j
     WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources}))`;
 
 /**
- * Fails (with GUARD_ERROR) when the lookup of `hashes` and `sources` finds a stored row:
- * then the batch was planned on a guess that does not hold. CASE evaluates only the branch taken.
+ * Fails (with GUARD_ERROR) when the lookup of `hashes` and `sources` would find a stored
+ * row (its two index probes, no columns read): then the batch was planned on a guess that
+ * does not hold. CASE evaluates only the branch taken.
  */
-const noneStoredSql = (hashes: string, sources: string) =>
-    `SELECT CASE WHEN EXISTS (${lookupSql(hashes, sources)}) THEN json('a stored row matches') ELSE 1 END`;
+const noneStoredSql = (hashes: string, sources: string) => `SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE message_id_hash IN (SELECT value FROM json_each(${hashes})))
+    OR EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources})))
+    THEN json('a stored row matches') ELSE 1 END`;
 /** What SQLite says when that check fails (json() of a text that is not JSON). */
 const GUARD_ERROR = 'malformed JSON';
 
