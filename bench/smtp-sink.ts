@@ -21,6 +21,7 @@ import {
     MAX_COMMAND_LINE_BYTES,
     SMTP_BANNER
 } from '../adapters/smtp';
+import { checkSmtpServerInit, greetAtOnce } from '../adapters/smtp/greet-at-once';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_BUDGET_BYTES } from '../lib/defaults';
 import { createMessageBudget } from '../lib/util/message-budget';
 import { readBounded } from '../lib/util/read-bounded';
@@ -33,9 +34,13 @@ export type SinkMode = 'bare' | 'listener';
 /** A running reference server; count() is messages answered 250. */
 export type SmtpSink = ReferenceServer;
 
-/** Starts a reference server in a child process on a free loopback port. */
-export async function startSmtpSink(mode: SinkMode): Promise<SmtpSink> {
-    return forkReferenceServer(`SMTP sink (${mode})`, __filename, 1, ([smtpPort]) => [mode, String(smtpPort)]);
+/**
+ * Starts a reference server in a child process on a free loopback port. `greet`: the bare
+ * one greets at once (greet-at-once.ts, as our listener does), for benches that open a
+ * connection per message; otherwise after smtp-server's 100 ms.
+ */
+export async function startSmtpSink(mode: SinkMode, greet = false): Promise<SmtpSink> {
+    return forkReferenceServer(`SMTP sink (${mode})`, __filename, 1, ([smtpPort]) => [mode, String(smtpPort), ...(greet ? ['greet'] : [])]);
 }
 
 /** The options createSmtpListener gives smtp-server by default (no AUTH, no TLS), for a reference server's own onData. */
@@ -55,7 +60,7 @@ export function listenerDefaults(): SMTPServerOptions {
 }
 
 /** The child: listens, counts, answers the parent. */
-async function serve(mode: SinkMode, port: number): Promise<void> {
+async function serve(mode: SinkMode, port: number, greet: boolean): Promise<void> {
     let count = 0;
     if (mode === 'bare') {
         const server = new SMTPServer({
@@ -68,6 +73,11 @@ async function serve(mode: SinkMode, port: number): Promise<void> {
                 });
             }
         });
+        if (greet) {
+            checkSmtpServerInit();
+            greetAtOnce(server);
+        }
+
         await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     }
     else {
@@ -92,8 +102,8 @@ async function serve(mode: SinkMode, port: number): Promise<void> {
 }
 
 if (require.main === module) {
-    const [mode, port] = process.argv.slice(2);
-    serve(mode as SinkMode, Number(port)).catch((err: unknown) => {
+    const [mode, port, greet] = process.argv.slice(2);
+    serve(mode as SinkMode, Number(port), greet === 'greet').catch((err: unknown) => {
         console.error(err);
         process.exit(1);
     });

@@ -2,9 +2,10 @@
  * The embedded store's save transaction on a connection of its own, its statements
  * prepared once: a batch of deliveries costs a fixed handful of statements (one
  * lookup, one multi-row insert per table, one upsert per 32 staged blobs), none of them
- * built per message, and no savepoint. A small batch that only adds rows sends its
- * writes and the COMMIT as one SQL text: three calls from BEGIN to the fsync instead of
- * seven, each a trip through libuv's pool. knex keeps migrations, deletes and keys.
+ * built per message, and no savepoint. A small batch of new mail sends BEGIN, a check
+ * that nothing stored matches it, its writes and the COMMIT as one SQL text: one call
+ * instead of seven, each a trip through libuv's pool (docs/design.md, "SQLite
+ * connections"). knex keeps migrations, deletes and keys.
  */
 
 import * as Sqlite3 from 'sqlite3';
@@ -53,14 +54,28 @@ const insertDeliveriesSql = (list: string) => `INSERT INTO ${DELIVERIES_TABLE} (
 const indexDocumentsSql = (hashes: string) => `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
     WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))`;
 
+/** Two index lookups: the holders of the drafts' first-choice ids (`hashes`, a JSON list), and the stored copy of each (inbox, source) of `sources`. */
+const lookupSql = (hashes: string, sources: string) => `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
+    WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))
+    UNION SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
+    WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources}))`;
+
+/**
+ * Fails (with GUARD_ERROR) when the lookup of `hashes` and `sources` would find a stored
+ * row (its two index probes, no columns read): then the batch was planned on a guess that
+ * does not hold. CASE evaluates only the branch taken.
+ */
+const noneStoredSql = (hashes: string, sources: string) => `SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE message_id_hash IN (SELECT value FROM json_each(${hashes})))
+    OR EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources})))
+    THEN json('a stored row matches') ELSE 1 END`;
+/** What SQLite says when that check fails (json() of a text that is not JSON). */
+const GUARD_ERROR = 'malformed JSON';
+
 // Lists travel as one JSON parameter (json_each), so each statement is prepared once
 // whatever the batch's size, and stays under every bound-parameter limit.
 const SQL = {
-    // Two index lookups: the holders of the drafts' first-choice ids, and the stored copy of each (inbox, source).
-    lookup: `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
-        WHERE message_id_hash IN (SELECT value FROM json_each(?1))
-        UNION SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
-        WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?2))`,
+    lookup: lookupSql('?1', '?2'),
     holder: `SELECT seq FROM ${EMAILS_TABLE} WHERE message_id_hash = ?`,
     removeLinks: `DELETE FROM ${EMAIL_BLOBS_TABLE} WHERE email_seq IN (SELECT value FROM json_each(?))`,
     removeEmails: `DELETE FROM ${EMAILS_TABLE} WHERE seq IN (SELECT value FROM json_each(?))`,
@@ -99,6 +114,11 @@ export interface BatchWriterObserver {
     commit?(deliveries: number, calls?: number): void;
     /** A statement of a save transaction failed (the transaction was rolled back). */
     error?(err: unknown): void;
+    /**
+     * Before the BEGIN of a batch planned as new mail: what another connection commits
+     * here and matches the batch makes the save look it up inside its transaction.
+     */
+    beforeBegin?(): void | Promise<void>;
 }
 
 /** The save transaction of the embedded record store. */
@@ -154,9 +174,12 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
         const { db } = connection;
         const calls = { count: 0 };
         try {
-            const { results, tail } = await storeBatch(connection, calls, deliveries, blobs, targets);
-            calls.count++;
-            await execSql(db, tail === undefined ? 'COMMIT' : `${tail};\nCOMMIT`);
+            const { results, tail, committed } = await storeBatch(connection, calls, deliveries, blobs, targets, observer);
+            if (!committed) {
+                calls.count++;
+                await execSql(db, tail === undefined ? 'COMMIT' : `${tail};\nCOMMIT`);
+            }
+
             observer?.commit?.(deliveries.length, calls.count);
             return results;
         }
@@ -188,13 +211,19 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
     };
 }
 
-// One batch inside its transaction: the lookup, the plan (save-plan.ts) worked out
-// from it, then the writes. node-sqlite3 starts calls on different statements at once
-// (the connection runs them in any order), so writes that depend on each other are
-// chained and the rest run alongside; every one is awaited before the caller's COMMIT.
-// A small batch that only adds rows leaves its writes to the caller as one SQL text
-// (`tail`), run with the COMMIT in the same call.
-async function storeBatch(connection: Connection, calls: { count: number }, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<{ results: SaveResult[]; tail?: string }> {
+type LookedUp = EmailRow & { message_id_hash: string; source_id_hash: string };
+
+// One batch: first the guess that nothing stored matches it (new mail, the usual batch),
+// then, when that does not hold, the careful way. The guess plans without a lookup and,
+// when the batch only adds rows and fits in one SQL text, runs BEGIN, a check that no
+// stored row matches (the lookup's own query, failing the exec when it finds a row), the
+// writes and the COMMIT as one exec (`committed`). The careful way looks the batch up
+// inside its transaction and plans (save-plan.ts) from what it found. node-sqlite3 starts
+// calls on different statements at once (the connection runs them in any order), so
+// writes that depend on each other are chained and the rest run alongside; every one is
+// awaited before the caller's COMMIT. A small batch that only adds rows leaves its writes
+// to the caller as one SQL text (`tail`), run with the COMMIT in the same call.
+async function storeBatch(connection: Connection, calls: { count: number }, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[], observer?: BatchWriterObserver): Promise<{ results: SaveResult[]; tail?: string; committed?: boolean }> {
     const { db, statements: s } = connection;
     const all = <T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> => {
         calls.count++;
@@ -202,13 +231,35 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
     };
     const planned = prepareDeliveries(deliveries);
     const drafts = planned.flat();
-    // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
+    const hashes = drafts.map((d) => d.candidateHash);
+    const sources = drafts.map((d) => [d.draft.inbox, d.sourceHash]);
+
+    const guess = planSave(planned, [], new Map());
+    // Only a batch that adds rows and supersedes none of its own (whose blobs would go) fits in one text.
+    if (!('lookUp' in guess) && guess.plan.removed.length === 0 && guess.plan.results.every((r) => r.replaced.length === 0)) {
+        const { plan } = guess;
+        const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, new Map()) })),
+            outboxRows(plan.results, targets), blobs, Date.now(), connection.indexDocuments !== undefined);
+        if (tail !== undefined) {
+            await observer?.beforeBegin?.();
+            calls.count++;
+            try {
+                // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
+                await execSql(db, `BEGIN IMMEDIATE;\n${noneStoredSql(sqlJson(hashes), sqlJson(sources))};\n${tail};\nCOMMIT`);
+                return { results: plan.results, committed: true };
+            }
+            catch (err) {
+                await execSql(db, 'ROLLBACK').catch(() => undefined);
+                if (!String((err as Error).message).includes(GUARD_ERROR)) {
+                    throw err;
+                }
+            }
+        }
+    }
+
     calls.count++;
     await execSql(db, 'BEGIN IMMEDIATE');
-    const found = await all<EmailRow & { message_id_hash: string; source_id_hash: string }>(s.lookup, [
-        JSON.stringify(drafts.map((d) => d.candidateHash)),
-        JSON.stringify(drafts.map((d) => [d.draft.inbox, d.sourceHash]))
-    ]);
+    const found = await all<LookedUp>(s.lookup, [JSON.stringify(hashes), JSON.stringify(sources)]);
     const rows: StoredRow[] = found.map((row) => ({ seq: row.seq, record: toRecord(row), messageHash: row.message_id_hash, sourceHash: row.source_id_hash }));
 
     const checked = new Map<string, boolean>();
@@ -222,7 +273,7 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         const { plan } = outcome;
         const json = new Map<StoredAttachment[], string>();
         const insertRows = plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, json) }));
-        const outbox = deliveryRows(plan.results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
+        const outbox = outboxRows(plan.results, targets);
         const modifiedAt = Date.now();
         // The replaced copies' small blobs go in the same commit (a kill after it leaves no
         // orphan), once every link and blob of the batch is written: a blob another copy
@@ -293,6 +344,11 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         const removed = replacedKeys.length === 0 ? [] : await all<{ key: string }>(s.removeBlobs, [JSON.stringify(replacedKeys)]);
         return { results: withRemovedBlobKeys(plan.results, new Set(removed.map(({ key }) => key))) };
     }
+}
+
+/** The outbox rows of a plan's results (delivery-outbox.ts), due now, as the insert's JSON list takes them. */
+function outboxRows(results: SaveResult[], targets: (DeliveryTarget[][] | undefined)[]): unknown[][] {
+    return deliveryRows(results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
 }
 
 /** An insert row's values in INSERT_COLUMNS' order (SQLite has no booleans). */

@@ -176,7 +176,7 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
-        it('sends a small batch of new mail from BEGIN to its COMMIT in three calls, its values as literals read back unchanged', async () => {
+        it('sends a small batch of new mail from BEGIN to its COMMIT in one call, its values as literals read back unchanged', async () => {
             const { knex, store } = await open(dir, 'tail.sqlite');
             const calls: (number | undefined)[] = [];
             const writer = openSqliteBatchWriter(join(dir, 'tail.sqlite'), { commit: (_, n) => calls.push(n) });
@@ -185,7 +185,7 @@ describe('sqlite-batch-writer', () => {
                 const sent = draft('tail', 1, { subject: 'it\'s \'\' quoted — ünïcode 🎉', body: 'O\'Brien\'s body\nsecond line \\ end', attachments, links: [{ href: "https://x.test/?a='1'", text: "it's" }], codes: ['123456'] });
                 const raw = Buffer.from([0x00, 0x27, 0xff, 0x5c, 0x0a, 0x27, 0x27]);
                 const [result] = await writer.save([[sent]], [{ ...staged(store, sent.rawKey, ''), content: raw, contentType: 'text/plain; name=\'a\'' }]);
-                expect(calls).to.equal([3]);
+                expect(calls).to.equal([1]);
 
                 const record = (await store.getEmail(result!.saved[0]!.messageId))!;
                 expect(record).to.equal(result!.saved[0]!);
@@ -206,12 +206,52 @@ describe('sqlite-batch-writer', () => {
                 const large = draft('tail', 2);
                 const content = Buffer.alloc(MAX_TAIL_CHARS, 0x27);
                 await writer.save([[large]], [{ ...staged(store, large.rawKey, ''), content }]);
-                expect(calls).to.equal([3, 7]);
+                expect(calls).to.equal([1, 7]);
                 const [stored] = await knex('blobs').select('content').where('key', large.rawKey) as { content: Buffer }[];
                 expect(stored!.content.equals(content)).to.be.true();
             }
             finally {
                 await writer.close();
+                await store.close();
+            }
+        });
+
+        it('looks a batch planned as new mail up inside its transaction when another connection stored a copy it replaces before its BEGIN', async () => {
+            const { knex, store } = await open(dir, 'guard.sqlite');
+            const file = join(dir, 'guard.sqlite');
+            const other = openSqliteBatchWriter(file);
+            const sent = draft('guard', 1, { sourceId: 'guard@x' });
+            const calls: (number | undefined)[] = [];
+            let meanwhile: SaveResult[] | undefined;
+            // The same message (same bytes) stored in the same inbox by another connection just before BEGIN.
+            const writer = openSqliteBatchWriter(file, {
+                commit: (_, n) => calls.push(n),
+                beforeBegin: async () => {
+                    meanwhile ??= await other.save([[draft('guard', 2, { sourceId: 'guard@x', rawKey: 'k-other' })]], []);
+                }
+            });
+            try {
+                const [result] = await writer.save([[sent]], []);
+                // The guessed plan (a plain insert) would break the (inbox, source) key: its check refused
+                // it, and the batch replaced the copy committed meanwhile instead.
+                expect(result!.replaced.map((r) => r.messageId)).to.equal([meanwhile![0]!.saved[0]!.messageId]);
+                expect(await knex('emails').where('inbox', 'guard').pluck('raw_key')).to.equal([sent.rawKey]);
+                // The refused guess; then BEGIN, the lookup, the writes of a replacement (six) and the COMMIT.
+                expect(calls).to.equal([1 + 9]);
+
+                // New mail again: the guess holds.
+                await writer.save([[draft('guard', 3)]], []);
+                expect(calls).to.equal([10, 1]);
+
+                // The same Message-ID for another inbox: its first-choice id is held, so the check refuses the guess and the copy gets another id.
+                const [elsewhere] = await writer.save([[draft('guard-other', 4, { sourceId: 'guard@x' })]], []);
+                expect(calls[2]!).to.be.greaterThan(1);
+                expect(elsewhere!.saved[0]!.messageId).to.not.equal(result!.saved[0]!.messageId);
+                expect(await knex('emails').where('source_id', 'guard@x').count({ n: '*' })).to.equal([{ n: 2 }]);
+            }
+            finally {
+                await writer.close();
+                await other.close();
                 await store.close();
             }
         });
