@@ -23,6 +23,26 @@ export function sqlString(text: string): string | undefined {
     return `'${text.replaceAll('\'', '\'\'')}'`;
 }
 
+/**
+ * A row's value as an SQL literal: NULL, a finite number, or a string (sqlString());
+ * undefined when it cannot be one (a NUL, a lone surrogate, which a bound value would
+ * carry differently, or another type), and the row is then bound instead.
+ */
+export function sqlValue(value: unknown): string | undefined {
+    if (value === null || value === undefined) {
+        return 'NULL';
+    }
+
+    if (typeof value === 'number') {
+        return Number.isFinite(value) ? String(value) : undefined;
+    }
+
+    return typeof value === 'string' && (value as WellFormedString).isWellFormed() ? sqlString(value) : undefined;
+}
+
+// String.prototype.isWellFormed() (Node 20), which the compiler's library does not declare yet.
+type WellFormedString = string & { isWellFormed(): boolean };
+
 /** `value` as JSON in an SQL string literal (JSON.stringify escapes NUL, so it always fits). */
 export function sqlJson(value: unknown): string {
     return sqlString(JSON.stringify(value))!;

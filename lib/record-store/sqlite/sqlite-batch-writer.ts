@@ -23,7 +23,7 @@ import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
 import { BLOBS_TABLE, DELIVERIES_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from '../sql/schema';
 import { deliveryRows } from '../sql/delivery-outbox';
 import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../sql/search-index';
-import { MAX_TAIL_CHARS, sqlBlob, sqlJson, sqlString } from './sql-literals';
+import { MAX_TAIL_CHARS, sqlBlob, sqlJson, sqlString, sqlValue } from './sql-literals';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 const INSERT_COLUMNS = [
@@ -371,7 +371,8 @@ function writeTail(inserts: Array<{ messageHash: string; row: Record<string, unk
     };
     if (inserts.length > 0) {
         const hashes = sqlJson(inserts.map(({ messageHash }) => messageHash));
-        if (!add(insertEmailsSql(sqlJson(inserts.map(({ row }) => insertValues(row))))) || !add(insertLinksSql(hashes)) || (indexed && !add(indexDocumentsSql(hashes)))) {
+        const values = insertValuesSql(inserts.map(({ row }) => insertValues(row)));
+        if (values === undefined || !add(values) || !add(insertLinksSql(hashes)) || (indexed && !add(indexDocumentsSql(hashes)))) {
             return undefined;
         }
     }
@@ -399,6 +400,31 @@ function writeTail(inserts: Array<{ messageHash: string; row: Record<string, unk
     }
 
     return statements.length === 0 ? undefined : statements.join(';\n');
+}
+
+/**
+ * The emails insert of a write tail with its rows as `VALUES` literals: no JSON text for
+ * json_each to parse, and no JSON.stringify of long bodies (costly for a text with one
+ * character beyond Latin-1, which V8 keeps at two bytes a character: bench/README.md,
+ * "where main stands after a parse without streams"). Undefined when a value is not a literal.
+ */
+function insertValuesSql(rows: unknown[][]): string | undefined {
+    const tuples: string[] = [];
+    for (const row of rows) {
+        const literals: string[] = [];
+        for (const value of row) {
+            const literal = sqlValue(value);
+            if (literal === undefined) {
+                return undefined;
+            }
+
+            literals.push(literal);
+        }
+
+        tuples.push(`(${literals.join(', ')})`);
+    }
+
+    return `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
 
 // The upsert of `rows` staged blobs, prepared on first use.
