@@ -229,16 +229,23 @@ function alternativeMessages(): Array<[string, Buffer]> {
     return out;
 }
 
+// compare() of every message; how many took the fast path.
+async function comparedAll(messages: Array<[string, Buffer]>): Promise<number> {
+    let taken = 0;
+    for (const [name, raw] of messages) {
+        taken += await compare(name, raw) ? 1 : 0;
+    }
+
+    return taken;
+}
+
 describe('plain-parse', () => {
 
     describe('parsePlainMessage()', () => {
 
         it('gives what mailparser gives for every generated small plain message, and takes most of them', async () => {
             const messages = generatedMessages();
-            let taken = 0;
-            for (const [name, raw] of messages) {
-                taken += await compare(name, raw) ? 1 : 0;
-            }
+            const taken = await comparedAll(messages);
 
             // Only the shapes it must leave to mailparser are left (the odd ones, mostly): without
             // this bound the test would pass by never taking the fast path.
@@ -248,10 +255,7 @@ describe('plain-parse', () => {
 
         it('gives what mailparser gives for every generated multipart/alternative, and takes the plain ones', async () => {
             const messages = alternativeMessages();
-            let taken = 0;
-            for (const [name, raw] of messages) {
-                taken += await compare(name, raw) ? 1 : 0;
-            }
+            const taken = await comparedAll(messages);
 
             // Four of the fifteen part shapes hold a part it must leave to mailparser, and most odd ones.
             expect(messages.length).to.be.above(150);
@@ -260,10 +264,7 @@ describe('plain-parse', () => {
 
         it('gives what mailparser gives for every message under test/fixtures it takes', async () => {
             const messages = fixtureMessages();
-            let taken = 0;
-            for (const [name, raw] of messages) {
-                taken += await compare(name, raw) ? 1 : 0;
-            }
+            const taken = await comparedAll(messages);
 
             // The corpus is mostly multipart and odd on purpose; its single-part text messages are taken.
             expect(messages.length).to.be.above(300);
