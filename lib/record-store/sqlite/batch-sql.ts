@@ -20,7 +20,8 @@ export const INSERT_COLUMNS = [
 
 
 // The writes that take their rows from one JSON list (json_each over `list`): `?` to
-// prepare, or the list as a literal in a small batch's write tail.
+// prepare, or the list as a literal in a small batch's write tail (whose emails insert
+// writes its rows as VALUES instead: insertValuesSql()).
 export const insertEmailsSql = (list: string) => `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')})
     SELECT ${INSERT_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(${list})`;
 // By the id digests, so the insert needs no RETURNING read back into JS; the keys are
