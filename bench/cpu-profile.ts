@@ -87,9 +87,8 @@ export function summarizeProfile(profile: CpuProfile, window: ProfileWindow = { 
  * CPU by stage (profile-stages.ts), µs per message. A profile samples a thread by the wall
  * clock, so on a busy machine its busy time includes time the thread waited for a core:
  * the main thread's and the parse workers' stages are their shares of the samples times the
- * CPU /proc measured for those threads (`cpu`, seconds a message). The writer thread cannot
- * be told apart from libuv's pool and V8's helpers in /proc: its column is its sampled time,
- * and the CPU of all those threads together is a row of its own.
+ * CPU /proc measured for those threads (`cpu`, seconds a message). libuv's pool (SQLite, fsync)
+ * and V8's helpers run no JS, so they have no profile: their CPU together is a row of its own.
  */
 async function stageTable(files: string[], read: (name: string) => Promise<CpuProfile & { startTime: number; endTime: number }>, windowOf: (profile: CpuProfile & { startTime: number; endTime: number }) => ProfileWindow, messages: number, cpu: { main: number; parse: number; other: number }): Promise<Table> {
     const columns = new Map<string, Map<Stage, number>>();
@@ -97,8 +96,7 @@ async function stageTable(files: string[], read: (name: string) => Promise<CpuPr
         const profile = await read(name);
         const thread = Number(name.split('.').at(-3));
         const { stages } = summarizeStages(profile, windowOf(profile));
-        const kind = thread === 0 ? 'main thread' :
-            profile.nodes.some((n) => n.callFrame.url.includes('sqlite-writer-worker')) ? 'SQLite writer thread (sampled)' : 'parse workers';
+        const kind = thread === 0 ? 'main thread' : 'parse workers';
         const column = columns.get(kind) ?? new Map<Stage, number>();
         for (const [stage, ms] of stages) {
             column.set(stage, (column.get(stage) ?? 0) + ms);
@@ -107,7 +105,7 @@ async function stageTable(files: string[], read: (name: string) => Promise<CpuPr
         columns.set(kind, column);
     }
 
-    const kinds = ['main thread', 'parse workers', 'SQLite writer thread (sampled)'].filter((k) => columns.has(k));
+    const kinds = ['main thread', 'parse workers'].filter((k) => columns.has(k));
     const busyOf = (kind: string) => [...columns.get(kind)!].filter(([s]) => s !== '(idle)').reduce((a, [, ms]) => a + ms, 0);
     // µs a message for `ms` of a column's samples.
     const scale = new Map(kinds.map((kind) => {
@@ -121,7 +119,7 @@ async function stageTable(files: string[], read: (name: string) => Promise<CpuPr
     });
     const busy = kinds.map((k) => scale.get(k)!(busyOf(k)));
     rows.push(['all stages', ...busy.map((v) => fmt(v)), fmt(busy.reduce((a, b) => a + b, 0))]);
-    rows.push(['CPU of every thread but the main one and the parse workers (writer thread, libuv pool with SQLite and fsync, V8 helpers), from /proc', ...kinds.map(() => ''), fmt(cpu.other * 1e6)]);
+    rows.push(['CPU of every thread but the main one and the parse workers (libuv pool with SQLite and fsync, V8 helpers), from /proc', ...kinds.map(() => ''), fmt(cpu.other * 1e6)]);
     rows.push(['CPU of every thread, from /proc', ...kinds.map(() => ''), fmt((cpu.main + cpu.parse + cpu.other) * 1e6)]);
     return {
         title: 'CPU by stage of a message\'s way, µs per acknowledged message (main thread and parse workers: /proc CPU split by their profiles\' self time; node internals counted for the nearest frame of ours or of a package above them)',
@@ -207,13 +205,12 @@ async function bench(args: BenchArgs) {
             rows: summary.functions.slice(0, TOP).map(([name, ms]) => [`\`${name}\``, fmt(ms), pct(ms)])
         }
     ];
-    // The worker threads: the parse workers and the SQLite writer thread, told apart by what they ran.
+    // The worker threads: the parse workers (the save runs on the main thread).
     const others: string[][] = [];
     for (const name of files.filter((f) => threadOf(f) !== 0).sort()) {
         const thread = await summarize(name);
         const busy = thread.total - (thread.owners.find(([owner]) => owner === '(idle)')?.[1] ?? 0);
-        const kind = thread.functions.some(([f]) => f.includes('sqlite-batch-writer') || f.includes('sqlite-writer-worker')) ? 'SQLite writer thread' : 'parse worker';
-        others.push([`${kind} (thread ${threadOf(name)})`, fmt(thread.total), fmt(busy / thread.total * 100), thread.owners.filter(([owner]) => owner !== '(idle)').slice(0, 5).map(([owner, ms]) => `${owner} ${fmt(ms)}`).join(', ')]);
+        others.push([`parse worker (thread ${threadOf(name)})`, fmt(thread.total), fmt(busy / thread.total * 100), thread.owners.filter(([owner]) => owner !== '(idle)').slice(0, 5).map(([owner, ms]) => `${owner} ${fmt(ms)}`).join(', ')]);
     }
 
     if (others.length > 0) {

@@ -41,7 +41,7 @@ async function bench(args: BenchArgs) {
     const rows: string[][] = [];
     const checks: TargetCheck[] = [];
     try {
-        // Warm-up: the parse workers and the writer thread start.
+        // Warm-up: the parse workers start and the writer connection opens.
         await timedSend(service.smtpPort, NORMAL(0), 'warm');
         let n = 1;
         for (const shape of SHAPES) {

@@ -6,8 +6,11 @@
  * bench/README.md, "The small-mail fast path: cost per stage", that cpu-profile cannot.
  * Not in run.ts: it needs `perf` (Debian package linux-perf) and the rights to attach it.
  *
- *   node dist-bench/bench/native-cost.js [--c 1,16] [--load-ms 6000] [--root DIR]
+ *   node dist-bench/bench/native-cost.js [--c 1,16] [--load-ms 6000] [--root DIR|floor]
+ *
+ * `--root floor` measures the floor (floor-server.ts) the same way, for its SQLite beside ours.
  */
+import { startFloorServer } from './floor-server';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import * as Path from 'node:path';
@@ -64,7 +67,7 @@ async function sampleCount(data: string): Promise<{ samples: number; sqlite: num
 }
 
 async function measure(root: string | undefined, sessions: number, loadMs: number, smoke: boolean, dir: string): Promise<{ acked: number; msgPerSec: number; samples: number; sqlite: number; shares: Map<string, number> }> {
-    const service = await startStandalone(root ? { root } : {});
+    const service = root === 'floor' ? await startFloorServer() : await startStandalone(root ? { root } : {});
     const data = Path.join(dir, `perf-c${sessions}.data`);
     try {
         const load = (messages: number, prefix: string, ms: number) => runLoad({

@@ -2,8 +2,8 @@
  * The record store's share of an ingest, alone: the saves `ingestRawEmail` makes (drafts
  * and staged raw blobs, recorded once from real ingests) replayed, alternating, on
  * - `ours`: a fresh embedded record store, `--in-flight` saves at a time;
- * - `writer-thread` / `writer-loop`: the SQLite batch writer alone, in its thread or on
- *   this event loop, one batch of `--batch` deliveries (default: `--in-flight`) at a time;
+ * - `writer-loop`: the SQLite batch writer alone on this event loop (as the store runs it),
+ *   one batch of `--batch` deliveries (default: `--in-flight`) at a time;
  * - `floor`: floor-store.ts's save of the same messages, parsed beforehand;
  * - `writer-loop/<part>` with `--ablate <part>,…`: the loop's writer with a part left out (ABLATIONS).
  * Prints msg/s, CPU per message (the whole process, every thread; `--threads`: each
@@ -26,7 +26,6 @@ import type { RecordStore } from '../lib/record-store/record-store';
 import type { StagedBlob } from '../lib/blob-store/blob-store';
 import type { EmailDraft } from '../lib/types';
 import { openSqliteBatchWriter } from '../lib/record-store/sqlite/sqlite-batch-writer';
-import { openSqliteWriterThread } from '../lib/record-store/sqlite/sqlite-writer-thread';
 import { openFloorStore } from './floor-store';
 import { profiles, recipientOf, type ProfileName } from './profiles';
 import { tempDir } from '../test/helpers/temp-dir';
@@ -163,10 +162,10 @@ const ABLATIONS = {
 } satisfies Record<string, string[]>;
 type Ablation = keyof typeof ABLATIONS;
 
-// The batch writer alone (no batcher, no store around it) on a fresh migrated file, in its
-// thread or on this event loop: the recorded saves in batches of `batch` deliveries, one
-// batch at a time, as group commit makes them when `batch` saves wait for a commit.
-async function writer(saves: SaveArgs[], batch: number, placement: 'thread' | 'loop', ablation?: Ablation): Promise<Measured> {
+// The batch writer alone (no batcher, no store around it) on a fresh migrated file: the
+// recorded saves in batches of `batch` deliveries, one batch at a time, as group commit
+// makes them when `batch` saves wait for a commit.
+async function writer(saves: SaveArgs[], batch: number, ablation?: Ablation): Promise<Measured> {
     const dir = await tempDir('store-loop-writer');
     const filename = Path.join(dir, SQLITE_FILENAME);
     const knex = openSqliteKnex(filename);
@@ -177,7 +176,7 @@ async function writer(saves: SaveArgs[], batch: number, placement: 'thread' | 'l
     }
 
     await store.close();
-    const open = placement === 'thread' ? openSqliteWriterThread(filename) : openSqliteBatchWriter(filename);
+    const open = openSqliteBatchWriter(filename);
     try {
         const batches: Array<[EmailDraft[][], StagedBlob[]]> = [];
         for (let i = 0; i < saves.length; i += batch) {
@@ -252,10 +251,9 @@ async function main(): Promise<void> {
     for (let round = 1; round <= Number(values.rounds); round++) {
         for (const [name, run] of [
             ['ours', () => ours(saves, inFlight)],
-            ['writer-thread', () => writer(saves, batch, 'thread')],
-            ['writer-loop', () => writer(saves, batch, 'loop')],
+            ['writer-loop', () => writer(saves, batch)],
             ['floor', () => floor(profile, count, inFlight)],
-            ...ablations.map((a) => [`writer-loop/${a}`, () => writer(saves, batch, 'loop', a)] as const)
+            ...ablations.map((a) => [`writer-loop/${a}`, () => writer(saves, batch, a)] as const)
         ] as const) {
             if (values.only !== undefined && !values.only.split(',').includes(name)) {
                 continue;

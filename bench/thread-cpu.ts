@@ -150,9 +150,9 @@ async function bench(args: BenchArgs) {
         tables: [perThread, crossing],
         targets: [],
         notes: [
-            'CPU is each thread\'s user + system time from /proc/<pid>/task/<tid>/stat over the cell. Main thread: the service\'s event loop (SMTP sessions, HTTP, ingest). Parse workers: the threads at nice 19 (none in checkouts that parse on the main thread). Other threads: the SQLite writer thread, libuv\'s thread pool (SQLite statements, fsync, file I/O) and V8\'s helper threads (garbage collection, compilation); Linux names them all "node".',
+            'CPU is each thread\'s user + system time from /proc/<pid>/task/<tid>/stat over the cell. Main thread: the service\'s event loop (SMTP sessions, HTTP, ingest). Parse workers: the threads at nice 19 (none in checkouts that parse on the main thread). Other threads: libuv\'s thread pool (SQLite statements, fsync, file I/O) and V8\'s helper threads (garbage collection, compilation); Linux names them all "node".',
             'Each cell is a fresh service: warmed with ' + (smoke ? 10 : WARM_UP_MESSAGES) + ' messages, then ' + (smoke ? 30 : CELL_MESSAGES) + ' messages or ' + (smoke ? 2 : CELL_MS / 1000) + ' s from C sessions of our generator (one message at a time per session, as nodemailer sends).',
-            'A message crosses threads at least twice for its parse (to a parse worker and back) and shares the writer thread\'s crossings with its batch; each statement of a save is one more round trip, between the writer thread and libuv\'s pool. The second table is what one such round trip costs here when both sides sleep between messages.'
+            'A message crosses threads at least twice for its parse (to a parse worker and back) and each node-sqlite3 call of its batch\'s save is one more, between the event loop and libuv\'s pool (a small batch of new mail makes one). The second table is what one such round trip costs here when both sides sleep between messages.'
         ]
     };
 }

@@ -26,7 +26,7 @@ import { toNumber, toRecord, type EmailRow } from './sql/rows';
 import { EMAIL_COLUMNS, EMAILS_TABLE, SEARCH_INDEX_TABLE } from './sql/schema';
 import { createSaveBatch, type Delivery } from './save-batch';
 import type { BatchWriterObserver } from './sqlite/sqlite-batch-writer';
-import { openSqliteWriterThread } from './sqlite/sqlite-writer-thread';
+import { openSqliteBatchWriter } from './sqlite/sqlite-batch-writer';
 import { removeRows } from './sql/save-statements';
 import { referencedBlobKeys } from './sql/blob-references';
 import { deliveryOutbox } from './sql/delivery-outbox';
@@ -137,9 +137,10 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const sqliteSearchIndex = async (on: Knex): Promise<boolean> => sqliteIndexed ??= await hasSqliteSearchIndex(on);
     const searchIndexed = async (): Promise<boolean> => pg || (sqliteIndexed ??= (await read(knex('sqlite_master').select('name').where({ type: 'table', name: SEARCH_INDEX_TABLE }))).length > 0);
 
-    // The embedded file's saves run on a connection of their own with prepared statements,
-    // in a thread of their own (sqlite-writer-thread.ts): a commit never waits for this event loop.
-    const batchWriter = sqliteFile === undefined ? undefined : openSqliteWriterThread(sqliteFile, options.observeBatchWriter, undefined, sqliteConnectionOf(knex));
+    // The embedded file's saves run on a connection of their own with prepared statements, on
+    // this event loop: a new batch is one node-sqlite3 call, cheaper here than posted to a
+    // thread and back (docs/design.md, "SQLite connections").
+    const batchWriter = sqliteFile === undefined ? undefined : openSqliteBatchWriter(sqliteFile, options.observeBatchWriter, sqliteConnectionOf(knex));
     const saveBatch = createSaveBatch({ knex, pg, channel, batchWriter, retryTransient, sqliteSearchIndex });
 
     const batchSave = createBatcher<Delivery, SaveResult>({
@@ -369,7 +370,7 @@ function sqliteFilename(knex: Knex): string | undefined {
     return typeof filename === 'string' && filename !== '' && filename !== ':memory:' && !filename.startsWith('file:') ? Path.resolve(filename) : undefined;
 }
 
-// How the SQLite Knex's connections wait for locks (openSqliteKnex()), for the writer thread's own connection.
+// How the SQLite Knex's connections wait for locks (openSqliteKnex()), for the batch writer's own connection.
 function sqliteConnectionOf(knex: Knex): SqliteConnectionOptions {
     const busyTimeoutMs = (knex.client.config.connection as { busyTimeoutMs?: number } | undefined)?.busyTimeoutMs;
     return busyTimeoutMs === undefined ? {} : { busyTimeoutMs };

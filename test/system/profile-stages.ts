@@ -25,7 +25,6 @@ describe('the cost table by stage (bench/README.md, "The small-mail fast path: c
 
     it('counts a message port\'s work as a thread crossing, even when our parse pool called it', () => {
         expect(stageOfStack([frame('postMessage'), frame('pump', ours('lib/mime/parse-pool.js'))])).to.startWith('thread crossings');
-        expect(stageOfStack([frame('postMessage'), frame('send', ours('lib/record-store/sqlite/sqlite-writer-thread.js'))])).to.startWith('thread crossings');
         expect(stageOfStack([frame('(anonymous)', 'node:internal/per_context/messageport'), frame('(root)')])).to.startWith('thread crossings');
         // The parse the message started is the parse's, not the crossing's.
         const parse = [frame('_transform', pkg('mailsplit/lib/message-splitter.js')), frame('parse', ours('lib/mime/parse.js')), frame('(anonymous)', 'node:internal/per_context/messageport')];

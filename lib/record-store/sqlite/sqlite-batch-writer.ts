@@ -55,8 +55,7 @@ type Statements = Record<keyof typeof SQL, Sqlite3.Statement>;
 export interface BatchWriterObserver {
     /**
      * A save transaction committed, with this many deliveries; `calls`: the node-sqlite3
-     * calls it made from BEGIN to COMMIT, each a trip through libuv's pool (told by the
-     * writer on its own thread, not across the writer thread's crossing).
+     * calls it made from BEGIN to COMMIT, each a trip through libuv's pool.
      */
     commit?(deliveries: number, calls?: number): void;
     /** A statement of a save transaction failed (the transaction was rolled back). */

@@ -130,8 +130,8 @@ describe('long-poll/poller', () => {
 
             const notifier = createNotifier();
             const poller = createLongPoller({ recordStore: gated, notifier });
-            // The store's first save starts its writer thread (half a second on a busy
-            // machine): done here, so that the save below is quick.
+            // The store's first save opens its writer connection and prepares its statements:
+            // done here, so that the save below is quick.
             await store.saveEmails([draft('edge-warm-up', 0)]);
             // A deadline of 2 s: on a machine busy enough to stall this test for 200 ms, the
             // deadline came first, no check was ever woken, and the wait below spun for ever.

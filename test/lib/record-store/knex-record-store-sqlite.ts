@@ -60,7 +60,7 @@ describe('SQLite record store', () => {
     });
 
     describe('openSqliteKnex()', () => {
-        it('sets WAL, synchronous=FULL, busy_timeout and foreign keys', async () => {
+        it('sets WAL, synchronous=FULL, busy_timeout, foreign keys and statement journals in memory', async () => {
             const knex = openSqliteKnex(join(dir, 'pragmas', 'nested', 'db.sqlite'));
             try {
                 const pragma = async (name: string) => {
@@ -73,6 +73,8 @@ describe('SQLite record store', () => {
                 expect(await pragma('synchronous')).to.equal(2);
                 expect(await pragma('busy_timeout')).to.equal(5000);
                 expect(await pragma('foreign_keys')).to.equal(1);
+                // 2 = MEMORY: a multi-row save's statement journal never spills to a temp file.
+                expect(await pragma('temp_store')).to.equal(2);
                 expect(existsSync(join(dir, 'pragmas', 'nested', 'db.sqlite'))).to.be.true();
             }
             finally {
