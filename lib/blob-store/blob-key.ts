@@ -1,6 +1,6 @@
 import type { EmailRecord } from '../types';
 
-/** Longest blob key, characters: our keys are `<24 hex>/att/<n>`; the cap keeps paths short everywhere. */
+/** Longest blob key, characters: our keys are `<28 hex>/att/<n>`; the cap keeps paths short everywhere. */
 export const MAX_BLOB_KEY_LENGTH = 200;
 
 // Lowercase letters, digits and `._-` in `/`-separated segments. No backslash, NUL,

@@ -334,7 +334,7 @@ describe('SQLite durability', () => {
             // all before the commit (a record never points at a blob a power cut could lose).
             const blobsRoot = Path.join(dataDir, BLOBS_DIRNAME);
             const renames = beforeAck.map((c, i) => ({ c, i })).filter(({ c }) => c.name.startsWith('rename') && c.target?.startsWith(blobsRoot));
-            expect(renames.map(({ c }) => Path.basename(c.target!).replace(/^[0-9a-f]{24}\+/, ''))).to.equal(['raw.eml', 'att+0']);
+            expect(renames.map(({ c }) => Path.basename(c.target!).replace(/^[0-9a-f]{28}\+/, ''))).to.equal(['raw.eml', 'att+0']);
             for (const { c: rename, i } of renames) {
                 const fileSync = beforeAck.findIndex((c) => SYNCS.has(c.name) && c.path === rename.path);
                 expect(fileSync, `fsync of ${rename.path}`).to.be.within(0, i - 1);

@@ -296,7 +296,7 @@ describe('ingest', () => {
             await p.ingest(raw, { blobStore });
             const [record] = await p.records('raw');
 
-            expect(record.rawKey).to.match(/^[0-9a-f]{24}\/raw\.eml$/);
+            expect(record.rawKey).to.match(/^[0-9a-f]{28}\/raw\.eml$/);
             expect(record.rawSize).to.equal(raw.length);
             expect((await p.readBlob(record.rawKey))!.equals(raw)).to.be.true();
             expect(puts).to.equal([{ key: record.rawKey, contentType: 'message/rfc822' }]);
@@ -366,7 +366,7 @@ describe('ingest', () => {
 
             const record = (await p.recordStore.getEmail(view.messageId))!;
             for (const attachment of record.attachments) {
-                expect(attachment.blobKey).to.match(/^[0-9a-f]{24}\/att\/\d$/);
+                expect(attachment.blobKey).to.match(/^[0-9a-f]{28}\/att\/\d$/);
             }
 
             expect((await p.readBlob(record.attachments[0].blobKey))!.toString()).to.equal('root:x:0:0');
