@@ -216,6 +216,34 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
+        it('binds a batch too large for one SQL text to the prepared statements: texts beyond Latin-1 and astral characters read back unchanged', async () => {
+            const { store } = await open(dir, 'utf8.sqlite');
+            const calls: (number | undefined)[] = [];
+            const writer = openSqliteBatchWriter(join(dir, 'utf8.sqlite'), { commit: (_, n) => calls.push(n) });
+            try {
+                const line = 'Grüße – “quoted” € 🎉 naïve \\ \' "x" ->> 0\n';
+                const body = line.repeat(Math.ceil(MAX_TAIL_CHARS / line.length) + 1);
+                const sent = [draft('utf8', 1, { body, subject: 'Ünïcode 🎉 “subject”' }), draft('utf8', 2, { body: 'short “one”', sender: 'Zoë <z@x>' })];
+                const results = await writer.save([[sent[0]!], [sent[1]!]], []);
+                // Not the one-call text: the prepared statements, each a call.
+                expect(calls).to.have.length(1);
+                expect(calls[0]).to.be.above(1);
+                for (const [i, result] of results.entries()) {
+                    const read = (await store.getEmail(result.saved[0]!.messageId))!;
+                    expect(read.body).to.equal(sent[i]!.body);
+                    expect(read.subject).to.equal(sent[i]!.subject);
+                    expect(read.sender).to.equal(sent[i]!.sender);
+                }
+
+                const found = await store.listEmails({ inbox: 'utf8', limit: 10, q: [{ negated: false, field: 'body', text: '“quoted” € 🎉' }] });
+                expect(found.records).to.have.length(1);
+            }
+            finally {
+                await writer.close();
+                await store.close();
+            }
+        });
+
         it('looks a batch planned as new mail up inside its transaction when another connection stored a copy it replaces before its BEGIN', async () => {
             const { knex, store } = await open(dir, 'guard.sqlite');
             const file = join(dir, 'guard.sqlite');
