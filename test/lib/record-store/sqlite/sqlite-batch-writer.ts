@@ -227,7 +227,7 @@ describe('sqlite-batch-writer', () => {
                 const results = await writer.save([[sent[0]!], [sent[1]!]], []);
                 // Not the one-call text: the prepared statements, each a call.
                 expect(calls).to.have.length(1);
-                expect(calls[0]).to.be.above(1);
+                expect(calls[0]!).to.be.above(1);
                 for (const [i, result] of results.entries()) {
                     const read = (await store.getEmail(result.saved[0]!.messageId))!;
                     expect(read.body).to.equal(sent[i]!.body);
