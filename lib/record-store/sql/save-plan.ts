@@ -145,7 +145,7 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
 }
 
 /** A draft saved under `messageId`: the record, and its searchText, stored beside it and never part of it. */
-export function recordOfDraft(draft: EmailDraft, messageId: string): { record: EmailRecord; searchText: string } {
+function recordOfDraft(draft: EmailDraft, messageId: string): { record: EmailRecord; searchText: string } {
     const { searchText, ...fields } = draft;
     // A copy arrives unread, a copy that replaces another too: it is a new arrival (the column's default).
     return { record: { messageId, ...fields, seen: false }, searchText };
