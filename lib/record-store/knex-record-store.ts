@@ -198,7 +198,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
             // Shares a transaction, and its commit, with the saves queued alongside.
             const cleaned = new Map<StoredAttachment[], StoredAttachment[]>();
-            return batchSave({ drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, deliveries: saveOptions?.deliveries });
+            const delivery = { drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, deliveries: saveOptions?.deliveries };
+            batchWriter?.prerender(delivery.drafts, blobs);
+            return batchSave(delivery);
         },
 
         async getEmail(messageId) {

@@ -33,6 +33,8 @@ export interface StoredRow {
 
 /** A record the batch inserts, with the digests and the searched text its row stores. */
 export interface PlannedInsert {
+    /** The draft the record was made of. */
+    draft: EmailDraft;
     record: EmailRecord;
     /** The draft's searchText: stored beside the record, never part of it. */
     searchText: string;
@@ -124,7 +126,7 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
             }
 
             const { record, searchText } = recordOfDraft(draft, messageId);
-            const insert: PendingInsert = { record, searchText, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
+            const insert: PendingInsert = { draft, record, searchText, sourceHash, messageHash: sha256Hex(messageId), superseded: false };
             inserts.push(insert);
             copies.set(key, { record, insert });
             sources.add(sourceKey(draft.inbox, sourceHash));
@@ -139,13 +141,13 @@ export function planSave(deliveries: PlannedDraft[][], rows: readonly StoredRow[
         plan: {
             results,
             removed,
-            inserts: inserts.filter((i) => !i.superseded).map(({ record, searchText, sourceHash, messageHash }) => ({ record, searchText, sourceHash, messageHash }))
+            inserts: inserts.filter((i) => !i.superseded).map(({ draft, record, searchText, sourceHash, messageHash }) => ({ draft, record, searchText, sourceHash, messageHash }))
         }
     };
 }
 
 /** A draft saved under `messageId`: the record, and its searchText, stored beside it and never part of it. */
-function recordOfDraft(draft: EmailDraft, messageId: string): { record: EmailRecord; searchText: string } {
+export function recordOfDraft(draft: EmailDraft, messageId: string): { record: EmailRecord; searchText: string } {
     const { searchText, ...fields } = draft;
     // A copy arrives unread, a copy that replaces another too: it is a new arrival (the column's default).
     return { record: { messageId, ...fields, seen: false }, searchText };

@@ -5,10 +5,9 @@
  * COMMIT go as one exec (docs/design.md, "SQLite connections").
  */
 
-import type { StagedBlob } from '../../blob-store/blob-store';
 import { BLOBS_TABLE, DELIVERIES_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from '../sql/schema';
 import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../sql/search-index';
-import { MAX_TAIL_CHARS, sqlBlob, sqlJson, sqlString, sqlValue } from './sql-literals';
+import { MAX_TAIL_CHARS, sqlJson } from './sql-literals';
 
 /** The columns an insert writes (toInsertRow()'s keys). */
 export const INSERT_COLUMNS = [
@@ -64,7 +63,7 @@ export const BLOB_ROWS_PER_STATEMENT = 32;
 
 // The upsert of one row per tuple: `(?, ?, ?, ?, ?)` to prepare, or the values as literals.
 export function upsertBlobsSql(tuples: string[]): string {
-    return `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES ${tuples.join(', ')}
+    return `INSERT INTO ${BLOBS_TABLE} (key, content, size, content_type, modified_at) VALUES ${rope(tuples, ', ')}
         ON CONFLICT (key) DO UPDATE SET content = excluded.content, size = excluded.size,
         content_type = excluded.content_type, modified_at = excluded.modified_at`;
 }
@@ -76,10 +75,11 @@ export function insertValues(row: Record<string, unknown>): unknown[] {
 
 /**
  * The writes of a batch that only adds rows, as one SQL text with its values as
- * literals (sql-literals.ts), in the order the prepared path runs them; undefined when
- * the batch is too large for that, or holds a value a literal cannot carry.
+ * literals (sql-literals.ts, row-literals.ts), in the order the prepared path runs
+ * them; undefined when the batch is too large for that, or holds a value a literal
+ * cannot carry (an undefined tuple).
  */
-export function writeTail(inserts: Array<{ messageHash: string; row: Record<string, unknown> }>, outbox: unknown[][], blobs: StagedBlob[], modifiedAt: number, indexed: boolean): string | undefined {
+export function writeTail(inserts: Array<{ messageHash: string; tuple: string | undefined }>, outbox: unknown[][], blobs: Array<string | undefined>, indexed: boolean): string | undefined {
     const statements: string[] = [];
     let chars = 0;
     const add = (sql: string) => {
@@ -89,8 +89,19 @@ export function writeTail(inserts: Array<{ messageHash: string; row: Record<stri
     };
     if (inserts.length > 0) {
         const hashes = sqlJson(inserts.map(({ messageHash }) => messageHash));
-        const values = insertValuesSql(inserts.map(({ row }) => insertValues(row)));
-        if (values === undefined || !add(values) || !add(insertLinksSql(hashes)) || (indexed && !add(indexDocumentsSql(hashes)))) {
+        const tuples: string[] = [];
+        for (const { tuple } of inserts) {
+            if (tuple === undefined) {
+                return undefined;
+            }
+
+            tuples.push(tuple);
+        }
+
+        // No JSON text for json_each to parse, and no JSON.stringify of long bodies (costly for
+        // a text with one character beyond Latin-1, which V8 keeps at two bytes a character).
+        const values = `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')}) VALUES ${rope(tuples, ', ')}`;
+        if (!add(values) || !add(insertLinksSql(hashes)) || (indexed && !add(indexDocumentsSql(hashes)))) {
             return undefined;
         }
     }
@@ -101,15 +112,12 @@ export function writeTail(inserts: Array<{ messageHash: string; row: Record<stri
 
     for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
         const tuples: string[] = [];
-        for (const b of blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT)) {
-            // Bytes past the bound are not turned into hex at all.
-            chars += b.content.length * 2;
-            const [key, contentType] = [sqlString(b.key), sqlString(b.contentType)];
-            if (chars > MAX_TAIL_CHARS || key === undefined || contentType === undefined) {
+        for (const tuple of blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT)) {
+            if (tuple === undefined) {
                 return undefined;
             }
 
-            tuples.push(`(${key}, ${sqlBlob(b.content)}, ${b.content.length}, ${contentType}, ${modifiedAt})`);
+            tuples.push(tuple);
         }
 
         if (!add(upsertBlobsSql(tuples))) {
@@ -117,30 +125,19 @@ export function writeTail(inserts: Array<{ messageHash: string; row: Record<stri
         }
     }
 
-    return statements.length === 0 ? undefined : statements.join(';\n');
+    return statements.length === 0 ? undefined : rope(statements, ';\n');
 }
 
 /**
- * The emails insert of a write tail with its rows as `VALUES` literals: no JSON text for
- * json_each to parse, and no JSON.stringify of long bodies (costly for a text with one
- * character beyond Latin-1, which V8 keeps at two bytes a character: bench/README.md,
- * "where main stands after a parse without streams"). Undefined when a value is not a literal.
+ * `parts` joined by `separator` with `+`, which V8 keeps as a rope of the parts, where
+ * join() copies them all into a new string: a write tail's text is copied once, when
+ * node-sqlite3 reads it, not once per statement it is built into.
  */
-function insertValuesSql(rows: unknown[][]): string | undefined {
-    const tuples: string[] = [];
-    for (const row of rows) {
-        const literals: string[] = [];
-        for (const value of row) {
-            const literal = sqlValue(value);
-            if (literal === undefined) {
-                return undefined;
-            }
-
-            literals.push(literal);
-        }
-
-        tuples.push(`(${literals.join(', ')})`);
+function rope(parts: string[], separator: string): string {
+    let text = parts[0] ?? '';
+    for (let i = 1; i < parts.length; i++) {
+        text = text + separator + parts[i];
     }
 
-    return `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`;
+    return text;
 }

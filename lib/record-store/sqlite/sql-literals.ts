@@ -4,12 +4,14 @@
  * nothing, so its values travel in the text (docs/design.md, "SQLite connections").
  */
 
+import { isUtf8 } from 'node:buffer';
+
 /**
  * Most characters of a write tail sent as one SQL text; a larger batch binds its
  * values to the prepared statements instead. A bound on text built per batch (a blob
  * doubles as hex), far above a small message's few kilobytes.
  */
-export const MAX_TAIL_CHARS = 256 * 1024;
+export const MAX_TAIL_CHARS = 1024 * 1024;
 
 /**
  * `text` as an SQL string literal, or undefined when it holds a NUL: sqlite3_exec()
@@ -48,7 +50,16 @@ export function sqlJson(value: unknown): string {
     return sqlString(JSON.stringify(value))!;
 }
 
-/** `bytes` as an SQL blob literal. */
+/**
+ * `bytes` as an SQL blob expression: text cast to a blob when the bytes are UTF-8 without
+ * a NUL (a raw message mostly is: half the characters of hex, and no hex to write or read;
+ * SQLite casts a text to the bytes of its UTF-8), else a hex literal.
+ */
 export function sqlBlob(bytes: Uint8Array): string {
-    return `X'${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}'`;
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (isUtf8(buffer) && !buffer.includes(0)) {
+        return `CAST(${sqlString(buffer.toString('utf8'))!} AS BLOB)`;
+    }
+
+    return `X'${buffer.toString('hex')}'`;
 }

@@ -28,6 +28,7 @@ import {
     BLOB_ROWS_PER_STATEMENT, GUARD_ERROR, indexDocumentsSql, insertDeliveriesSql, insertEmailsSql, insertLinksSql, insertValues,
     lookupSql, noneStoredSql, upsertBlobsSql, writeTail
 } from './batch-sql';
+import { blobTuple, prerenderLiterals, rowTuple } from './row-literals';
 
 /** The columns that may hold a text too long to bind in one go: inserted empty, then appended in pieces. */
 const LONG_COLUMNS = ['body', 'html_body', 'body_folded'] as const;
@@ -76,6 +77,11 @@ export interface SqliteBatchWriter {
      * are the outbox targets of delivery i's drafts: their outbox rows commit with them.
      */
     save(deliveries: EmailDraft[][], blobs: StagedBlob[], targets?: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]>;
+    /**
+     * Writes the SQL literals of one delivery's rows and blobs now, while an earlier batch
+     * may still run, so that its own batch only joins them (optional: save() writes what is missing).
+     */
+    prerender(drafts: readonly EmailDraft[], blobs: readonly StagedBlob[]): void;
     /** Closes the connection (waits for the transaction in flight). */
     close(): Promise<void>;
 }
@@ -138,6 +144,8 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
     };
 
     return {
+        prerender: prerenderLiterals,
+
         save(deliveries, blobs, targets = []) {
             const saving = save(deliveries, blobs, targets);
             inFlight = saving.catch(() => undefined);
@@ -184,8 +192,10 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
     // Only a batch that adds rows and supersedes none of its own (whose blobs would go) fits in one text.
     if (!('lookUp' in guess) && guess.plan.removed.length === 0 && guess.plan.results.every((r) => r.replaced.length === 0)) {
         const { plan } = guess;
-        const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, new Map()) })),
-            outboxRows(plan.results, targets), blobs, Date.now(), connection.indexDocuments !== undefined);
+        const json = new Map<StoredAttachment[], string>();
+        const modifiedAt = Date.now();
+        const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
+            outboxRows(plan.results, targets), blobs.map((blob) => blobTuple(blob, modifiedAt)), connection.indexDocuments !== undefined);
         if (tail !== undefined) {
             await observer?.beforeBegin?.();
             calls.count++;
@@ -218,7 +228,6 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
 
         const { plan } = outcome;
         const json = new Map<StoredAttachment[], string>();
-        const insertRows = plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, json) }));
         const outbox = outboxRows(plan.results, targets);
         const modifiedAt = Date.now();
         // The replaced copies' small blobs go in the same commit (a kill after it leaves no
@@ -226,12 +235,14 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         // still references (they share their delivery's blobs) stays.
         const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
         if (plan.removed.length === 0 && replacedKeys.length === 0) {
-            const tail = writeTail(insertRows, outbox, blobs, modifiedAt, connection.indexDocuments !== undefined);
+            const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
+                outbox, blobs.map((blob) => blobTuple(blob, modifiedAt)), connection.indexDocuments !== undefined);
             if (tail !== undefined) {
                 return { results: plan.results, tail };
             }
         }
 
+        const insertRows = plan.inserts.map((insert) => ({ messageHash: insert.messageHash, row: toInsertRow(insert, json) }));
         // Removed copies first (a replacement may take the same id), then the rows, then their links.
         const records = (async () => {
             if (plan.removed.length > 0) {
@@ -274,11 +285,7 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
             writes.push(all(s.insertDeliveries, [JSON.stringify(outbox)]));
         }
 
-        for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
-            const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
-            writes.push(upsertStatement(connection, chunk.length).then((statement) =>
-                all(statement, chunk.flatMap((b) => [b.key, b.content, b.content.length, b.contentType, modifiedAt]))));
-        }
+        writes.push(upsertBlobs(connection, blobs, modifiedAt, all));
 
         // allSettled: a failed write must not let the caller's COMMIT overtake the writes still queued.
         const settled = await Promise.allSettled(writes);
@@ -295,6 +302,23 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
 /** The outbox rows of a plan's results (delivery-outbox.ts), due now, as the insert's JSON list takes them. */
 function outboxRows(results: SaveResult[], targets: (DeliveryTarget[][] | undefined)[]): unknown[][] {
     return deliveryRows(results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
+}
+
+// Upserts `blobs`, BLOB_ROWS_PER_STATEMENT to a statement, alongside one another.
+async function upsertBlobs(connection: Connection, blobs: StagedBlob[], modifiedAt: number, all: (statement: Sqlite3.Statement, params: unknown[]) => Promise<unknown[]>): Promise<void> {
+    const writes: Promise<unknown>[] = [];
+    for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
+        const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
+        writes.push(upsertStatement(connection, chunk.length).then((statement) =>
+            all(statement, chunk.flatMap((b) => [b.key, b.content, b.content.length, b.contentType, modifiedAt]))));
+    }
+
+    // allSettled: a failed write must not let the caller's COMMIT overtake the writes still queued.
+    const settled = await Promise.allSettled(writes);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+        throw failed.reason;
+    }
 }
 
 // The upsert of `rows` staged blobs, prepared on first use.

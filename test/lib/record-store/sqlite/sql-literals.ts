@@ -1,7 +1,7 @@
 import * as Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import * as Sqlite3 from 'sqlite3';
-import { sqlValue } from '../../../../lib/record-store/sqlite/sql-literals';
+import { sqlBlob, sqlValue } from '../../../../lib/record-store/sqlite/sql-literals';
 
 const { describe, it } = exports.lab = Lab.script();
 const { expect } = Code;
@@ -27,6 +27,32 @@ describe('sql-literals', () => {
     it('has no literal for a value a bound parameter must carry: a NUL, a lone surrogate, a non-finite number, another type', () => {
         for (const value of ['a\u0000b', 'lone\uD800', 'lone\uDC00', Number.NaN, Number.POSITIVE_INFINITY, true, {}, Buffer.from('x')]) {
             expect(sqlValue(value), String(value)).to.be.undefined();
+        }
+    });
+
+    it('writes bytes as a blob SQLite reads back byte for byte: UTF-8 as text cast to a blob, anything else as hex', async () => {
+        const cases: Array<[Buffer, string]> = [
+            [Buffer.from('Subject: it\'s \'\'quoted\'\'\r\n\r\nGrüße – 🎉 \\ \u0001 end\r\n'), 'CAST('],
+            [Buffer.alloc(0), 'CAST('],
+            [Buffer.from([0x61, 0x00, 0x62]), "X'"],
+            [Buffer.from([0x27, 0xff, 0xfe, 0x27]), "X'"],
+            // A lone surrogate encoded as UTF-8 bytes is no UTF-8.
+            [Buffer.from([0xed, 0xa0, 0x80]), "X'"]
+        ];
+        const db = new Sqlite3.Database(':memory:');
+        try {
+            for (const [bytes, form] of cases) {
+                const literal = sqlBlob(bytes);
+                expect(literal.startsWith(form), literal).to.be.true();
+                const row = await new Promise<{ v: Buffer; t: string }>((resolve, reject) => {
+                    db.get(`SELECT ${literal} AS v, typeof(${literal}) AS t`, (err, r) => (err ? reject(err) : resolve(r as { v: Buffer; t: string })));
+                });
+                expect(row.t).to.equal('blob');
+                expect(Buffer.compare(row.v, bytes), literal).to.equal(0);
+            }
+        }
+        finally {
+            db.close();
         }
     });
 });

@@ -20,16 +20,22 @@ interface Opened {
     knex: Knex;
     store: RecordStore;
     commits: number[];
+    /** Per commit: the node-sqlite3 calls from BEGIN to COMMIT. */
+    calls: (number | undefined)[];
     errors: unknown[];
 }
 
 async function open(dir: string, file: string): Promise<Opened> {
     const knex = openSqliteKnex(join(dir, file));
     const commits: number[] = [];
+    const calls: (number | undefined)[] = [];
     const errors: unknown[] = [];
-    const store = createKnexRecordStore({ knex, destroyKnexOnClose: true, observeBatchWriter: { commit: (n) => commits.push(n), error: (err) => errors.push(err) } });
+    const store = createKnexRecordStore({ knex, destroyKnexOnClose: true, observeBatchWriter: { commit: (n, c) => {
+        commits.push(n);
+        calls.push(c);
+    }, error: (err) => errors.push(err) } });
     await store.migrate();
-    return { knex, store, commits, errors };
+    return { knex, store, commits, calls, errors };
 }
 
 function staged(store: RecordStore, key: string, content: string): StagedBlob {
@@ -212,6 +218,40 @@ describe('sqlite-batch-writer', () => {
             }
             finally {
                 await writer.close();
+                await store.close();
+            }
+        });
+
+        it('writes sixteen 10 KB deliveries saved at once in one call, from literals written as each joined, read back exactly', async () => {
+            const { knex, store, commits, calls } = await open(dir, 'ahead.sqlite');
+            try {
+                const paragraph = (n: number) => `Paragraph ${n}: Grüße – “quoted” € 🎉 O'Brien's ''plan'' \\ naïve.\n`;
+                const sent = Array.from({ length: 16 }, (_, i) => {
+                    const body = Array.from({ length: 60 }, (_, p) => paragraph(i * 100 + p)).join('');
+                    return draft('ahead', i, { subject: `Ünïcode 🎉 “${i}”`, body, htmlBody: `<p>${body.replaceAll('\n', '<br>')}</p>`, attachments: [{ filename: `O'Brien ${i}.txt`, contentType: 'text/plain', size: 3, blobKey: `att/${i}` }] });
+                });
+                // Raw bytes: UTF-8 (written as text), and one with a NUL and bytes that are no UTF-8 (hex).
+                const raws = sent.map((d, i) => i === 3 ? Buffer.from([0x00, 0xff, 0x27, 0x0a]) : Buffer.from(`Subject: ${d.subject}\r\n\r\n${d.body}`));
+                const results = await Promise.all(sent.map((d, i) => store.saveEmails([d], { blobs: [{ target: store.stagedBlobTarget!, key: d.rawKey, content: raws[i]!, contentType: 'message/rfc822' }] })));
+                expect(commits).to.equal([16]);
+                expect(calls).to.equal([1]);
+
+                for (const [i, result] of results.entries()) {
+                    const record = (await store.getEmail(result.saved[0]!.messageId))!;
+                    expect(record).to.equal(result.saved[0]!);
+                    expect(record.body).to.equal(sent[i]!.body);
+                    expect(record.htmlBody).to.equal(sent[i]!.htmlBody);
+                    expect(record.subject).to.equal(sent[i]!.subject);
+                    expect(record.attachments).to.equal(sent[i]!.attachments);
+                    const [blob] = await knex('blobs').select('content', 'size').where('key', sent[i]!.rawKey) as { content: Buffer; size: number }[];
+                    expect(blob!.content.equals(raws[i]!), `raw ${i}`).to.be.true();
+                    expect(blob!.size).to.equal(raws[i]!.length);
+                }
+
+                const found = await store.listEmails({ inbox: 'ahead', limit: 20, q: [{ negated: false, field: 'body', text: 'paragraph 1507: grüße – “quoted”' }] });
+                expect(found.records.map((r) => r.messageId)).to.equal([results[15]!.saved[0]!.messageId]);
+            }
+            finally {
                 await store.close();
             }
         });
