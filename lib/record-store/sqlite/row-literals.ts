@@ -26,18 +26,17 @@ const blobHeads = new WeakMap<StagedBlob, string | null>();
 
 /** Writes the literals of `drafts`' rows and of `blobs` ahead of their batch (rowTuple() and blobTuple() read them). */
 export function prerenderLiterals(drafts: readonly EmailDraft[], blobs: readonly StagedBlob[]): void {
-    // Copies of one message share their texts: each is escaped once.
-    const memo = new Map<string, string | undefined>();
-    const literal = (value: unknown): string | undefined => {
-        if (typeof value !== 'string' || value.length < MEMO_CHARS) {
-            return sqlValue(value);
+    // Copies of one message share their texts (the same strings): each is escaped once.
+    // Compared by ===, which is immediate for the same string, where a Map would hash it.
+    const last: unknown[] = [];
+    const lastLiterals: (string | undefined)[] = [];
+    const literal = (value: unknown, column: number): string | undefined => {
+        if (typeof value !== 'string' || value !== last[column]) {
+            last[column] = value;
+            lastLiterals[column] = sqlValue(value);
         }
 
-        if (!memo.has(value)) {
-            memo.set(value, sqlValue(value));
-        }
-
-        return memo.get(value);
+        return lastLiterals[column];
     };
 
     const json = new Map<StoredAttachment[], string>();
@@ -92,9 +91,6 @@ export function blobTuple(blob: StagedBlob, modifiedAt: number): string | undefi
     return head === null ? undefined : `${head}${modifiedAt})`;
 }
 
-// Strings at least this long are escaped once per delivery (shorter ones cost less than the lookup).
-const MEMO_CHARS = 256;
-
 /**
  * Characters (or bytes) from which a draft's texts or a blob are written ahead: below it
  * the literals cost less than keeping them until the batch runs (they outlive a young
@@ -116,12 +112,12 @@ function blobHead(blob: StagedBlob): string | null {
         : `(${key}, ${sqlBlob(blob.content)}, ${blob.content.length}, ${contentType}, `;
 }
 
-function rowRest(draft: EmailDraft, json: Map<StoredAttachment[], string>, literal: (value: unknown) => string | undefined): string | null {
+function rowRest(draft: EmailDraft, json: Map<StoredAttachment[], string>, literal: (value: unknown, column: number) => string | undefined): string | null {
     const { record, searchText } = recordOfDraft(draft, '');
     const values = insertValues(toInsertRow({ record, searchText, sourceHash: sha256Hex(draft.sourceId), messageHash: '' }, json));
     let rest = '';
     for (let i = CHOSEN_COLUMNS; i < values.length; i++) {
-        const value = literal(values[i]);
+        const value = literal(values[i], i);
         if (value === undefined) {
             return null;
         }
