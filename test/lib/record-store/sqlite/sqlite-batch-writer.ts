@@ -256,6 +256,29 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
+        it('writes the copies of one 10 KB delivery from literals written once for their shared texts, each with its own inbox and recipient', async () => {
+            const { store, calls } = await open(dir, 'copies.sqlite');
+            try {
+                const body = 'Shared “body” of O\'Brien — '.repeat(400);
+                const sourceId = 'copies@x';
+                const copies = ['one', 'two', 'three'].map((inbox, i) => draft(inbox, i, { sourceId, body, htmlBody: `<p>${body}</p>`, recipient: `${inbox}@example.test`, rawKey: 'shared/raw.eml' }));
+                const { saved } = await store.saveEmails(copies);
+                expect(calls).to.equal([1]);
+                for (const [i, copy] of copies.entries()) {
+                    const record = (await store.getEmail(saved[i]!.messageId))!;
+                    expect(record.inbox).to.equal(copy.inbox);
+                    expect(record.recipient).to.equal(copy.recipient);
+                    expect(record.body).to.equal(body);
+                    expect(record.htmlBody).to.equal(copy.htmlBody);
+                    const found = await store.listEmails({ inbox: copy.inbox, limit: 10, q: [{ negated: false, field: 'body', text: 'o\'brien — shared' }] });
+                    expect(found.records.map((r) => r.messageId)).to.equal([record.messageId]);
+                }
+            }
+            finally {
+                await store.close();
+            }
+        });
+
         it('binds a batch too large for one SQL text to the prepared statements: texts beyond Latin-1 and astral characters read back unchanged', async () => {
             const { store } = await open(dir, 'utf8.sqlite');
             const calls: (number | undefined)[] = [];
