@@ -1,7 +1,7 @@
 /**
  * The part of a small message's CPU no JS profile sees: SQLite's own work on libuv's pool
  * (statements, the search index's FTS5 rows, the commit's WAL writes and fsync). `perf record`
- * samples every thread of the standalone while our generator sends text-1k at C; the SQLite
+ * samples every thread of the standalone while our generator sends text-1k (or `--profile`) at C; the SQLite
  * functions' inclusive samples, per acknowledged message, give the rows of the cost table in
  * bench/README.md, "The small-mail fast path: cost per stage", that cpu-profile cannot.
  * Not in run.ts: it needs `perf` (Debian package linux-perf) and the rights to attach it.
@@ -15,7 +15,7 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import * as Path from 'node:path';
 import { promisify } from 'node:util';
-import { profiles } from './profiles';
+import { PROFILE_NAMES, profiles, type ProfileName } from './profiles';
 import { runBench, type BenchArgs, type Table } from './report';
 import { runLoad } from './smtp-load';
 import { startStandalone } from './standalone';
@@ -66,12 +66,12 @@ async function sampleCount(data: string): Promise<{ samples: number; sqlite: num
     return { samples: counts.length > 0 ? Math.max(...counts) : NaN, sqlite: sqlite ? Number(sqlite[1]) : 0 };
 }
 
-async function measure(root: string | undefined, sessions: number, loadMs: number, smoke: boolean, dir: string): Promise<{ acked: number; msgPerSec: number; samples: number; sqlite: number; shares: Map<string, number> }> {
+async function measure(root: string | undefined, profile: ProfileName, sessions: number, loadMs: number, smoke: boolean, dir: string): Promise<{ acked: number; msgPerSec: number; samples: number; sqlite: number; shares: Map<string, number> }> {
     const service = root === 'floor' ? await startFloorServer() : await startStandalone(root ? { root } : {});
     const data = Path.join(dir, `perf-c${sessions}.data`);
     try {
         const load = (messages: number, prefix: string, ms: number) => runLoad({
-            port: service.smtpPort, profile: profiles()['text-1k'], sessions, maxMessages: messages, maxMs: ms, inboxPrefix: prefix, tag: `${prefix}${Date.now().toString(36)}`
+            port: service.smtpPort, profile: profiles()[profile], sessions, maxMessages: messages, maxMs: ms, inboxPrefix: prefix, tag: `${prefix}${Date.now().toString(36)}`
         });
         await load(smoke ? 10 : WARM_UP_MESSAGES, 'warm', 10_000);
         const perf = spawn('perf', ['record', '-F', String(FREQUENCY), '-g', '-p', String(service.pid), '-o', data, '--quiet'], { stdio: 'ignore' });
@@ -91,14 +91,19 @@ async function bench(args: BenchArgs) {
     const smoke = args.smoke;
     const cs = smoke ? [2] : String(args.values.c ?? '1,16').split(',').map(Number);
     const loadMs = smoke ? 1000 : Number(args.values['load-ms'] ?? 6000);
+    const profile = String(args.values.profile ?? 'text-1k') as ProfileName;
+    if (!PROFILE_NAMES.includes(profile)) {
+        throw new Error(`--profile must be one of ${PROFILE_NAMES.join(', ')}`);
+    }
+
     const dir = await tempDir('bench-native-cost');
     const table: Table = {
-        title: 'SQLite\'s CPU a durable text-1k message, all threads, µs (perf samples × their period ÷ acknowledged messages; inclusive of what each calls, the kernel\'s part too)',
+        title: `SQLite's CPU a durable ${profile} message, all threads, µs (perf samples × their period ÷ acknowledged messages; inclusive of what each calls, the kernel's part too)`,
         columns: ['C', 'msg/s', 'all samples', 'node-sqlite3 (binding and SQLite)', ...GROUPS.map((g) => g.name), 'statements (node-sqlite3 less index and commit)'],
         rows: []
     };
     for (const c of cs) {
-        const cell = await measure(args.values.root as string | undefined, c, loadMs, smoke, dir);
+        const cell = await measure(args.values.root as string | undefined, profile, c, loadMs, smoke, dir);
         const perMessage = (share: number) => share / 100 * cell.samples / FREQUENCY * 1e6 / Math.max(1, cell.acked);
         const group = (pattern: RegExp) => [...cell.shares].filter(([sym]) => pattern.test(sym)).reduce((sum, [, share]) => sum + share, 0);
         const sqlite = perMessage(cell.sqlite);
@@ -111,10 +116,10 @@ async function bench(args: BenchArgs) {
         tables: [table],
         targets: [],
         notes: [
-            `perf record -F ${FREQUENCY} -g on the standalone (every thread) for ${loadMs / 1000} s of our generator's text-1k load after ${smoke ? 10 : WARM_UP_MESSAGES} messages of warm-up; a fresh service per C.`,
+            `perf record -F ${FREQUENCY} -g on the standalone (every thread) for ${loadMs / 1000} s of our generator's ${profile} load after ${smoke ? 10 : WARM_UP_MESSAGES} messages of warm-up; a fresh service per C.`,
             '"all samples" is the whole process (JS threads, libuv pool, V8 helpers, kernel). The other columns are inclusive (what each calls, the kernel\'s part too): node-sqlite3 is every sample with the binding on its stack; the index and the commit are parts of it, and fsync is part of the commit.'
         ]
     };
 }
 
-runBench('SQLite\'s CPU a small message (perf)', 'native-cost', bench, ['c', 'load-ms', 'root']);
+runBench('SQLite\'s CPU a small message (perf)', 'native-cost', bench, ['c', 'load-ms', 'root', 'profile']);
