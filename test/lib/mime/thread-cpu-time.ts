@@ -26,10 +26,14 @@ async function cpuOfThreadThat(work: { spin: number; sleep: number }): Promise<n
     const worker = new Worker(THREAD, { eval: true });
     try {
         const [tid] = await once(worker, 'message') as [number];
-        const before = threadCpuMs(tid)!;
+        const before = threadCpuMs(tid);
+        // Said apart, so that a read that fails names itself instead of answering NaN.
+        expect(before, `thread ${tid}'s CPU before`).to.be.a.number();
         worker.postMessage(work);
         await once(worker, 'message');
-        return threadCpuMs(tid)! - before;
+        const after = threadCpuMs(tid);
+        expect(after, `thread ${tid}'s CPU after`).to.be.a.number();
+        return after! - before!;
     }
     finally {
         await worker.terminate();
