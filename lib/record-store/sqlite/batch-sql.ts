@@ -79,7 +79,7 @@ export function insertValues(row: Record<string, unknown>): unknown[] {
  * them; undefined when the batch is too large for that, or holds a value a literal
  * cannot carry (an undefined tuple).
  */
-export function writeTail(inserts: Array<{ messageHash: string; tuple: string | undefined }>, outbox: unknown[][], blobs: Array<string | undefined>, indexed: boolean): string | undefined {
+export function writeTail<B extends { content: Uint8Array }>(inserts: Array<{ messageHash: string; tuple: string | undefined }>, outbox: unknown[][], blobs: B[], blobTuple: (blob: B) => string | undefined, indexed: boolean): string | undefined {
     const statements: string[] = [];
     let chars = 0;
     const add = (sql: string) => {
@@ -112,7 +112,10 @@ export function writeTail(inserts: Array<{ messageHash: string; tuple: string | 
 
     for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
         const tuples: string[] = [];
-        for (const tuple of blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT)) {
+        for (const blob of blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT)) {
+            // At least a character a byte: a batch past the bound writes out no more blobs.
+            chars += blob.content.length;
+            const tuple = chars > MAX_TAIL_CHARS ? undefined : blobTuple(blob);
             if (tuple === undefined) {
                 return undefined;
             }

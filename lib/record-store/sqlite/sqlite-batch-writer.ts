@@ -195,7 +195,7 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         const json = new Map<StoredAttachment[], string>();
         const modifiedAt = Date.now();
         const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
-            outboxRows(plan.results, targets), blobs.map((blob) => blobTuple(blob, modifiedAt)), connection.indexDocuments !== undefined);
+            outboxRows(plan.results, targets), blobs, (blob) => blobTuple(blob, modifiedAt), connection.indexDocuments !== undefined);
         if (tail !== undefined) {
             await observer?.beforeBegin?.();
             calls.count++;
@@ -236,7 +236,7 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
         if (plan.removed.length === 0 && replacedKeys.length === 0) {
             const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
-                outbox, blobs.map((blob) => blobTuple(blob, modifiedAt)), connection.indexDocuments !== undefined);
+                outbox, blobs, (blob) => blobTuple(blob, modifiedAt), connection.indexDocuments !== undefined);
             if (tail !== undefined) {
                 return { results: plan.results, tail };
             }
