@@ -14,7 +14,9 @@ const THREAD = `
 const { parentPort } = require('node:worker_threads');
 const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
 parentPort.postMessage(tid);
-parentPort.once('message', ({ spin, sleep }) => {
+// on, not once: the listener keeps the thread alive after its answer, until it is terminated
+// (with none left it would end by itself, and a read of its CPU after that finds no thread).
+parentPort.on('message', ({ spin, sleep }) => {
     const cpu = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
     const end = cpu() + spin;
     while (cpu() < end) {}
