@@ -137,6 +137,8 @@ describe('web interface: the Checks tab', () => {
         await page.locator('#check-html .score-value').waitFor();
         // The tab is one of the tab list: the arrow keys reach it.
         await page.locator('#tab-attachments').click();
+        // The click's route first: an arrow pressed before its render lands on the old tab list.
+        await waitForHash(page, `#/inbox/checks-links/email/${encodeURIComponent(email.messageId)}/attachments`);
         await page.locator('#tab-attachments').focus();
         await page.keyboard.press('ArrowRight');
         await waitForHash(page, `#/inbox/checks-links/email/${encodeURIComponent(email.messageId)}/checks`);
