@@ -5,6 +5,7 @@
  * COMMIT go as one exec (docs/design.md, "SQLite connections").
  */
 
+import type { StagedBlob } from '../../blob-store/blob-store';
 import { BLOBS_TABLE, DELIVERIES_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from '../sql/schema';
 import { SEARCH_INDEX_TABLE, SQLITE_DOCUMENT_SQL } from '../sql/search-index';
 import { MAX_TAIL_CHARS, sqlJson } from './sql-literals';
@@ -79,7 +80,7 @@ export function insertValues(row: Record<string, unknown>): unknown[] {
  * them; undefined when the batch is too large for that, or holds a value a literal
  * cannot carry (an undefined tuple).
  */
-export function writeTail<B extends { content: Uint8Array }>(inserts: Array<{ messageHash: string; tuple: string | undefined }>, outbox: unknown[][], blobs: B[], blobTuple: (blob: B) => string | undefined, indexed: boolean): string | undefined {
+export function writeTail(inserts: Array<{ messageHash: string; tuple: string | undefined }>, outbox: unknown[][], blobs: StagedBlob[], blobTuple: (blob: StagedBlob) => string | undefined, indexed: boolean): string | undefined {
     const statements: string[] = [];
     let chars = 0;
     const add = (sql: string) => {
@@ -99,7 +100,8 @@ export function writeTail<B extends { content: Uint8Array }>(inserts: Array<{ me
         }
 
         // No JSON text for json_each to parse, and no JSON.stringify of long bodies (costly for
-        // a text with one character beyond Latin-1, which V8 keeps at two bytes a character).
+        // a text with one character beyond Latin-1, which V8 keeps at two bytes a character:
+        // bench/README.md, "where main stands after a parse without streams").
         const values = `INSERT INTO ${EMAILS_TABLE} (${INSERT_COLUMNS.join(', ')}) VALUES ${rope(tuples, ', ')}`;
         if (!add(values) || !add(insertLinksSql(hashes)) || (indexed && !add(indexDocumentsSql(hashes)))) {
             return undefined;

@@ -16,7 +16,7 @@ import { sqliteConnectionPragmas, type SqliteConnectionOptions } from '../../sql
 import type { EmailDraft, StoredAttachment } from '../../types';
 import type { DeliveryTarget, SaveResult } from '../record-store';
 import { toInsertRow, toRecord, type EmailRow } from '../sql/rows';
-import { planSave, prepareDeliveries, type StoredRow } from '../sql/save-plan';
+import { planSave, prepareDeliveries, type PlannedInsert, type StoredRow } from '../sql/save-plan';
 import { removeUnreferencedStagedBlobsSql } from '../sql/blob-references';
 import { withRemovedBlobKeys } from '../sql/save-statements';
 import { TEXT_PIECE_CHARS, textPieces } from './text-pieces';
@@ -192,10 +192,7 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
     // Only a batch that adds rows and supersedes none of its own (whose blobs would go) fits in one text.
     if (!('lookUp' in guess) && guess.plan.removed.length === 0 && guess.plan.results.every((r) => r.replaced.length === 0)) {
         const { plan } = guess;
-        const json = new Map<StoredAttachment[], string>();
-        const modifiedAt = Date.now();
-        const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
-            outboxRows(plan.results, targets), blobs, (blob) => blobTuple(blob, modifiedAt), connection.indexDocuments !== undefined);
+        const tail = tailOf(connection, plan.inserts, outboxRows(plan.results, targets), blobs, new Map(), Date.now());
         if (tail !== undefined) {
             await observer?.beforeBegin?.();
             calls.count++;
@@ -235,8 +232,7 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
         // still references (they share their delivery's blobs) stays.
         const replacedKeys = [...new Set(plan.results.flatMap((r) => blobKeysOf(r.replaced)))];
         if (plan.removed.length === 0 && replacedKeys.length === 0) {
-            const tail = writeTail(plan.inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
-                outbox, blobs, (blob) => blobTuple(blob, modifiedAt), connection.indexDocuments !== undefined);
+            const tail = tailOf(connection, plan.inserts, outbox, blobs, json, modifiedAt);
             if (tail !== undefined) {
                 return { results: plan.results, tail };
             }
@@ -285,7 +281,11 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
             writes.push(all(s.insertDeliveries, [JSON.stringify(outbox)]));
         }
 
-        writes.push(upsertBlobs(connection, blobs, modifiedAt, all));
+        for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
+            const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
+            writes.push(upsertStatement(connection, chunk.length).then((statement) =>
+                all(statement, chunk.flatMap((b) => [b.key, b.content, b.content.length, b.contentType, modifiedAt]))));
+        }
 
         // allSettled: a failed write must not let the caller's COMMIT overtake the writes still queued.
         const settled = await Promise.allSettled(writes);
@@ -304,21 +304,11 @@ function outboxRows(results: SaveResult[], targets: (DeliveryTarget[][] | undefi
     return deliveryRows(results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
 }
 
-// Upserts `blobs`, BLOB_ROWS_PER_STATEMENT to a statement, alongside one another.
-async function upsertBlobs(connection: Connection, blobs: StagedBlob[], modifiedAt: number, all: (statement: Sqlite3.Statement, params: unknown[]) => Promise<unknown[]>): Promise<void> {
-    const writes: Promise<unknown>[] = [];
-    for (let i = 0; i < blobs.length; i += BLOB_ROWS_PER_STATEMENT) {
-        const chunk = blobs.slice(i, i + BLOB_ROWS_PER_STATEMENT);
-        writes.push(upsertStatement(connection, chunk.length).then((statement) =>
-            all(statement, chunk.flatMap((b) => [b.key, b.content, b.content.length, b.contentType, modifiedAt]))));
-    }
-
-    // allSettled: a failed write must not let the caller's COMMIT overtake the writes still queued.
-    const settled = await Promise.allSettled(writes);
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) {
-        throw failed.reason;
-    }
+// A plan that only adds rows as one SQL text (writeTail()), from the literals written ahead
+// (row-literals.ts) where there are some; undefined when it does not fit one.
+function tailOf(connection: Connection, inserts: PlannedInsert[], outbox: unknown[][], blobs: StagedBlob[], json: Map<StoredAttachment[], string>, modifiedAt: number): string | undefined {
+    return writeTail(inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
+        outbox, blobs, (blob) => blobTuple(blob, modifiedAt), connection.indexDocuments !== undefined);
 }
 
 // The upsert of `rows` staged blobs, prepared on first use.
