@@ -14,11 +14,12 @@ import { listenerDefaults } from './smtp-sink';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 
-/** Starts the floor in a child process on a free loopback port, in a fresh temp dir removed after it stops. */
-export async function startFloorServer(index = true): Promise<ReferenceServer> {
+/** Starts the floor in a child process on a free loopback port, in a fresh temp dir (`dir`, its SQLite file in it) removed after it stops. */
+export async function startFloorServer(index = true): Promise<ReferenceServer & { dir: string }> {
     const dir = await tempDir('bench-floor');
-    return forkReferenceServer('floor', __filename, 1, ([smtpPort]) => [String(smtpPort), Path.join(dir, `floor-${smtpPort}.sqlite`), index ? 'index' : 'no-index'],
+    const server = await forkReferenceServer('floor', __filename, 1, ([smtpPort]) => [String(smtpPort), Path.join(dir, `floor-${smtpPort}.sqlite`), index ? 'index' : 'no-index'],
         () => Fs.rm(dir, { recursive: true, force: true }));
+    return { ...server, dir };
 }
 
 function readAll(stream: Readable): Promise<Buffer> {

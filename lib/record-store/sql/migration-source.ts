@@ -24,6 +24,7 @@ import * as relayedMessages from './migrations/20261207000000_relayed_messages';
 import * as smtpClientAuthCheck from './migrations/20261208000000_smtp_client_auth_check';
 import * as smtpUsers from './migrations/20261209000000_smtp_users';
 import * as seenFlag from './migrations/20261210000000_seen_flag';
+import * as derivedSourceIndex from './migrations/20261211000000_derived_source_index';
 
 /**
  * Our own migrations table, so the schema can live in a database that also holds
@@ -52,7 +53,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
     '20261207000000_relayed_messages': relayedMessages,
     '20261208000000_smtp_client_auth_check': smtpClientAuthCheck,
     '20261209000000_smtp_users': smtpUsers,
-    '20261210000000_seen_flag': seenFlag
+    '20261210000000_seen_flag': seenFlag,
+    '20261211000000_derived_source_index': derivedSourceIndex
 };
 
 /**

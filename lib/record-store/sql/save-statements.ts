@@ -21,7 +21,7 @@ import { BLOBS_TABLE, EMAIL_BLOBS_TABLE, EMAIL_COLUMNS, EMAILS_TABLE } from './s
  */
 export const IN_LIST_CHUNK = 500;
 /**
- * Drafts per lookup statement of a batch (three values each): under SQLite's
+ * Drafts per lookup statement of a batch (four values each): under SQLite's
  * expression depth (1,000 by default) and bound-parameter limits.
  */
 const LOOKUP_CHUNK = 100;
@@ -183,9 +183,11 @@ async function lookupRows(trx: Knex.Transaction, wanted: PlannedDraft[]): Promis
         const found = await trx(EMAILS_TABLE)
             .select([...EMAIL_COLUMNS, 'message_id_hash', 'source_id_hash'])
             .where((q) => {
-                void q.whereIn('message_id_hash', chunk.map((w) => w.candidateHash));
+                // A copy stored under its Message-ID holds that id (its digest is the source's);
+                // any other is found by (inbox, source) in the index of such copies (docs/design.md).
+                void q.whereIn('message_id_hash', [...new Set(chunk.flatMap((w) => [w.candidateHash, w.sourceHash]))]);
                 for (const w of chunk) {
-                    void q.orWhere((p) => void p.where('inbox', w.draft.inbox).andWhere('source_id_hash', w.sourceHash));
+                    void q.orWhere((p) => void p.where('inbox', w.draft.inbox).andWhere('source_id_hash', w.sourceHash).andWhereRaw('message_id_hash <> source_id_hash'));
                 }
             }) as LookupRow[];
         rows.push(...found);

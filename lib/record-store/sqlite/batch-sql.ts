@@ -38,11 +38,17 @@ export const insertDeliveriesSql = (list: string) => `INSERT INTO ${DELIVERIES_T
 export const indexDocumentsSql = (hashes: string) => `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
     WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))`;
 
-/** Two index lookups: the holders of the drafts' first-choice ids (`hashes`, a JSON list), and the stored copy of each (inbox, source) of `sources`. */
+// The rows of an (inbox, Message-ID) `sources` pair: a copy stored under its Message-ID has
+// that id's digest (the id's index finds it); any other is in the derived copies' partial
+// index, whose WHERE the query repeats so that SQLite may use it (docs/design.md, "Identity and inboxes").
+const heldIds = (hashes: string, sources: string) => `message_id_hash IN (SELECT value FROM json_each(${hashes}) UNION ALL SELECT value ->> 1 FROM json_each(${sources}))`;
+const derivedCopies = (sources: string) => `(inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources})) AND message_id_hash <> source_id_hash`;
+
+/** Index lookups: the holders of the drafts' first-choice ids (`hashes`, a JSON list), and the stored copies of each (inbox, source) of `sources`. */
 export const lookupSql = (hashes: string, sources: string) => `SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
-    WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))
+    WHERE ${heldIds(hashes, sources)}
     UNION SELECT ${EMAIL_COLUMNS.join(', ')}, message_id_hash, source_id_hash FROM ${EMAILS_TABLE}
-    WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources}))`;
+    WHERE ${derivedCopies(sources)}`;
 
 /**
  * Fails (with GUARD_ERROR) when the lookup of `hashes` and `sources` would find a stored
@@ -50,8 +56,8 @@ export const lookupSql = (hashes: string, sources: string) => `SELECT ${EMAIL_CO
  * does not hold. CASE evaluates only the branch taken.
  */
 export const noneStoredSql = (hashes: string, sources: string) => `SELECT CASE
-    WHEN EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE message_id_hash IN (SELECT value FROM json_each(${hashes})))
-    OR EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE (inbox, source_id_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${sources})))
+    WHEN EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE ${heldIds(hashes, sources)})
+    OR EXISTS (SELECT 1 FROM ${EMAILS_TABLE} WHERE ${derivedCopies(sources)})
     THEN json('a stored row matches') ELSE 1 END`;
 /** What SQLite says when that check fails (json() of a text that is not JSON). */
 export const GUARD_ERROR = 'malformed JSON';
