@@ -50,12 +50,14 @@ export function likeContains(text: string): string {
 /**
  * SQLite: adds the documents of the emails whose message_id_hash is in `hashes` to the
  * index, in the caller's transaction. A save runs it once its rows are whole (a long text
- * is appended in pieces after the insert), so the index never holds part of a text.
+ * is appended in pieces after the insert), so the index never holds part of a text. In
+ * rowid order: FTS5 writes its pending terms out as a segment of their own whenever a
+ * rowid comes below the last one it took, and the digests' index gives rows in random order.
  */
 export async function indexSearchDocuments(trx: Knex.Transaction | Knex, hashes: string[]): Promise<void> {
     if (hashes.length > 0) {
         await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
-    WHERE message_id_hash IN (SELECT value FROM json_each(?))`, [JSON.stringify(hashes)]);
+    WHERE message_id_hash IN (SELECT value FROM json_each(?)) ORDER BY seq`, [JSON.stringify(hashes)]);
     }
 }
 
@@ -63,7 +65,7 @@ export async function indexSearchDocuments(trx: Knex.Transaction | Knex, hashes:
 export async function indexSearchDocumentsBySeq(trx: Knex.Transaction | Knex, seqs: Array<number | string>): Promise<void> {
     if (seqs.length > 0) {
         await trx.raw(`INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
-    WHERE seq IN (SELECT value FROM json_each(?))`, [JSON.stringify(seqs.map(Number))]);
+    WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq`, [JSON.stringify(seqs.map(Number))]);
     }
 }
 

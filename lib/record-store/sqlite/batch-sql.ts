@@ -34,9 +34,13 @@ export const insertLinksSql = (hashes: string) => `INSERT INTO ${EMAIL_BLOBS_TAB
 // The outbox rows of the stored emails (delivery-outbox.ts), due at once.
 export const insertDeliveriesSql = (list: string) => `INSERT INTO ${DELIVERIES_TABLE} (id, kind, message_id, url, attempts, created_at, next_attempt_at)
     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 0, value ->> 4, value ->> 4 FROM json_each(${list})`;
-/** The search index's documents of the rows just written (search-index.ts), once their texts are whole. */
+/**
+ * The search index's documents of the rows just written (search-index.ts), once their texts
+ * are whole, in rowid order: FTS5 writes its pending terms out as a segment of their own
+ * whenever a rowid comes below the last, and the digests' index gives the rows in random order.
+ */
 export const indexDocumentsSql = (hashes: string) => `INSERT INTO ${SEARCH_INDEX_TABLE} (rowid, document) SELECT seq, ${SQLITE_DOCUMENT_SQL} FROM ${EMAILS_TABLE}
-    WHERE message_id_hash IN (SELECT value FROM json_each(${hashes}))`;
+    WHERE message_id_hash IN (SELECT value FROM json_each(${hashes})) ORDER BY seq`;
 
 // The rows of an (inbox, Message-ID) `sources` pair: a copy stored under its Message-ID has
 // that id's digest (the id's index finds it); any other is in the derived copies' partial

@@ -10,6 +10,7 @@ import type { RecordStore, SaveResult } from '../../../../lib/record-store/recor
 import { openSqliteKnex } from '../../../../lib/sqlite/knex';
 import { TEXT_PIECE_CHARS } from '../../../../lib/record-store/sqlite/text-pieces';
 import { MAX_TAIL_CHARS } from '../../../../lib/record-store/sqlite/sql-literals';
+import { deriveMessageId, sha256Hex } from '../../../../lib/identity/ids';
 import { draft } from '../../../helpers/email-draft';
 import { tempDir } from '../../../helpers/temp-dir';
 
@@ -441,6 +442,59 @@ describe('sqlite-batch-writer', () => {
                 expect((await store.listEmails({ inbox: 'long', limit: 10 })).records).to.have.length(2);
             }
             finally {
+                await store.close();
+            }
+        });
+
+        it('adds a batch\'s search documents in rowid order: one FTS5 segment a batch, on the one-call path and the prepared one', async () => {
+            const { knex, store } = await open(dir, 'segments.sqlite');
+            const calls: number[] = [];
+            const writer = openSqliteBatchWriter(join(dir, 'segments.sqlite'), { commit: (_, c) => calls.push(c!) });
+            try {
+                // Message-IDs whose digests fall in the reverse of their arrival order: the order the
+                // lookup by digest gives the rows, where each rowid below the last made FTS5 write a segment.
+                const ids: string[] = [];
+                for (let n = 0; ids.length < 5; n++) {
+                    const id = `seg-${n}@example.test`;
+                    if (ids.length === 0 || sha256Hex(id) < sha256Hex(ids[ids.length - 1]!)) {
+                        ids.push(id);
+                    }
+                }
+
+                const segments = async () => ((await knex.raw('SELECT count(DISTINCT segid) AS n FROM email_search_idx')) as Array<{ n: number }>)[0]!.n;
+                await writer.save(ids.map((sourceId, i) => [draft('segments', i, { sourceId, body: `document ${i} words` })]), []);
+                expect(await segments()).to.equal(1);
+
+                // The prepared statements (a batch too large for one SQL text) add them in order too.
+                const large = ids.map((sourceId, i) => draft('segments', 10 + i, { sourceId: `large-${sourceId}`, body: `document ${10 + i} words` }));
+                await writer.save(large.map((d) => [d]), [{ ...staged(store, large[0]!.rawKey, ''), content: Buffer.alloc(MAX_TAIL_CHARS, 0x27) }]);
+                expect(calls.map((c) => c > 1)).to.equal([false, true]);
+                expect(await segments()).to.equal(2);
+
+                const found = await store.listEmails({ inbox: 'segments', limit: 20, q: [{ negated: false, field: 'body', text: 'document 13 words' }] });
+                expect(found.records.map((r) => r.subject)).to.equal(['Subject 13']);
+
+                // The isolating path (Knex; a batch with a failing delivery): one delivery to five
+                // inboxes whose derived ids' digests fall in the reverse of the copies' order.
+                await knex.raw(`CREATE TRIGGER refuse_bad BEFORE INSERT ON emails WHEN NEW.inbox = 'bad' BEGIN SELECT RAISE(ABORT, 'bad inbox'); END`);
+                const source = 'isolated@example.test';
+                const inboxes: string[] = [];
+                for (let n = 0; inboxes.length < 5; n++) {
+                    const inbox = `iso${n}`;
+                    if (inboxes.length === 0 || sha256Hex(deriveMessageId(source, inbox)) < sha256Hex(deriveMessageId(source, inboxes[inboxes.length - 1]!))) {
+                        inboxes.push(inbox);
+                    }
+                }
+
+                const [ok, failed] = await Promise.allSettled([
+                    store.saveEmails(inboxes.map((inbox) => draft(inbox, 20, { sourceId: source, body: 'isolated words' }))),
+                    store.saveEmails([draft('bad', 21)])
+                ]);
+                expect([ok.status, failed.status]).to.equal(['fulfilled', 'rejected']);
+                expect(await segments()).to.equal(3);
+            }
+            finally {
+                await writer.close();
                 await store.close();
             }
         });
