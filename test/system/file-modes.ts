@@ -6,9 +6,9 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { openEmbeddedBlobStore } from '../../lib/service/embedded-stores';
 import { BLOBS_SQLITE_FILENAME, SQLITE_FILENAME } from '../../lib/defaults';
-import { runNode, spawnNode, waitForOutput } from '../helpers/child-process';
+import { runNode, spawnNode, waitForOutput, type Spawned } from '../helpers/child-process';
 import { buildMail } from '../helpers/mail';
-import { freePort } from '../helpers/net';
+import { freePort, retryWhilePortTaken } from '../helpers/net';
 import { isolatedEnv } from '../helpers/service-env';
 import { removeDir, tempDir } from '../helpers/temp-dir';
 
@@ -30,21 +30,56 @@ async function modesUnder(dir: string): Promise<Map<string, { mode: number; dire
     return modes;
 }
 
+/** A started service, its data dir and environment. */
+interface Started {
+    spawned: Spawned;
+    dataDir: string;
+    env: NodeJS.ProcessEnv;
+    smtpPort: number;
+}
+
+/**
+ * The service on fresh ports with a new data dir that someone else made 0755; resolves once it
+ * listens, or kills it, removes the dir and throws (with what it printed, a port in use among it).
+ */
+async function startOnce(): Promise<Started> {
+    const dataDir = await tempDir('file-modes');
+    await Fs.chmod(dataDir, 0o755);
+    const port = await freePort();
+    const smtpPort = await freePort();
+    const env = isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
+    const spawned = spawnNode([STANDALONE], { cwd: ROOT, env });
+    try {
+        await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs: 30_000 });
+        return { spawned, dataDir, env, smtpPort };
+    }
+    catch (err) {
+        spawned.child.kill('SIGKILL');
+        await spawned.exited;
+        await removeDir(dataDir);
+        throw err;
+    }
+}
+
 describe('file modes', () => {
 
     it('keeps every file of a data dir someone else made 0755 at 0600 (directories we make 0700) under umask 022', { timeout: 90_000 }, async () => {
         // Before, the SQLite files (and their -wal and -shm) were 0644 here.
-        const dataDir = await tempDir('file-modes');
-        await Fs.chmod(dataDir, 0o755);
-        const port = await freePort();
-        const smtpPort = await freePort();
-        const env = isolatedEnv({ PORT: String(port), SMTP_PORT: String(smtpPort), INBOX_CAPTURE_DATA_DIR: dataDir });
         // The usual umask, for the service (inherited) and for this process' own put() alike.
         const previousUmask = process.umask(0o022);
-        const spawned = spawnNode([STANDALONE], { cwd: ROOT, env });
+        let started: Started;
+        try {
+            // On fresh ports, started again if one was taken meanwhile.
+            started = await retryWhilePortTaken(startOnce);
+        }
+        catch (err) {
+            process.umask(previousUmask);
+            throw err;
+        }
+
+        const { spawned, dataDir, env, smtpPort } = started;
         const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
         try {
-            await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs: 30_000 });
             expect((await runNode([BIN, 'keys', 'create', 'modes'], { cwd: ROOT, env })).code).to.equal(0);
 
             // A large attachment goes to a file blob, a small one to the SQLite file.

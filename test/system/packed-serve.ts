@@ -5,7 +5,7 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { chromiumForChild } from '../helpers/browser';
 import { run, runNode, spawnCommand, waitForOutput, type Spawned } from '../helpers/child-process';
-import { freePort } from '../helpers/net';
+import { freePort, retryWhilePortTaken } from '../helpers/net';
 import { specsOf, type PlaywrightReport } from '../helpers/playwright-report';
 import { npm, npmUserEnv as userEnv, packedTarballs, tarballFiles } from '../helpers/packed';
 import { removeDir, tempDir } from '../helpers/temp-dir';
@@ -150,12 +150,26 @@ describe('the packed packages, installed in empty directories', () => {
     it('run `npx inbox-capture serve`: a key from `npx inbox-capture keys create` works, SMTP mail is listed, the UI and docs are served', { timeout: 120_000 }, async () => {
         // Nothing but the installed package: no package.json of ours, no dist/ of the checkout.
         expect(await Fs.readdir(app)).to.only.include(['node_modules', 'package.json', 'package-lock.json']);
-        const port = await freePort();
-        smtpPort = await freePort();
-        // No INBOX_CAPTURE_DATA_DIR: the default ./data, in the user's directory.
-        env = userEnv({ HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) });
-        service = spawnCommand('npx', ['inbox-capture', 'serve'], { cwd: app, env, group: true });
-        await waitForOutput(service, /create an API key: [^\n]*\n/, { timeoutMs: 60_000 });
+        // On fresh ports, started again if one was taken meanwhile.
+        let port: number;
+        ({ service, port, smtpPort, env } = await retryWhilePortTaken(async () => {
+            const port = await freePort();
+            const smtpPort = await freePort();
+            // No INBOX_CAPTURE_DATA_DIR: the default ./data, in the user's directory.
+            const env = userEnv({ HOST: '127.0.0.1', PORT: String(port), SMTP_PORT: String(smtpPort) });
+            const spawned = spawnCommand('npx', ['inbox-capture', 'serve'], { cwd: app, env, group: true });
+            try {
+                await waitForOutput(spawned, /create an API key: [^\n]*\n/, { timeoutMs: 60_000 });
+                return { service: spawned, port, smtpPort, env };
+            }
+            catch (err) {
+                // npx and the service it started (its process group), then the ./data the start may have made.
+                spawned.kill('SIGKILL');
+                await spawned.exited;
+                await removeDir(Path.join(app, 'data'));
+                throw err;
+            }
+        }));
         expect(service.stdout()).to.contain(`inbox-capture listening: HTTP on http://127.0.0.1:${port} (docs: http://127.0.0.1:${port}/docs), SMTP on 127.0.0.1:${smtpPort} (no AUTH, no TLS)`);
         expect(service.stdout()).to.contain(`data: records in ${Path.join(app, 'data', 'inbox-capture.sqlite')}`);
 

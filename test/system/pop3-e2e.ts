@@ -5,7 +5,7 @@ import * as Path from 'node:path';
 import * as Nodemailer from 'nodemailer';
 import { InboxCaptureClient } from '../../adapters/client';
 import { run, runNode } from '../helpers/child-process';
-import { freePort } from '../helpers/net';
+import { freePort, retryWhilePortTaken } from '../helpers/net';
 import { poplib, retrieved } from '../helpers/pop3';
 import { serviceBackends } from '../helpers/service-backends';
 import { spawnStandalone } from '../helpers/standalone-service';
@@ -44,9 +44,15 @@ async function fetchWithFetchmail(port: number, key: string): Promise<{ code: nu
 describe('POP3 end to end (standalone service, SMTP in, poplib and fetchmail out)', () => {
     for (const [name, env] of serviceBackends({ before, after })) {
         it(`serves mail sent over SMTP to poplib over STLS, RETR as the raw download, with SMTP's certificate, on ${name}`, async () => {
-            const pop3Port = await freePort();
-            const vars = { ...await env(), SMTP_TLS: 'starttls', INBOX_CAPTURE_POP3_PORT: String(pop3Port) };
-            const service = await spawnStandalone(vars);
+            // On fresh ports, started again if one was taken meanwhile: spawnStandalone() kills a
+            // start that fails, and each attempt has a store of its own (the backends' after() removes
+            // them). A POP3 port taken makes spawnStandalone() try its own ports again first, in vain;
+            // then this takes a fresh POP3 port.
+            const { pop3Port, vars, service } = await retryWhilePortTaken(async () => {
+                const pop3Port = await freePort();
+                const vars = { ...await env(), SMTP_TLS: 'starttls', INBOX_CAPTURE_POP3_PORT: String(pop3Port) };
+                return { pop3Port, vars, service: await spawnStandalone(vars) };
+            });
             const transport = Nodemailer.createTransport({ host: '127.0.0.1', port: service.smtpPort, secure: false, ignoreTLS: true });
             try {
                 // One certificate for both: the fingerprints in the start lines agree.

@@ -4,7 +4,7 @@ import * as Fs from 'node:fs/promises';
 import * as Net from 'node:net';
 import * as Path from 'node:path';
 import { isRunning, runNode, spawnCommand, spawnNode, waitForOutput, type Spawned } from '../../helpers/child-process';
-import { freePort } from '../../helpers/net';
+import { freePort, retryWhilePortTaken } from '../../helpers/net';
 import { isolatedEnv } from '../../helpers/service-env';
 import { removeDir, tempDir } from '../../helpers/temp-dir';
 import { waitUntil } from '../../helpers/wait-until';
@@ -51,6 +51,32 @@ async function occupiedPort(): Promise<{ port: number; close: () => Promise<void
     };
 }
 
+/**
+ * Starts the program with `start(ports)` on `count` fresh loopback ports and resolves once it
+ * has started; a start that fails is killed (npx's process group whole), `dataDir` removed, and,
+ * when a port was taken meanwhile (the error carries what it printed), tried again on fresh ports.
+ */
+function startOnFreePorts(count: number, dataDir: string, start: (ports: number[]) => Spawned, timeoutMs = 30_000): Promise<{ service: Spawned; ports: number[] }> {
+    return retryWhilePortTaken(async () => {
+        const ports: number[] = [];
+        while (ports.length < count) {
+            ports.push(await freePort());
+        }
+
+        const spawned = start(ports);
+        try {
+            await waitForOutput(spawned, STARTED, { timeoutMs });
+            return { service: spawned, ports };
+        }
+        catch (err) {
+            spawned.kill('SIGKILL');
+            await spawned.exited;
+            await removeDir(dataDir);
+            throw err;
+        }
+    });
+}
+
 describe('inbox-capture serve, the program', () => {
 
     let work: string;
@@ -84,11 +110,10 @@ describe('inbox-capture serve, the program', () => {
     });
 
     it('listens where its flags say, keeping data in the flag\'s directory', { timeout: 60_000 }, async () => {
-        const port = await freePort();
-        const smtpPort = await freePort();
         const dataDir = Path.join(work, 'flags-only');
-        service = spawnNode([BIN, 'serve', '--port', String(port), '--smtp-port', String(smtpPort), '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: work, env: shellEnv() });
-        await waitForOutput(service, STARTED, { timeoutMs: 30_000 });
+        let port: number, smtpPort: number;
+        ({ service, ports: [port, smtpPort] } = await startOnFreePorts(2, dataDir, ([port, smtpPort]) =>
+            spawnNode([BIN, 'serve', '--port', String(port), '--smtp-port', String(smtpPort), '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: work, env: shellEnv() })));
         expect(service.stdout()).to.startWith(`inbox-capture listening: HTTP on http://127.0.0.1:${port} (docs: http://127.0.0.1:${port}/docs), SMTP on 127.0.0.1:${smtpPort} (no AUTH, no TLS)\ndata: records in ${Path.join(dataDir, 'inbox-capture.sqlite')}`);
         expect((await fetch(`http://127.0.0.1:${port}/health`)).status).to.equal(200);
         expect(await accepts(smtpPort)).to.be.true();
@@ -98,12 +123,13 @@ describe('inbox-capture serve, the program', () => {
     });
 
     it('takes a flag over its environment variable', { timeout: 60_000 }, async () => {
-        const [port, envPort, smtpPort, envSmtpPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
         const dataDir = Path.join(work, 'flag-wins');
         const envDataDir = Path.join(work, 'env-loses');
-        const env = shellEnv({ PORT: String(envPort), SMTP_PORT: String(envSmtpPort), HOST: '127.0.0.2', INBOX_CAPTURE_DATA_DIR: envDataDir });
-        service = spawnNode([BIN, 'serve', `--port=${port}`, '--smtp-port', String(smtpPort), '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: work, env });
-        await waitForOutput(service, STARTED, { timeoutMs: 30_000 });
+        let port: number, envPort: number, smtpPort: number, envSmtpPort: number;
+        ({ service, ports: [port, envPort, smtpPort, envSmtpPort] } = await startOnFreePorts(4, dataDir, ([port, envPort, smtpPort, envSmtpPort]) => {
+            const env = shellEnv({ PORT: String(envPort), SMTP_PORT: String(envSmtpPort), HOST: '127.0.0.2', INBOX_CAPTURE_DATA_DIR: envDataDir });
+            return spawnNode([BIN, 'serve', `--port=${port}`, '--smtp-port', String(smtpPort), '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: work, env });
+        }));
         expect(service.stdout()).to.startWith(`inbox-capture listening: HTTP on http://127.0.0.1:${port} (docs: http://127.0.0.1:${port}/docs), SMTP on 127.0.0.1:${smtpPort} `);
         expect((await fetch(`http://127.0.0.1:${port}/health`)).status).to.equal(200);
         expect(await accepts(envPort)).to.be.false();
@@ -136,16 +162,15 @@ describe('inbox-capture serve, the program', () => {
     });
 
     it('names the relay\'s server, allow-list and auto-relay query at start, never the login', { timeout: 60_000 }, async () => {
-        const port = await freePort();
-        service = spawnNode([BIN, 'serve', '--port', String(port), '--smtp-port', '0', '--data-dir', Path.join(work, 'relay')], {
+        const dataDir = Path.join(work, 'relay');
+        ({ service } = await startOnFreePorts(1, dataDir, ([port]) => spawnNode([BIN, 'serve', '--port', String(port), '--smtp-port', '0', '--data-dir', dataDir], {
             cwd: work,
             env: shellEnv({
                 INBOX_CAPTURE_RELAY_URL: 'smtp://relay-user:s3cret-Pass@relay.example.test:2587',
                 INBOX_CAPTURE_RELAY_ALLOW: '*@example.com, alice@example.org',
                 INBOX_CAPTURE_RELAY_AUTO_MATCH: 'to:example.com'
             })
-        });
-        await waitForOutput(service, STARTED, { timeoutMs: 30_000 });
+        })));
         const lines = service.stdout().split('\n');
         expect(lines[2]).to.equal('relay: to smtp://relay.example.test:2587 (with a login), only to *@example.com, alice@example.org; auto-relay of mail matching "to:example.com"');
         expect(service.stdout() + service.stderr()).to.not.contain('s3cret');
@@ -154,9 +179,10 @@ describe('inbox-capture serve, the program', () => {
 
     it('stops when npx, which started it, gets SIGTERM', { timeout: 120_000 }, async () => {
         // `npx … &` then `kill $!`: the signal reaches npx alone, not its whole process group.
-        const port = await freePort();
-        service = spawnCommand('npx', ['--yes', 'inbox-capture', 'serve', '--port', String(port), '--smtp-port', '0', '--data-dir', Path.join(work, 'npx')], { cwd: ROOT, env: shellEnv(), group: true });
-        await waitForOutput(service, STARTED, { timeoutMs: 60_000 });
+        const dataDir = Path.join(work, 'npx');
+        let port: number;
+        ({ service, ports: [port] } = await startOnFreePorts(1, dataDir, ([port]) =>
+            spawnCommand('npx', ['--yes', 'inbox-capture', 'serve', '--port', String(port), '--smtp-port', '0', '--data-dir', dataDir], { cwd: ROOT, env: shellEnv(), group: true }), 60_000));
         const closed = new Promise((resolve) => service!.child.stdout!.once('close', resolve));
         service.child.kill('SIGTERM');
         // The output closes once every process that held it, the service too, has ended.
@@ -166,14 +192,42 @@ describe('inbox-capture serve, the program', () => {
     });
 
     it('keeps running when a parent that is not npm ends (nohup and `&` in a script)', { timeout: 60_000 }, async () => {
-        const port = await freePort();
         const ended = Path.join(work, 'shell-may-end');
-        // The shell outlives the service's start, then ends, as a terminal closed after `nohup … &` would.
-        const shell = spawnCommand('sh', ['-c', `"${process.execPath}" "${BIN}" serve --port ${port} --smtp-port 0 --data-dir "${Path.join(work, 'orphan')}" >/dev/null 2>&1 & echo $!; while [ ! -e "${ended}" ]; do sleep 0.1; done`], { cwd: work, env: shellEnv() });
-        await waitForOutput(shell, /^\d+\n/, { timeoutMs: 10_000 });
-        const pid = Number(shell.stdout().trim());
+        const dataDir = Path.join(work, 'orphan');
+        // Its output in a file (as nohup's in nohup.out), so that a start that failed says why.
+        const log = Path.join(work, 'orphan.log');
+        const output = () => Fs.readFile(log, 'utf8').catch(() => '');
+        // On a fresh port, started again if it was taken meanwhile.
+        const { shell, pid, port } = await retryWhilePortTaken(async () => {
+            const port = await freePort();
+            // The shell outlives the service's start, then ends, as a terminal closed after `nohup … &` would.
+            const shell = spawnCommand('sh', ['-c', `"${process.execPath}" "${BIN}" serve --port ${port} --smtp-port 0 --data-dir "${dataDir}" >"${log}" 2>&1 & echo $!; while [ ! -e "${ended}" ]; do sleep 0.1; done`], { cwd: work, env: shellEnv() });
+            let pid = 0;
+            try {
+                await waitForOutput(shell, /^\d+\n/, { timeoutMs: 10_000 });
+                pid = Number(shell.stdout().trim());
+                await waitUntil('the service listens', async () => {
+                    // Gone (or a zombie): what it printed is all there is.
+                    if (!isRunning(pid)) {
+                        throw new Error(`the service exited before listening: ${await output()}`);
+                    }
+
+                    return STARTED.test(await output());
+                }, { everyMs: 100 });
+                return { shell, pid, port };
+            }
+            catch (err) {
+                if (pid !== 0 && isRunning(pid)) {
+                    process.kill(pid, 'SIGKILL');
+                }
+
+                shell.kill('SIGKILL');
+                await shell.exited;
+                await removeDir(dataDir);
+                throw err;
+            }
+        });
         try {
-            await waitUntil('the service listens', () => accepts(port), { everyMs: 100 });
             await Fs.writeFile(ended, '');
             expect(await shell.exited).to.equal(0);
             // Several of the service's looks at its parent later.

@@ -1,6 +1,6 @@
 import * as Path from 'node:path';
 import { spawnNode, stopGracefully, waitForOutput, type Spawned } from '../../helpers/child-process';
-import { freePort } from '../../helpers/net';
+import { freePort, retryWhilePortTaken } from '../../helpers/net';
 
 const ROOT = Path.join(__dirname, '..', '..', '..');
 const STANDALONE = Path.join(ROOT, 'examples', 'standalone.js');
@@ -22,11 +22,22 @@ export class ClusterInstance {
     /** Everything the earlier processes printed (a killed one's output is kept for a failure's report). */
     private earlierOutput = '';
 
-    private constructor(readonly name: string, readonly port: number, readonly smtpPort: number, private readonly env: NodeJS.ProcessEnv) {}
+    /** Its HTTP and SMTP ports: those of the first start that listened (0 before), kept by every restart. */
+    private ports = { port: 0, smtpPort: 0 };
 
-    /** Picks free ports; start() starts the process. */
-    static async create(name: string, env: NodeJS.ProcessEnv): Promise<ClusterInstance> {
-        return new ClusterInstance(name, await freePort(), await freePort(), env);
+    private constructor(readonly name: string, private readonly env: NodeJS.ProcessEnv) {}
+
+    /** An instance not started yet: its first start() picks its ports. */
+    static create(name: string, env: NodeJS.ProcessEnv): ClusterInstance {
+        return new ClusterInstance(name, env);
+    }
+
+    get port(): number {
+        return this.ports.port;
+    }
+
+    get smtpPort(): number {
+        return this.ports.smtpPort;
     }
 
     /** `http://127.0.0.1:<port>` */
@@ -39,20 +50,34 @@ export class ClusterInstance {
         return this.ready && this.process !== undefined && this.process.child.exitCode === null && this.process.child.signalCode === null;
     }
 
-    /** Starts the process; resolves once it listens on both ports. */
+    /**
+     * Starts the process; resolves once it listens on both ports. The first start takes fresh
+     * ports, and fresh ones again while a port was taken meanwhile; a restart keeps them.
+     */
     async start(): Promise<void> {
+        if (this.port !== 0) {
+            return this.startOn(this.ports);
+        }
+
+        await retryWhilePortTaken(async () => this.startOn({ port: await freePort(), smtpPort: await freePort() }));
+    }
+
+    /** Starts the process on `ports`, its own from then on; resolves once it listens on both, or kills it and throws (with what it printed). */
+    private async startOn(ports: { port: number; smtpPort: number }): Promise<void> {
         const spawned = spawnNode([STANDALONE], {
             cwd: ROOT,
-            env: { ...this.env, HOST: '127.0.0.1', PORT: String(this.port), SMTP_PORT: String(this.smtpPort) }
+            env: { ...this.env, HOST: '127.0.0.1', PORT: String(ports.port), SMTP_PORT: String(ports.smtpPort) }
         });
         this.process = spawned;
         this.starts++;
         try {
             await waitForOutput(spawned, /^create an API key: /m, { timeoutMs: PROCESS_LIMIT_MS });
+            this.ports = ports;
             this.ready = true;
         }
         catch (err) {
             spawned.child.kill('SIGKILL');
+            await spawned.exited;
             throw err;
         }
     }

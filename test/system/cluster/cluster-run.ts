@@ -96,9 +96,10 @@ export async function runCluster(options: ClusterOptions): Promise<ClusterReport
         for (let i = 0; i < options.instances; i++) {
             const dataDir = await tempDir(`cluster-${i}`);
             dirs.push(dataDir);
-            instances.push(await ClusterInstance.create(String.fromCharCode(65 + i), { ...shared, INBOX_CAPTURE_DATA_DIR: dataDir }));
+            instances.push(ClusterInstance.create(String.fromCharCode(65 + i), { ...shared, INBOX_CAPTURE_DATA_DIR: dataDir }));
         }
 
+        // Each on fresh ports, started again on others if one was taken meanwhile.
         await Promise.all(instances.map((instance) => instance.start()));
         const outcomes: Outcomes = { acknowledged: new Map(), inDoubt: new Map(), refused: new Map(), acksByInstance: {} };
 
