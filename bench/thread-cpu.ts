@@ -5,7 +5,7 @@
  * SMTP load from our generator while the bench reads each of its threads' CPU time from
  * /proc (Linux only); then two threads of the bench process pass a message back and forth.
  *
- *   node dist-bench/bench/thread-cpu.js [--roots DIR,DIR] [--c 1,4,16] [--rounds 3] [--profile text-1k]
+ *   node dist-bench/bench/thread-cpu.js [--roots DIR,DIR] [--c 1,4,16] [--rounds 3] [--profile text-1k] [--warm-up 500]
  *
  * `--roots` are checkouts whose dist/ is built (other commits, for a before/after; default
  * this one); rounds alternate between them, so a busy spell of the machine hits each alike.
@@ -23,8 +23,15 @@ import { cpuBetween, threadTicks } from './thread-ticks';
 /** Messages of a measured cell at most, and its time at most, ms. */
 const CELL_MESSAGES = 6000;
 const CELL_MS = 6000;
-/** Messages sent before measuring: the service's code compiled, its workers started. */
+/**
+ * Messages sent before measuring, by default: the service's workers started, its hot code
+ * compiled once. V8's optimizing compiler is still at work for some thousands of messages more
+ * (its threads count among "other threads"): `--warm-up 20000` measures the steady state
+ * (bench/README.md, "Thread CPU").
+ */
 const WARM_UP_MESSAGES = 500;
+/** The warm-up's time at most, ms. */
+const WARM_UP_MS = 60_000;
 /** Round trips of the two-thread measurement. */
 const ROUND_TRIPS = 20_000;
 
@@ -48,13 +55,13 @@ interface Cell {
     other: number;
 }
 
-async function measureCell(root: string, sessions: number, profile: ProfileName, smoke: boolean, tag: string): Promise<Cell> {
+async function measureCell(root: string, sessions: number, profile: ProfileName, smoke: boolean, tag: string, warmUp: number): Promise<Cell> {
     const service = await startStandalone({ root });
     try {
-        const load = (messages: number, prefix: string) => runLoad({
-            port: service.smtpPort, profile: profiles()[profile], sessions, maxMessages: messages, maxMs: smoke ? 2000 : CELL_MS, inboxPrefix: prefix, tag: `${tag}-${prefix}`
+        const load = (messages: number, prefix: string, maxMs = smoke ? 2000 : CELL_MS) => runLoad({
+            port: service.smtpPort, profile: profiles()[profile], sessions, maxMessages: messages, maxMs, inboxPrefix: prefix, tag: `${tag}-${prefix}`
         });
-        await load(smoke ? 10 : WARM_UP_MESSAGES, 'warm');
+        await load(smoke ? 10 : warmUp, 'warm', smoke ? 2000 : WARM_UP_MS);
         const before = threadTicks(service.pid);
         const result = await load(smoke ? 30 : CELL_MESSAGES, 'cell');
         const after = threadTicks(service.pid);
@@ -106,6 +113,10 @@ async function bench(args: BenchArgs) {
     const cs = smoke ? [2] : ((args.values.c as string | undefined) ?? '1,4,16').split(',').map(Number);
     const rounds = smoke ? 1 : Number(args.values.rounds ?? 3);
     const profile = (args.values.profile ?? 'text-1k') as ProfileName;
+    const warmUp = Number(args.values['warm-up'] ?? WARM_UP_MESSAGES);
+    if (!Number.isSafeInteger(warmUp) || warmUp < 1) {
+        throw new Error('--warm-up must be a positive number of messages');
+    }
     if (!PROFILE_NAMES.includes(profile)) {
         throw new Error(`unknown profile ${profile}; known: ${PROFILE_NAMES.join(', ')}`);
     }
@@ -114,7 +125,7 @@ async function bench(args: BenchArgs) {
     for (let round = 1; round <= rounds; round++) {
         for (const root of roots) {
             for (const c of cs) {
-                const cell = await measureCell(root, c, profile, smoke, `r${round}-${Date.now()}`);
+                const cell = await measureCell(root, c, profile, smoke, `r${round}-${Date.now()}`, warmUp);
                 const key = `${root}\u0000${c}`;
                 cells.set(key, [...cells.get(key) ?? [], cell]);
                 console.error(`round ${round} ${checkoutName(root)} C=${c}: ${fmt(cell.msgPerSec)} msg/s, ${fmt(cell.all)} µs CPU a message`);
@@ -151,10 +162,10 @@ async function bench(args: BenchArgs) {
         targets: [],
         notes: [
             'CPU is each thread\'s user + system time from /proc/<pid>/task/<tid>/stat over the cell. Main thread: the service\'s event loop (SMTP sessions, HTTP, ingest). Parse workers: the threads at nice 19 (none in checkouts that parse on the main thread). Other threads: libuv\'s thread pool (SQLite statements, fsync, file I/O) and V8\'s helper threads (garbage collection, compilation); Linux names them all "node".',
-            'Each cell is a fresh service: warmed with ' + (smoke ? 10 : WARM_UP_MESSAGES) + ' messages, then ' + (smoke ? 30 : CELL_MESSAGES) + ' messages or ' + (smoke ? 2 : CELL_MS / 1000) + ' s from C sessions of our generator (one message at a time per session, as nodemailer sends).',
+            'Each cell is a fresh service: warmed with ' + (smoke ? 10 : warmUp) + ` messages (or ${WARM_UP_MS / 1000} s), then ` + (smoke ? 30 : CELL_MESSAGES) + ' messages or ' + (smoke ? 2 : CELL_MS / 1000) + ' s from C sessions of our generator (one message at a time per session, as nodemailer sends).',
             'A message crosses threads at least twice for its parse (to a parse worker and back) and each node-sqlite3 call of its batch\'s save is one more, between the event loop and libuv\'s pool (a small batch of new mail makes one). The second table is what one such round trip costs here when both sides sleep between messages.'
         ]
     };
 }
 
-runBench('Thread CPU (where a small message\'s CPU goes)', 'thread-cpu', bench, ['roots', 'c', 'rounds', 'profile']);
+runBench('Thread CPU (where a small message\'s CPU goes)', 'thread-cpu', bench, ['roots', 'c', 'rounds', 'profile', 'warm-up']);
