@@ -18,7 +18,7 @@ import { runBench, type BenchArgs, type Table } from './report';
 import { runLoad } from './smtp-load';
 import { ROOT, startStandalone } from './standalone';
 import { fmt, median } from './stats';
-import { cpuBetween, threadTicks } from './thread-ticks';
+import { cpuBetween, mainWaitBetween, threadTicks } from './thread-ticks';
 
 /** Messages of a measured cell at most, and its time at most, ms. */
 const CELL_MESSAGES = 6000;
@@ -53,6 +53,9 @@ interface Cell {
     main: number;
     parse: number;
     other: number;
+    /** The main thread: µs a message runnable but waiting for a core, and its slices on a core a message. */
+    mainWait: number;
+    mainSlices: number;
 }
 
 async function measureCell(root: string, sessions: number, profile: ProfileName, smoke: boolean, tag: string, warmUp: number): Promise<Cell> {
@@ -68,7 +71,11 @@ async function measureCell(root: string, sessions: number, profile: ProfileName,
         const spent = cpuBetween(service.pid, before, after);
         const perMessage = (seconds: number) => seconds * 1e6 / Math.max(1, result.acked);
         const { main, parse, other } = spent;
-        return { msgPerSec: result.msgPerSec, p50: result.latency.p50, all: perMessage(main + parse + other), main: perMessage(main), parse: perMessage(parse), other: perMessage(other) };
+        const waited = mainWaitBetween(service.pid, before, after);
+        return {
+            msgPerSec: result.msgPerSec, p50: result.latency.p50, all: perMessage(main + parse + other), main: perMessage(main), parse: perMessage(parse), other: perMessage(other),
+            mainWait: perMessage(waited.waitSeconds), mainSlices: waited.slices / Math.max(1, result.acked)
+        };
     }
     finally {
         await service.stop();
@@ -135,14 +142,14 @@ async function bench(args: BenchArgs) {
 
     const perThread: Table = {
         title: `Server CPU per acknowledged ${profile} message, by thread (µs; medians of ${rounds} round${rounds === 1 ? '' : 's'}, rounds alternating between checkouts)`,
-        columns: ['checkout', 'C', 'msg/s', 'p50 ack ms', 'all threads', 'main thread', 'parse workers (nice 19)', 'other threads (writer, libuv pool, V8 helpers)'],
+        columns: ['checkout', 'C', 'msg/s', 'p50 ack ms', 'all threads', 'main thread', 'parse workers (nice 19)', 'other threads (writer, libuv pool, V8 helpers)', 'main thread waiting for a core', 'main thread slices a message'],
         rows: []
     };
     for (const root of roots) {
         for (const c of cs) {
             const sample = cells.get(`${root}\u0000${c}`)!;
             const m = (pick: (cell: Cell) => number) => fmt(median(sample.map(pick)));
-            perThread.rows.push([checkoutName(root), String(c), m((x) => x.msgPerSec), m((x) => x.p50), m((x) => x.all), m((x) => x.main), m((x) => x.parse), m((x) => x.other)]);
+            perThread.rows.push([checkoutName(root), String(c), m((x) => x.msgPerSec), m((x) => x.p50), m((x) => x.all), m((x) => x.main), m((x) => x.parse), m((x) => x.other), m((x) => x.mainWait), m((x) => x.mainSlices)]);
         }
     }
 
@@ -162,6 +169,7 @@ async function bench(args: BenchArgs) {
         targets: [],
         notes: [
             'CPU is each thread\'s user + system time from /proc/<pid>/task/<tid>/stat over the cell. Main thread: the service\'s event loop (SMTP sessions, HTTP, ingest). Parse workers: the threads at nice 19 (none in checkouts that parse on the main thread). Other threads: libuv\'s thread pool (SQLite statements, fsync, file I/O) and V8\'s helper threads (garbage collection, compilation); Linux names them all "node".',
+            'Main thread waiting for a core: µs a message it was runnable but not running (/proc/<pid>/task/<pid>/schedstat), and its slices on a core a message (each wake-up is one): on two cores shared with the load generator, an event loop that sleeps between events waits for a core each time it is woken.',
             'Each cell is a fresh service: warmed with ' + (smoke ? 10 : warmUp) + ` messages (or ${WARM_UP_MS / 1000} s), then ` + (smoke ? 30 : CELL_MESSAGES) + ' messages or ' + (smoke ? 2 : CELL_MS / 1000) + ' s from C sessions of our generator (one message at a time per session, as nodemailer sends).',
             'A message crosses threads at least twice for its parse (to a parse worker and back) and each node-sqlite3 call of its batch\'s save is one more, between the event loop and libuv\'s pool (a small batch of new mail makes one). The second table is what one such round trip costs here when both sides sleep between messages.'
         ]

@@ -19,10 +19,10 @@ const BENCH_DIR = Path.join(ROOT, 'dist-bench', 'bench');
 const run = promisify(execFile);
 
 /**
- * Every benchmark script (and attacks.ts, auth-guessing.ts and in-thread-shapes.ts, not in run.ts); the smoke run of
+ * Every benchmark script (and attacks.ts, auth-guessing.ts, wal-pages.ts and in-thread-shapes.ts, not in run.ts); the smoke run of
  * each must finish and print its tables. Longest first: two at a time, the last ones end together.
  */
-const BENCHMARKS = ['search', 'long-poll-fanout', 'attacks', 'get-one', 'hostile-messages', 'send-latency', 'faults', 'inboxes', 'thread-cpu', 'list', 'parse-ceiling', 'retention', 'auth-check', 'smtp-ingest', 'cpu-profile', 'auth-guessing', 'fsync-bandwidth', 'in-thread-shapes'];
+const BENCHMARKS = ['search', 'long-poll-fanout', 'attacks', 'get-one', 'hostile-messages', 'send-latency', 'faults', 'inboxes', 'thread-cpu', 'list', 'parse-ceiling', 'retention', 'auth-check', 'smtp-ingest', 'cpu-profile', 'auth-guessing', 'fsync-bandwidth', 'wal-pages', 'in-thread-shapes'];
 
 /** Longest one smoke run may take, ms: they take seconds; the margin is for a busy machine. */
 const SMOKE_TIMEOUT_MS = 180_000;
