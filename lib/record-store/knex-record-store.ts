@@ -199,7 +199,6 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             // Shares a transaction, and its commit, with the saves queued alongside.
             const cleaned = new Map<StoredAttachment[], StoredAttachment[]>();
             const delivery = { drafts: drafts.map((draft) => cleanDraft(draft, cleaned)), blobs, deliveries: saveOptions?.deliveries };
-            batchWriter?.prerender(delivery.drafts, blobs);
             return batchSave(delivery);
         },
 

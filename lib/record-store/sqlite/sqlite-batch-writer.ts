@@ -2,10 +2,11 @@
  * The embedded store's save transaction on a connection of its own, its statements
  * prepared once: a batch of deliveries costs a fixed handful of statements (one
  * lookup, one multi-row insert per table, one upsert per 32 staged blobs), none of them
- * built per message, and no savepoint. A small batch of new mail sends BEGIN, a check
- * that nothing stored matches it, its writes and the COMMIT as one SQL text: one call
- * instead of seven, each a trip through libuv's pool (docs/design.md, "SQLite
- * connections"). knex keeps migrations, deletes and keys.
+ * built per message, and no savepoint. A small batch of new mail is one prepared insert
+ * into a view whose triggers check that nothing stored matches it and write its rows
+ * (save-rows.ts), in a transaction of its own: one call instead of seven, each a trip
+ * through libuv's pool, and no SQL compiled for it (docs/design.md, "SQLite connections").
+ * knex keeps migrations, deletes and keys.
  */
 
 import * as Sqlite3 from 'sqlite3';
@@ -28,7 +29,8 @@ import {
     BLOB_ROWS_PER_STATEMENT, GUARD_ERROR, indexDocumentsSql, insertDeliveriesSql, insertEmailsSql, insertLinksSql, insertValues,
     lookupSql, noneStoredSql, upsertBlobsSql, writeTail
 } from './batch-sql';
-import { blobTuple, prerenderLiterals, rowTuple } from './row-literals';
+import { blobTuple, rowTuple } from './row-literals';
+import { insertRowsSql, rowParams, ROW_VALUES, ROWS_GUARD_MESSAGE, saveRowsSchemaSql } from './save-rows';
 
 /** The columns that may hold a text too long to bind in one go: inserted empty, then appended in pieces. */
 const LONG_COLUMNS = ['body', 'html_body', 'body_folded'] as const;
@@ -61,6 +63,8 @@ export interface BatchWriterObserver {
     commit?(deliveries: number, calls?: number): void;
     /** A statement of a save transaction failed (the transaction was rolled back). */
     error?(err: unknown): void;
+    /** SQL text goes to SQLite to be compiled: a statement prepared, or a text run by exec (each of its statements compiled then). */
+    compile?(sql: string): void;
     /**
      * Before the BEGIN of a batch planned as new mail: what another connection commits
      * here and matches the batch makes the save look it up inside its transaction.
@@ -77,11 +81,6 @@ export interface SqliteBatchWriter {
      * are the outbox targets of delivery i's drafts: their outbox rows commit with them.
      */
     save(deliveries: EmailDraft[][], blobs: StagedBlob[], targets?: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]>;
-    /**
-     * Writes the SQL literals of one delivery's rows and blobs now, while an earlier batch
-     * may still run, so that its own batch only joins them (optional: save() writes what is missing).
-     */
-    prerender(drafts: readonly EmailDraft[], blobs: readonly StagedBlob[]): void;
     /** Closes the connection (waits for the transaction in flight). */
     close(): Promise<void>;
 }
@@ -94,6 +93,12 @@ interface Connection {
     indexDocuments: Sqlite3.Statement | undefined;
     /** Promised, so that chunks of one size asking at once share one statement. */
     upserts: Map<number, Promise<Sqlite3.Statement>>;
+    /** The inserts into the save's view (save-rows.ts), by row count. */
+    rowInserts: Map<number, Promise<Sqlite3.Statement>>;
+    /** Runs SQL text on the connection (execSql()), telling the observer. */
+    exec(sql: string): Promise<void>;
+    /** Prepares a statement on the connection (prepareStatement()), telling the observer. */
+    prepare(sql: string): Promise<Sqlite3.Statement>;
 }
 
 /** A batch writer on the migrated SQLite file `filename`, opened on first use. */
@@ -104,13 +109,22 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
 
     const open = () => opened ??= (async () => {
         const db = await openDatabase(filename, Sqlite3.OPEN_READWRITE, pragmas);
+        const exec = (sql: string) => {
+            observer?.compile?.(sql);
+            return execSql(db, sql);
+        };
+        const prepare = (sql: string) => {
+            observer?.compile?.(sql);
+            return prepareStatement(db, sql);
+        };
         try {
-            const entries = await Promise.all(Object.entries(SQL).map(async ([name, sql]) => [name, await prepareStatement(db, sql)] as const));
+            const entries = await Promise.all(Object.entries(SQL).map(async ([name, sql]) => [name, await prepare(sql)] as const));
             const indexed = await new Promise<boolean>((resolve, reject) => {
                 db.get(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`, [SEARCH_INDEX_TABLE], (err, row) => (err ? reject(err) : resolve(row !== undefined)));
             });
-            const indexDocuments = indexed ? await prepareStatement(db, indexDocumentsSql('?')) : undefined;
-            return { db, statements: Object.fromEntries(entries) as Statements, indexDocuments, upserts: new Map() };
+            const indexDocuments = indexed ? await prepare(indexDocumentsSql('?')) : undefined;
+            await exec(saveRowsSchemaSql(indexed));
+            return { db, statements: Object.fromEntries(entries) as Statements, indexDocuments, upserts: new Map(), rowInserts: new Map(), exec, prepare };
         }
         catch (err) {
             db.close();
@@ -123,13 +137,12 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
 
     const save = async (deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[]): Promise<SaveResult[]> => {
         const connection = await open();
-        const { db } = connection;
         const calls = { count: 0 };
         try {
             const { results, tail, committed } = await storeBatch(connection, calls, deliveries, blobs, targets, observer);
             if (!committed) {
                 calls.count++;
-                await execSql(db, tail === undefined ? 'COMMIT' : `${tail};\nCOMMIT`);
+                await connection.exec(tail === undefined ? 'COMMIT' : `${tail};\nCOMMIT`);
             }
 
             observer?.commit?.(deliveries.length, calls.count);
@@ -138,14 +151,12 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
         catch (err) {
             observer?.error?.(err);
             // A failed COMMIT may have rolled back already; either way nothing of the batch stands.
-            await execSql(db, 'ROLLBACK').catch(() => undefined);
+            await connection.exec('ROLLBACK').catch(() => undefined);
             throw err;
         }
     };
 
     return {
-        prerender: prerenderLiterals,
-
         save(deliveries, blobs, targets = []) {
             const saving = save(deliveries, blobs, targets);
             inFlight = saving.catch(() => undefined);
@@ -157,7 +168,7 @@ export function openSqliteBatchWriter(filename: string, observer?: BatchWriterOb
             const current = await opened?.catch(() => undefined);
             opened = undefined;
             if (current) {
-                const upserts = await Promise.all([...current.upserts.values()].map((p) => p.catch(() => undefined)));
+                const upserts = await Promise.all([...current.upserts.values(), ...current.rowInserts.values()].map((p) => p.catch(() => undefined)));
                 const statements = [...Object.values(current.statements), ...(current.indexDocuments ? [current.indexDocuments] : [])];
                 await closeDatabase(current.db, [...statements, ...upserts.filter((u) => u !== undefined)]);
             }
@@ -169,16 +180,17 @@ type LookedUp = EmailRow & { message_id_hash: string; source_id_hash: string };
 
 // One batch: first the guess that nothing stored matches it (new mail, the usual batch),
 // then, when that does not hold, the careful way. The guess plans without a lookup and,
-// when the batch only adds rows and fits in one SQL text, runs BEGIN, a check that no
-// stored row matches (the lookup's own query, failing the exec when it finds a row), the
-// writes and the COMMIT as one exec (`committed`). The careful way looks the batch up
+// when the batch only adds rows, runs the check that no stored row matches (the lookup's
+// own query, failing when it finds a row) and the writes as one statement of its own
+// transaction, the save's prepared insert (save-rows.ts), or, for a batch too large for
+// that, as one SQL text from BEGIN to COMMIT (`committed` either way). The careful way looks the batch up
 // inside its transaction and plans (save-plan.ts) from what it found. node-sqlite3 starts
 // calls on different statements at once (the connection runs them in any order), so
 // writes that depend on each other are chained and the rest run alongside; every one is
 // awaited before the caller's COMMIT. A small batch that only adds rows leaves its writes
 // to the caller as one SQL text (`tail`), run with the COMMIT in the same call.
 async function storeBatch(connection: Connection, calls: { count: number }, deliveries: EmailDraft[][], blobs: StagedBlob[], targets: (DeliveryTarget[][] | undefined)[], observer?: BatchWriterObserver): Promise<{ results: SaveResult[]; tail?: string; committed?: boolean }> {
-    const { db, statements: s } = connection;
+    const { statements: s } = connection;
     const all = <T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> => {
         calls.count++;
         return allRows<T>(statement, params);
@@ -192,17 +204,34 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
     // Only a batch that adds rows and supersedes none of its own (whose blobs would go) fits in one text.
     if (!('lookUp' in guess) && guess.plan.removed.length === 0 && guess.plan.results.every((r) => r.replaced.length === 0)) {
         const { plan } = guess;
-        const tail = tailOf(connection, plan.inserts, outboxRows(plan.results, targets), blobs, new Map(), Date.now());
+        const outbox = outboxRows(plan.results, targets);
+        const params = rowParams(plan.inserts, outbox, blobs, hashes, sources);
+        if (params !== undefined) {
+            await observer?.beforeBegin?.();
+            calls.count++;
+            try {
+                // One statement, so its own transaction: it takes the write lock first, as BEGIN IMMEDIATE would.
+                await runStatement(await rowInsert(connection, params.length / (1 + ROW_VALUES)), params);
+                return { results: plan.results, committed: true };
+            }
+            catch (err) {
+                if (!String((err as Error).message).includes(ROWS_GUARD_MESSAGE)) {
+                    throw err;
+                }
+            }
+        }
+
+        const tail = params === undefined ? tailOf(connection, plan.inserts, outbox, blobs, new Map(), Date.now()) : undefined;
         if (tail !== undefined) {
             await observer?.beforeBegin?.();
             calls.count++;
             try {
                 // IMMEDIATE: the write lock now (another process waits busy_timeout for it), not at the first insert.
-                await execSql(db, `BEGIN IMMEDIATE;\n${noneStoredSql(sqlJson(hashes), sqlJson(sources))};\n${tail};\nCOMMIT`);
+                await connection.exec(`BEGIN IMMEDIATE;\n${noneStoredSql(sqlJson(hashes), sqlJson(sources))};\n${tail};\nCOMMIT`);
                 return { results: plan.results, committed: true };
             }
             catch (err) {
-                await execSql(db, 'ROLLBACK').catch(() => undefined);
+                await connection.exec('ROLLBACK').catch(() => undefined);
                 if (!String((err as Error).message).includes(GUARD_ERROR)) {
                     throw err;
                 }
@@ -211,7 +240,7 @@ async function storeBatch(connection: Connection, calls: { count: number }, deli
     }
 
     calls.count++;
-    await execSql(db, 'BEGIN IMMEDIATE');
+    await connection.exec('BEGIN IMMEDIATE');
     const found = await all<LookedUp>(s.lookup, [JSON.stringify(hashes), JSON.stringify(sources)]);
     const rows: StoredRow[] = found.map((row) => ({ seq: row.seq, record: toRecord(row), messageHash: row.message_id_hash, sourceHash: row.source_id_hash }));
 
@@ -315,13 +344,31 @@ function tailOf(connection: Connection, inserts: PlannedInsert[], outbox: unknow
 function upsertStatement(connection: Connection, rows: number): Promise<Sqlite3.Statement> {
     let statement = connection.upserts.get(rows);
     if (!statement) {
-        statement = prepareStatement(connection.db, upsertBlobsSql(Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)')));
+        statement = connection.prepare(upsertBlobsSql(Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)')));
         connection.upserts.set(rows, statement);
         // A failed prepare is asked for again next time.
         statement.catch(() => connection.upserts.delete(rows));
     }
 
     return statement;
+}
+
+// The insert of `rows` rows into the save's view, prepared on first use.
+function rowInsert(connection: Connection, rows: number): Promise<Sqlite3.Statement> {
+    let statement = connection.rowInserts.get(rows);
+    if (!statement) {
+        statement = connection.prepare(insertRowsSql(rows));
+        connection.rowInserts.set(rows, statement);
+        statement.catch(() => connection.rowInserts.delete(rows));
+    }
+
+    return statement;
+}
+
+function runStatement(statement: Sqlite3.Statement, params: unknown[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+        statement.run(params, (err) => (err ? reject(err) : resolve()));
+    });
 }
 
 function allRows<T = unknown>(statement: Sqlite3.Statement, params: unknown[]): Promise<T[]> {

@@ -183,7 +183,7 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
-        it('sends a small batch of new mail from BEGIN to its COMMIT in one call, its values as literals read back unchanged', async () => {
+        it('sends a small batch of new mail in one call, its values read back unchanged', async () => {
             const { knex, store } = await open(dir, 'tail.sqlite');
             const calls: (number | undefined)[] = [];
             const writer = openSqliteBatchWriter(join(dir, 'tail.sqlite'), { commit: (_, n) => calls.push(n) });
@@ -223,7 +223,7 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
-        it('writes sixteen 10 KB deliveries saved at once in one call, from literals written as each joined, read back exactly', async () => {
+        it('writes sixteen 10 KB deliveries saved at once in one call, read back exactly', async () => {
             const { knex, store, commits, calls } = await open(dir, 'ahead.sqlite');
             try {
                 const paragraph = (n: number) => `Paragraph ${n}: Grüße – “quoted” € 🎉 O'Brien's ''plan'' \\ naïve.\n`;
@@ -257,7 +257,7 @@ describe('sqlite-batch-writer', () => {
             }
         });
 
-        it('writes the copies of one 10 KB delivery from literals written once for their shared texts, each with its own inbox and recipient', async () => {
+        it('writes the copies of one 10 KB delivery in one call, each with its own inbox and recipient', async () => {
             const { store, calls } = await open(dir, 'copies.sqlite');
             try {
                 const body = 'Shared “body” of O\'Brien — '.repeat(400);
