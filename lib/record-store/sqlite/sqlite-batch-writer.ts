@@ -333,8 +333,8 @@ function outboxRows(results: SaveResult[], targets: (DeliveryTarget[][] | undefi
     return deliveryRows(results, targets, Date.now()).map((row) => [row.id, row.kind, row.message_id, row.url, row.created_at]);
 }
 
-// A plan that only adds rows as one SQL text (writeTail()), from the literals written ahead
-// (row-literals.ts) where there are some; undefined when it does not fit one.
+// A plan that only adds rows as one SQL text (writeTail()), its values as literals
+// (row-literals.ts); undefined when it does not fit one.
 function tailOf(connection: Connection, inserts: PlannedInsert[], outbox: unknown[][], blobs: StagedBlob[], json: Map<StoredAttachment[], string>, modifiedAt: number): string | undefined {
     return writeTail(inserts.map((insert) => ({ messageHash: insert.messageHash, tuple: rowTuple(insert, json) })),
         outbox, blobs, (blob) => blobTuple(blob, modifiedAt), connection.indexDocuments !== undefined);
