@@ -12,6 +12,7 @@ import { sqliteWriteTurns } from '../sqlite/write-turns';
 import type { EmailRecord, RecordPage, StoredAttachment } from '../types';
 import { cleanDraft, cleanText } from './sql/clean-text';
 import { budgetedPageQuery, countWithinBudget, STORED_TEXT_BYTES_SQL, type BudgetedRow, type SizedRow } from './sql/email-page';
+import { plainPageSql } from './sql/plain-page-sql';
 import { inboxPageQuery, toInboxPage, type InboxRow } from './sql/inbox-page';
 import { completeRow, pieceColumns, pieceQuery, type PiecedRow, type PieceReader } from './sqlite/long-text';
 import { classifyFailures, isTransient } from './sql/db-errors';
@@ -155,6 +156,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
 
     // SQLite reads a long body in pieces (long-text.ts); node-postgres decodes a value as it arrives.
     const emailColumns = pg ? EMAIL_COLUMNS : pieceColumns(knex);
+    // The SQLite page a waiting long-poll and a first page ask, built once (plain-page-sql.ts).
+    const plainBudgetedPage = plainPageSql((query) => budgetedPageQuery(knex, query, (q) => q.select(emailColumns)));
     const readPiece: PieceReader = async (column, seq, from, length) => {
         const [row] = await read<{ piece: Buffer | null }>(pieceQuery(knex, column, seq, from, length));
         return row ? row.piece ?? Buffer.alloc(0) : null;
@@ -230,7 +233,9 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
             // and reads in one query, unless the search asks its index (search-page.ts).
             assertPositiveInteger(query.maxBytes, 'maxBytes');
             if (!pg && !(indexed && query.q)) {
-                const rows = await read<PiecedRow & BudgetedRow>(budgetedPageQuery(knex, { ...query, maxBytes: query.maxBytes }, (q) => q.select(emailColumns)));
+                const plain = reader ? plainBudgetedPage(query) : undefined;
+                const rows = plain ? await reader!.all<PiecedRow & BudgetedRow>(plain.sql, plain.bindings) :
+                    await read<PiecedRow & BudgetedRow>(budgetedPageQuery(knex, { ...query, maxBytes: query.maxBytes }, (q) => q.select(emailColumns)));
                 return { records: await toRecords(rows), hasMore: rows.length > 0 && toNumber(rows[0]!.page_rows) > rows.length } satisfies RecordPage;
             }
 
