@@ -104,9 +104,8 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
     const { knex, reader } = options;
     const dialect = detectDialect(knex);
     const pg = dialect === 'postgres';
-    // Reads that need only committed data go through the reader when there is one: they
-    // then never queue behind a save transaction on Knex's one SQLite connection (a
-    // woken long-poll's page query would otherwise wait for the next group commit).
+    // Reads of committed data go through the reader when there is one, never queued behind a save
+    // on Knex's one SQLite connection (a woken long-poll's query would wait for the next commit).
     const read = async <T>(q: Knex.QueryBuilder): Promise<T[]> => {
         if (!reader) {
             return await q as T[];
@@ -228,13 +227,12 @@ export function createKnexRecordStore(options: KnexRecordStoreOptions): RecordSt
                 return { records: await toRecords(rows.slice(0, query.limit)), hasMore: rows.length > query.limit } satisfies RecordPage;
             }
 
-            // Only the rows that fit are read whole: a page of large emails never loads more
-            // text than the budget (plus one email, when that alone is larger). SQLite sizes
-            // and reads in one query, unless the search asks its index (search-page.ts).
+            // Only the rows that fit are read whole (text past the budget is never loaded, but for one
+            // email larger alone). SQLite sizes and reads in one query, unless the search asks its index.
             assertPositiveInteger(query.maxBytes, 'maxBytes');
             if (!pg && !(indexed && query.q)) {
-                const plain = reader ? plainBudgetedPage(query) : undefined;
-                const rows = plain ? await reader!.all<PiecedRow & BudgetedRow>(plain.sql, plain.bindings) :
+                const plain = reader && plainBudgetedPage(query);
+                const rows = plain ? await reader.all<PiecedRow & BudgetedRow>(plain.sql, plain.bindings) :
                     await read<PiecedRow & BudgetedRow>(budgetedPageQuery(knex, { ...query, maxBytes: query.maxBytes }, (q) => q.select(emailColumns)));
                 return { records: await toRecords(rows), hasMore: rows.length > 0 && toNumber(rows[0]!.page_rows) > rows.length } satisfies RecordPage;
             }
