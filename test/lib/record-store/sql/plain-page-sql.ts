@@ -55,6 +55,17 @@ describe('plainPageSql()', () => {
         }
     });
 
+    it('builds every time when a value of the query is written into the SQL text instead of bound', () => {
+        let builds = 0;
+        const plain = plainPageSql((query) => {
+            builds++;
+            return knex('emails').whereRaw(`inbox = '${query.inbox}'`).limit(query.limit + 1);
+        });
+        expect(plain({ inbox: 'a', limit: 1, maxBytes: 1 })).to.be.undefined();
+        expect(plain({ inbox: 'b', limit: 2, maxBytes: 1 })).to.be.undefined();
+        expect(builds).to.equal(2);
+    });
+
     it('builds every time when a binding of the built query is no value of the query (a builder it does not know)', () => {
         let builds = 0;
         const plain = plainPageSql((query) => {
