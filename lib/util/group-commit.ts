@@ -47,6 +47,15 @@ interface Batch<I, R> {
 export function createBatcher<I, R>(options: BatcherOptions<I, R>): (item: I) => Promise<R> {
     const { turns, maxWeight } = options;
     let open: Batch<I, R> | null = null;
+    // Settles of ended batches put off to the next turn of the event loop, oldest first.
+    let deferred: (() => void)[] = [];
+    const settleDeferred = () => {
+        const due = deferred;
+        deferred = [];
+        for (const settle of due) {
+            settle();
+        }
+    };
 
     const runBatch = async (batch: Batch<I, R>) => {
         batch.started = true;
@@ -54,30 +63,44 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): (item: I) =>
             open = null;
         }
 
-        let outcomes: Outcome<R>[];
+        let settle: () => void;
         try {
-            outcomes = await options.run(batch.items);
+            const outcomes = await options.run(batch.items);
             if (outcomes.length !== batch.items.length) {
                 throw new Error(`A batch of ${batch.items.length} answered ${outcomes.length} outcomes`);
             }
+
+            settle = () => outcomes.forEach((outcome, i) => {
+                const { resolve, reject } = batch.settle[i]!;
+                if (outcome.ok) {
+                    resolve(outcome.value);
+                }
+                else {
+                    reject(outcome.error);
+                }
+            });
         }
         catch (err) {
-            for (const { reject } of batch.settle) {
-                reject(err);
-            }
-
-            return;
+            settle = () => {
+                for (const { reject } of batch.settle) {
+                    reject(err);
+                }
+            };
         }
 
-        outcomes.forEach((outcome, i) => {
-            const { resolve, reject } = batch.settle[i]!;
-            if (outcome.ok) {
-                resolve(outcome.value);
+        // With work waiting in line, that work starts first (from microtasks) and these callers
+        // go on after it, in the next turn of the event loop: otherwise the store would sit idle
+        // while each of them ran on to its reply (docs/design.md, "The parts", group commit).
+        // Callers are settled in the order of their batches either way.
+        if (turns.waiting > 0 || deferred.length > 0) {
+            deferred.push(settle);
+            if (deferred.length === 1) {
+                setImmediate(settleDeferred);
             }
-            else {
-                reject(outcome.error);
-            }
-        });
+        }
+        else {
+            settle();
+        }
     };
 
     return (item) => new Promise<R>((resolve, reject) => {

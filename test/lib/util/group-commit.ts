@@ -145,7 +145,8 @@ describe('group-commit', () => {
             const second = add(2).then((v) => order.push(v));
             await Promise.all([first, other, second]);
             expect(batches).to.equal([[1], [2]]);
-            expect(order).to.equal(['v1', 'other', 'v2']);
+            // The other work, waiting in line when the first batch ended, started before its caller went on.
+            expect(order).to.equal(['other', 'v1', 'v2']);
         });
 
         it('runs batches one after the other in the order they were queued', async () => {
@@ -153,6 +154,53 @@ describe('group-commit', () => {
             const values = await Promise.all([1, 2, 3, 4, 5].map(add));
             expect(values).to.equal(['v1', 'v2', 'v3', 'v4', 'v5']);
             expect(batches.flat()).to.equal([1, 2, 3, 4, 5]);
+        });
+
+        describe('when a batch ends', () => {
+            /** A batcher whose first batch runs until release(); `events` tells runs, settles and anything the test adds, in order. */
+            function tracedBatcher() {
+                const events: string[] = [];
+                let release!: () => void;
+                let runs = 0;
+                const add = createBatcher<number, number>({
+                    turns: createConcurrencyLimit(1),
+                    maxWeight: 100,
+                    weight: () => 1,
+                    async run(items) {
+                        const n = ++runs;
+                        events.push(`run ${n}`);
+                        if (n === 1) {
+                            await new Promise<void>((resolve) => {
+                                release = resolve;
+                            });
+                        }
+
+                        return items.map((value) => ({ ok: true, value }));
+                    }
+                });
+                const settled = (n: number) => add(n).then((value) => void events.push(`settled ${value}`));
+                return { events, settled, release: () => release() };
+            }
+
+            it('starts the batch waiting in line before its own callers go on', async () => {
+                const { events, settled, release } = tracedBatcher();
+                const first = settled(1);
+                await new Promise((resolve) => setImmediate(resolve));
+                const second = settled(2);
+                release();
+                await Promise.all([first, second]);
+                expect(events).to.equal(['run 1', 'run 2', 'settled 1', 'settled 2']);
+            });
+
+            it('settles its callers at once when nothing waits behind it', async () => {
+                const { events, settled, release } = tracedBatcher();
+                const first = settled(1);
+                await new Promise((resolve) => setImmediate(resolve));
+                setImmediate(() => events.push('next turn'));
+                release();
+                await first;
+                expect(events).to.equal(['run 1', 'settled 1']);
+            });
         });
     });
 });
