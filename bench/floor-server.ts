@@ -2,7 +2,7 @@
  * The floor over SMTP: smtp-server with our listener's options in front of floor-store.ts
  * (parse on this thread, group commit, the `250` after the batch's COMMIT), in a child
  * process of its own as ours and the other references run. Run as a script, this file is
- * that child: argv `<port> <sqlite file> <index|no-index>`; it speaks reference-child.ts's IPC.
+ * that child: argv `<port> <sqlite file> <index|no-index|obligations>`; it speaks reference-child.ts's IPC.
  */
 import type { Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
@@ -14,10 +14,13 @@ import { listenerDefaults } from './smtp-sink';
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
 
+/** How the floor stores: indexed, without the index, or indexed with our storage obligations (floor-store.ts). */
+export type FloorKind = 'index' | 'no-index' | 'obligations';
+
 /** Starts the floor in a child process on a free loopback port, in a fresh temp dir (`dir`, its SQLite file in it) removed after it stops. */
-export async function startFloorServer(index = true): Promise<ReferenceServer & { dir: string }> {
+export async function startFloorServer(kind: FloorKind = 'index'): Promise<ReferenceServer & { dir: string }> {
     const dir = await tempDir('bench-floor');
-    const server = await forkReferenceServer('floor', __filename, 1, ([smtpPort]) => [String(smtpPort), Path.join(dir, `floor-${smtpPort}.sqlite`), index ? 'index' : 'no-index'],
+    const server = await forkReferenceServer('floor', __filename, 1, ([smtpPort]) => [String(smtpPort), Path.join(dir, `floor-${smtpPort}.sqlite`), kind],
         () => Fs.rm(dir, { recursive: true, force: true }));
     return { ...server, dir };
 }
@@ -31,8 +34,8 @@ function readAll(stream: Readable): Promise<Buffer> {
     });
 }
 
-async function serve(port: number, filename: string, index: boolean): Promise<void> {
-    const store = await openFloorStore(filename, { index });
+async function serve(port: number, filename: string, kind: string): Promise<void> {
+    const store = await openFloorStore(filename, { index: kind !== 'no-index', obligations: kind === 'obligations' });
     const server = new SMTPServer({
         ...listenerDefaults(),
         onData(stream, session, callback) {
@@ -46,6 +49,6 @@ async function serve(port: number, filename: string, index: boolean): Promise<vo
 }
 
 if (require.main === module) {
-    const [port, filename, index] = process.argv.slice(2);
-    serve(Number(port), filename, index !== 'no-index').catch(exitOnError);
+    const [port, filename, kind] = process.argv.slice(2);
+    serve(Number(port), filename, kind).catch(exitOnError);
 }

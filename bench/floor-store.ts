@@ -6,7 +6,18 @@
  * one multi-row INSERT per table (the email rows, their raw bytes, the body's contentless
  * trigram FTS5 rows), and every caller of the batch returns after its COMMIT. No links,
  * codes, tags, blobs outside SQLite, worker threads or Knex: those are what ours adds.
+ *
+ * `obligations: true` is the same floor holding what the API's routes and earlier targets
+ * make a store keep for each message (bench/README.md, "The floor with our storage
+ * obligations"): the Message-ID's digest, unique (GET one email, messageId unique); the
+ * listing order (inbox, receivedAt, id) and receivedAt alone (retention); the inbox summary
+ * (GET /v1/inboxes at 10,000 inboxes) kept by a trigger, with its recency index; seqs never
+ * reused (cursors); the raw message as a blob row under a key that copies share, with its
+ * link row and the link's index (deletes of shared blobs); the folded search text beside
+ * the body, the HTML's text with it (search's exact check), and an index document of every
+ * searched field.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import * as sqlite3 from 'sqlite3';
 import { simpleParser, type ParsedMail } from 'mailparser';
 
@@ -28,6 +39,8 @@ export interface FloorStore {
 
 interface Pending {
     row: unknown[];
+    /** With obligations: the raw blob's key and the index document. */
+    key: string;
     body: string;
     raw: Buffer;
     resolve: () => void;
@@ -48,17 +61,39 @@ function placeholders(rows: number, columns: number): string {
     return new Array<string>(rows).fill(one).join(', ');
 }
 
-/** Opens (creating) the floor's SQLite file; `index: false` leaves the FTS5 table out. */
-export async function openFloorStore(filename: string, options: { index?: boolean } = {}): Promise<FloorStore> {
+// The floor's tables, and the same with the storage obligations of ours (above).
+const PLAIN_SCHEMA = `CREATE TABLE emails (seq INTEGER PRIMARY KEY, message_id TEXT NOT NULL, inbox TEXT NOT NULL, recipient TEXT NOT NULL,
+            sender TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, html TEXT, received_at INTEGER NOT NULL);
+        CREATE INDEX emails_inbox ON emails (inbox, seq);
+        CREATE TABLE raws (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL);`;
+const OBLIGATIONS_SCHEMA = `CREATE TABLE emails (seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, inbox TEXT NOT NULL, recipient TEXT NOT NULL,
+            sender TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, html TEXT, received_at INTEGER NOT NULL,
+            message_id_hash TEXT NOT NULL, body_folded TEXT NOT NULL, raw_key TEXT NOT NULL);
+        CREATE UNIQUE INDEX emails_message_id_hash ON emails (message_id_hash);
+        CREATE INDEX emails_inbox_order ON emails (inbox, received_at, message_id);
+        CREATE INDEX emails_received_at ON emails (received_at);
+        CREATE TABLE inboxes (name TEXT PRIMARY KEY, count INTEGER NOT NULL, last_received_at INTEGER NOT NULL);
+        CREATE INDEX inboxes_recent ON inboxes (last_received_at DESC, name);
+        CREATE TRIGGER emails_inbox_summary AFTER INSERT ON emails BEGIN
+            INSERT INTO inboxes (name, count, last_received_at) VALUES (NEW.inbox, 1, NEW.received_at)
+            ON CONFLICT (name) DO UPDATE SET count = count + 1, last_received_at = max(last_received_at, excluded.last_received_at);
+        END;
+        CREATE TABLE blobs (key TEXT PRIMARY KEY, content BLOB NOT NULL);
+        CREATE TABLE email_blobs (email_seq INTEGER NOT NULL, blob_key TEXT NOT NULL, PRIMARY KEY (email_seq, blob_key));
+        CREATE INDEX email_blobs_blob_key ON email_blobs (blob_key);`;
+
+/**
+ * Opens (creating) the floor's SQLite file; `index: false` leaves the FTS5 table out,
+ * `obligations: true` adds what ours must keep for each message (above).
+ */
+export async function openFloorStore(filename: string, options: { index?: boolean; obligations?: boolean } = {}): Promise<FloorStore> {
     const index = options.index !== false;
+    const obligations = options.obligations === true;
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
         const opened = new sqlite3.Database(filename, (err) => (err ? reject(err) : resolve(opened)));
     });
     await exec(db, `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
-        CREATE TABLE emails (seq INTEGER PRIMARY KEY, message_id TEXT NOT NULL, inbox TEXT NOT NULL, recipient TEXT NOT NULL,
-            sender TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, html TEXT, received_at INTEGER NOT NULL);
-        CREATE INDEX emails_inbox ON emails (inbox, seq);
-        CREATE TABLE raws (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL);
+        ${obligations ? OBLIGATIONS_SCHEMA : PLAIN_SCHEMA}
         ${index ? 'CREATE VIRTUAL TABLE bodies USING fts5(document, tokenize = \'trigram case_sensitive 1\', content = \'\', contentless_delete = 1, detail = none);' : ''}`);
 
     let queue: Pending[] = [];
@@ -72,8 +107,16 @@ export async function openFloorStore(filename: string, options: { index?: boolea
         seq += batch.length;
         await run(db, 'BEGIN');
         try {
-            await run(db, `INSERT INTO emails VALUES ${placeholders(batch.length, 9)}`, batch.flatMap((p, i) => [first + i, ...p.row]));
-            await run(db, `INSERT INTO raws VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p, i) => [first + i, p.raw]));
+            if (obligations) {
+                await run(db, `INSERT INTO emails VALUES ${placeholders(batch.length, 12)}`, batch.flatMap((p, i) => [first + i, ...p.row]));
+                await run(db, `INSERT INTO blobs VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p) => [p.key, p.raw]));
+                await run(db, `INSERT INTO email_blobs VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p, i) => [first + i, p.key]));
+            }
+            else {
+                await run(db, `INSERT INTO emails VALUES ${placeholders(batch.length, 9)}`, batch.flatMap((p, i) => [first + i, ...p.row]));
+                await run(db, `INSERT INTO raws VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p, i) => [first + i, p.raw]));
+            }
+
             if (index) {
                 await run(db, `INSERT INTO bodies (rowid, document) VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p, i) => [first + i, p.body]));
             }
@@ -109,9 +152,24 @@ export async function openFloorStore(filename: string, options: { index?: boolea
         const from = parsed.from?.value[0]?.address ?? '';
         const inbox = recipient.slice(0, recipient.indexOf('@')).toLowerCase();
         const body = parsed.text ?? '';
-        const row = [parsed.messageId ?? '', inbox, recipient, from, parsed.subject ?? '', body, parsed.html || null, Date.now()];
+        const messageId = parsed.messageId ?? '';
+        const subject = parsed.subject ?? '';
+        const row = [messageId, inbox, recipient, from, subject, body, parsed.html || null, Date.now()];
+        const folded = body.toLowerCase();
+        let key = '';
+        let document = folded;
+        if (obligations) {
+            // As ours: the time, then 64 random bits (new keys land at the index's end).
+            key = `${Date.now().toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}/raw`;
+            // `body:` searches the text body and the HTML's text (here its tags cut out, the least way).
+            const searched = parsed.html ? `${folded}\u0003${parsed.html.replace(/<[^>]*>/g, ' ').toLowerCase()}` : folded;
+            row.push(createHash('sha256').update(messageId).digest('hex'), searched, key);
+            // The document holds every searched field, as ours does.
+            document = `\u0001${inbox}\u0002${from.toLowerCase()}\u0003${subject.toLowerCase()}\u0003${recipient.toLowerCase()}\u0003${searched}`;
+        }
+
         await new Promise<void>((resolve, reject) => {
-            queue.push({ row, body: body.toLowerCase(), raw, resolve, reject });
+            queue.push({ row, key, body: document, raw, resolve, reject });
             if (!writing) {
                 void drain();
             }

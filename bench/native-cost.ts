@@ -6,7 +6,7 @@
  * bench/README.md, "The small-mail fast path: cost per stage", that cpu-profile cannot.
  * Not in run.ts: it needs `perf` (Debian package linux-perf) and the rights to attach it.
  *
- *   node dist-bench/bench/native-cost.js [--c 1,16] [--load-ms 6000] [--warm-up 500] [--root DIR|floor]
+ *   node dist-bench/bench/native-cost.js [--c 1,16] [--load-ms 6000] [--warm-up 500] [--root DIR|floor|floor-obligations]
  *
  * `--root floor` measures the floor (floor-server.ts) the same way, for its SQLite beside ours.
  */
@@ -75,7 +75,7 @@ async function sampleCount(data: string): Promise<{ samples: number; sqlite: num
 }
 
 async function measure(root: string | undefined, profile: ProfileName, sessions: number, loadMs: number, warmUp: number, smoke: boolean, dir: string): Promise<{ acked: number; msgPerSec: number; samples: number; sqlite: number; shares: Map<string, number> }> {
-    const service = root === 'floor' ? await startFloorServer() : await startStandalone(root ? { root } : {});
+    const service = root === 'floor' || root === 'floor-obligations' ? await startFloorServer(root === 'floor' ? 'index' : 'obligations') : await startStandalone(root ? { root } : {});
     const data = Path.join(dir, `perf-c${sessions}.data`);
     try {
         const load = (messages: number, prefix: string, ms: number) => runLoad({

@@ -97,10 +97,12 @@ async function bench(args: BenchArgs) {
             const mb = profile.approxBytes / 2 ** 20;
             rows.push([name, fmt(simple), fmt(ours), fmt(ingest1), fmt(ingestN), fmt(best * mb), fmt(best / bare * 100)]);
 
-            // The floor on the same messages, 16 in flight, each store fresh: with the index and without.
-            const floors: Record<'index' | 'noIndex', { rate: number; cpuMsPerCall: number }> = { index: { rate: NaN, cpuMsPerCall: NaN }, noIndex: { rate: NaN, cpuMsPerCall: NaN } };
-            for (const [key, index] of [['index', true], ['noIndex', false]] as const) {
-                const floor: FloorStore = await openFloorStore(`${dataDir}/floor-${name}-${key}.sqlite`, { index });
+            // The floor on the same messages, 16 in flight, each store fresh: with the index, without,
+            // and with our storage obligations (floor-store.ts).
+            const unmeasured = { rate: NaN, cpuMsPerCall: NaN };
+            const floors: Record<'index' | 'noIndex' | 'obligations', { rate: number; cpuMsPerCall: number }> = { index: unmeasured, noIndex: unmeasured, obligations: unmeasured };
+            for (const [key, options] of [['index', {}], ['noIndex', { index: false }], ['obligations', { obligations: true }]] as const) {
+                const floor: FloorStore = await openFloorStore(`${dataDir}/floor-${name}-${key}.sqlite`, options);
                 try {
                     floors[key] = await rateAndCpu(ms, max, CONCURRENT, (seq) => floor.save(message(seq), recipientOf(`parse-${name}`, seq)));
                 }
@@ -110,11 +112,13 @@ async function bench(args: BenchArgs) {
             }
 
             floorRows.push([name, fmt(floors.index.rate), fmt(floors.index.cpuMsPerCall), fmt(floors.noIndex.rate), fmt(floors.noIndex.cpuMsPerCall),
-                fmt(ingestN), fmt(ingestCpuMs), fmt(ingestN / floors.index.rate * 100), fmt(ingestCpuMs / floors.index.cpuMsPerCall)]);
+                fmt(floors.obligations.rate), fmt(floors.obligations.cpuMsPerCall),
+                fmt(ingestN), fmt(ingestCpuMs), fmt(ingestN / floors.index.rate * 100), fmt(ingestCpuMs / floors.index.cpuMsPerCall), fmt(ingestN / floors.obligations.rate * 100)]);
             if (name === 'text-1k' || name === 'alt-10k') {
                 checks.push({
                     target: `${name}: ingestRawEmail with ${CONCURRENT} in flight ≥ ${FLOOR_SHARE_TARGET * 100} % of the in-process floor's msg/s`,
-                    measured: `${fmt(ingestN / floors.index.rate * 100)} % (${fmt(ingestN)} vs ${fmt(floors.index.rate)} msg/s; CPU ${fmt(ingestCpuMs)} vs ${fmt(floors.index.cpuMsPerCall)} ms/msg)`,
+                    measured: `${fmt(ingestN / floors.index.rate * 100)} % (${fmt(ingestN)} vs ${fmt(floors.index.rate)} msg/s; CPU ${fmt(ingestCpuMs)} vs ${fmt(floors.index.cpuMsPerCall)} ms/msg); ` +
+                        `the floor with our storage obligations ${fmt(floors.obligations.rate)} msg/s, ${fmt(floors.obligations.cpuMsPerCall)} ms/msg: ours ${fmt(ingestN / floors.obligations.rate * 100)} % of it`,
                     met: smoke ? null : ingestN / floors.index.rate >= FLOOR_SHARE_TARGET
                 });
                 checks.push({
@@ -137,7 +141,8 @@ async function bench(args: BenchArgs) {
             rows
         }, {
             title: `The floor in process (bench/floor-store.ts: simpleParser on this thread, group commit of multi-row INSERTs, WAL + synchronous=FULL, contentless trigram FTS5 of the body), ${CONCURRENT} in flight, beside ingestRawEmail; CPU = the whole process (every thread) per message`,
-            columns: ['profile', 'floor msg/s', 'floor CPU ms/msg', 'floor without index msg/s', 'its CPU ms/msg', `ingestRawEmail (${CONCURRENT} in flight) msg/s`, 'its CPU ms/msg', 'ingestRawEmail ÷ floor %', 'CPU ÷ floor\'s'],
+            columns: ['profile', 'floor msg/s', 'floor CPU ms/msg', 'floor without index msg/s', 'its CPU ms/msg', 'floor with our storage obligations msg/s', 'its CPU ms/msg',
+                `ingestRawEmail (${CONCURRENT} in flight) msg/s`, 'its CPU ms/msg', 'ingestRawEmail ÷ floor %', 'CPU ÷ floor\'s', 'ingestRawEmail ÷ floor with obligations %'],
             rows: floorRows
         }, {
             title: 'Where ingestRawEmail\'s time goes: wall time of each store call (waiting for locks and the thread pool included), ms',

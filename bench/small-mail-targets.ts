@@ -25,6 +25,12 @@ export interface SmallMailCell {
     floorCpuMs: number;
     /** The msg/s behind the ratios, for the reader. */
     rates: string;
+    /**
+     * The floor with our storage obligations in the same cell (floor-store.ts), when it ran:
+     * its msg/s ÷ the floor's and ours ÷ its; its CPU per message, ms. Read beside the
+     * targets, not judged: the targets stay the issue's.
+     */
+    obligations?: { vsFloor: number; oursVs: number; cpuMs: number };
 }
 
 /** The target checks of one cell; none at a C without a target. */
@@ -37,15 +43,18 @@ export function smallMailChecks(cell: SmallMailCell, smoke: boolean): TargetChec
     // A server that did not run (--refs without the floor) makes its target unmeasured, not failed.
     const judge = (value: number, met: boolean) => (smoke || Number.isNaN(value) ? null : met);
     const cpuRatio = cell.oursCpuMs / cell.floorCpuMs;
+    const o = cell.obligations;
+    const rateBeside = o ? `; the floor with our storage obligations: ${fmt(o.vsFloor * 100)} % of the floor, ours ${fmt(o.oursVs * 100)} % of it` : '';
+    const cpuBeside = o ? `; the floor with our storage obligations: ${fmt(o.cpuMs / cell.floorCpuMs)}× the floor, ours ${fmt(cell.oursCpuMs / o.cpuMs)}× it` : '';
     return [
         {
             target: `${cell.where}: ours (SQLite, every 250 durable and indexed) ≥ ${FLOOR_SHARE_TARGET * 100} % of the floor's msg/s`,
-            measured: `${fmt(cell.vsFloor * 100)} % ${cell.rates}`,
+            measured: `${fmt(cell.vsFloor * 100)} % ${cell.rates}${rateBeside}`,
             met: judge(cell.vsFloor, cell.vsFloor >= FLOOR_SHARE_TARGET)
         },
         {
             target: `${cell.where}: our server CPU per message ≤ ${FLOOR_CPU_FACTOR}× the floor's`,
-            measured: `${fmt(cpuRatio)}× (${fmt(cell.oursCpuMs)} vs ${fmt(cell.floorCpuMs)} ms/msg)`,
+            measured: `${fmt(cpuRatio)}× (${fmt(cell.oursCpuMs)} vs ${fmt(cell.floorCpuMs)} ms/msg)${cpuBeside}`,
             met: judge(cpuRatio, cpuRatio <= FLOOR_CPU_FACTOR)
         },
         {

@@ -42,17 +42,19 @@ const OURS_PG = 'ours (Postgres + S3)';
 const MAILDEV2 = 'MailDev 2.2.1';
 const MAILDEV3 = 'MailDev 3.0.0';
 const FLOOR = 'floor: one thread, durable, indexed';
-type ServerName = typeof OURS | typeof OURS_PG | typeof MAILDEV2 | typeof MAILDEV3 | typeof FLOOR | 'floor without the index' | 'sink: bare smtp-server' | 'sink: our listener, no store';
+const FLOOR_OBLIGATIONS = 'floor with our storage obligations';
+type ServerName = typeof OURS | typeof OURS_PG | typeof MAILDEV2 | typeof MAILDEV3 | typeof FLOOR | typeof FLOOR_OBLIGATIONS | 'floor without the index' | 'sink: bare smtp-server' | 'sink: our listener, no store';
 
 /** A reference server's --refs name: the sinks (smtp-sink.ts) and the floor (floor-server.ts). */
-type RefName = SinkMode | 'floor' | 'floor-no-index';
+type RefName = SinkMode | 'floor' | 'floor-no-index' | 'floor-obligations';
 
 /** The reference servers by their --refs name. */
 const SINKS: Record<RefName, { name: ServerName; short: string; start(): Promise<ReferenceServer> }> = {
     bare: { name: 'sink: bare smtp-server', short: 'sb', start: () => startSmtpSink('bare') },
     listener: { name: 'sink: our listener, no store', short: 'sl', start: () => startSmtpSink('listener') },
-    floor: { name: FLOOR, short: 'fl', start: () => startFloorServer(true) },
-    'floor-no-index': { name: 'floor without the index', short: 'fn', start: () => startFloorServer(false) }
+    floor: { name: FLOOR, short: 'fl', start: () => startFloorServer('index') },
+    'floor-no-index': { name: 'floor without the index', short: 'fn', start: () => startFloorServer('no-index') },
+    'floor-obligations': { name: FLOOR_OBLIGATIONS, short: 'fo', start: () => startFloorServer('obligations') }
 };
 
 interface Target {
@@ -232,11 +234,11 @@ async function bench(args: BenchArgs) {
     const maxMessages = smoke ? 6 : CELL_MAX_MESSAGES;
     // A real client (nodemailer, a test suite's SMTP library) waits for each reply; --pipelining on is the old generator.
     const pipelining = args.values.pipelining === 'on';
-    const refsArg = (args.values.refs as string | undefined) ?? 'bare,floor';
+    const refsArg = (args.values.refs as string | undefined) ?? 'bare,floor,floor-obligations';
     const refs = refsArg === 'off' ? [] : refsArg.split(',') as RefName[];
     for (const mode of refs) {
         if (!(mode in SINKS)) {
-            throw new Error(`--refs: unknown reference server ${mode} (bare, listener, floor, floor-no-index, off)`);
+            throw new Error(`--refs: unknown reference server ${mode} (bare, listener, floor, floor-no-index, floor-obligations, off)`);
         }
     }
     const tag = Date.now().toString(36);
@@ -319,7 +321,7 @@ async function bench(args: BenchArgs) {
         const sinkTarget = targets.find((t) => t.name === SINKS.bare.name);
         sourceFigures = args.values.source === 'off' ? sourceFigures : await runSmtpSourceCells(targets.filter((t) => t.name !== OURS_PG), {
             concurrencies: smoke ? [4] : SOURCE_CONCURRENCIES, rounds, smoke, tag, oursName: OURS, maildev3: MAILDEV3, maildev2: MAILDEV2, sinkName: sinkTarget?.name,
-            floorName: targets.find((t) => t.name === FLOOR)?.name
+            floorName: targets.find((t) => t.name === FLOOR)?.name, obligationsName: targets.find((t) => t.name === FLOOR_OBLIGATIONS)?.name
         });
     }
     finally {
@@ -367,7 +369,11 @@ async function bench(args: BenchArgs) {
                 checks.push(...smallMailChecks({
                     where: `${profile} C=${c}`, concurrency: c, vsFloor: ratio(profile, c, OURS, FLOOR), vsMaildev3: vs3,
                     oursCpuMs: ours.serverCpuPerMsg, floorCpuMs: find(profile, c, FLOOR)?.serverCpuPerMsg ?? NaN,
-                    rates: `(${rate(profile, c, OURS)} vs the floor's ${rate(profile, c, FLOOR)}, MailDev 3.0.0's ${rate(profile, c, MAILDEV3)} msg/s)`
+                    rates: `(${rate(profile, c, OURS)} vs the floor's ${rate(profile, c, FLOOR)}, MailDev 3.0.0's ${rate(profile, c, MAILDEV3)} msg/s)`,
+                    obligations: find(profile, c, FLOOR_OBLIGATIONS) && find(profile, c, FLOOR) ? {
+                        vsFloor: ratio(profile, c, FLOOR_OBLIGATIONS, FLOOR), oursVs: ratio(profile, c, OURS, FLOOR_OBLIGATIONS),
+                        cpuMs: find(profile, c, FLOOR_OBLIGATIONS)!.serverCpuPerMsg
+                    } : undefined
                 }, smoke));
             }
             else if (c >= 4) {
@@ -419,7 +425,7 @@ async function bench(args: BenchArgs) {
         's3rver writes objects to its directory without fsync, so the Postgres + S3 row is durable for records only.',
         `Each cell runs ${cellMs} ms or ${maxMessages} messages, whichever ends first; MiB are of the raw messages acknowledged. ` +
             (rounds > 1 ? `${rounds} rounds of the alternation per profile and C, each in another order; a row gives the medians of a server's rounds (acked and listed add up), a ratio the median of the rounds' ratios.` : 'One round.'),
-        'Reference servers (each in its own process, --refs; by default bare and floor): "floor" (floor-server.ts) is the least a durable, indexed small message needs with our libraries: smtp-server, simpleParser on its one thread, group commit of one multi-row INSERT per table into SQLite (WAL, synchronous=FULL; the raw bytes in SQLite; a contentless trigram FTS5 row of the body), the 250 after the COMMIT; "floor without the index" leaves the FTS5 table out. "bare smtp-server" is smtp-server with our listener\'s options whose onData drains the message and answers 250 (nothing parsed or stored): the ceiling of SMTP handling plus the load generator here. "our listener, no store" is adapters/smtp in front of a core that only reads the message: the adapter\'s own cost. Their "listed after" is the count they answered.',
+        'Reference servers (each in its own process, --refs; by default bare, floor and floor-obligations): "floor" (floor-server.ts) is the least a durable, indexed small message needs with our libraries: smtp-server, simpleParser on its one thread, group commit of one multi-row INSERT per table into SQLite (WAL, synchronous=FULL; the raw bytes in SQLite; a contentless trigram FTS5 row of the body), the 250 after the COMMIT; "floor without the index" leaves the FTS5 table out; "floor with our storage obligations" is the floor keeping, the same way, what the API\'s routes and earlier targets make a store keep for each message (the Message-ID\'s unique digest, the listing order and receivedAt indexes, the inbox summary and its trigger, seqs never reused, the raw message as a shared blob row with its link, the folded search text and a document of every searched field; floor-store.ts). "bare smtp-server" is smtp-server with our listener\'s options whose onData drains the message and answers 250 (nothing parsed or stored): the ceiling of SMTP handling plus the load generator here. "our listener, no store" is adapters/smtp in front of a core that only reads the message: the adapter\'s own cost. Their "listed after" is the count they answered.',
         pipelining ?
             'The load generator pipelined each envelope (--pipelining on: the RSET owed from the last message, MAIL, RCPT, DATA in one write; RFC 2920).' :
             'The load generator behaves like a real client (nodemailer): one message at a time per connection, each command sent only after the reply to the one before (no pipelining; --pipelining on sends the envelope in one write).',

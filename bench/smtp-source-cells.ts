@@ -46,7 +46,7 @@ export interface SourceFigures {
  * servers' order; the ratios are medians of the rounds' ratios. Without smtp-source, a note
  * saying how to install it and nothing else.
  */
-export async function runSmtpSourceCells(targets: SourceTarget[], options: { concurrencies: number[]; rounds: number; smoke: boolean; tag: string; oursName: string; maildev3: string; maildev2: string; sinkName?: string; floorName?: string }): Promise<SourceFigures> {
+export async function runSmtpSourceCells(targets: SourceTarget[], options: { concurrencies: number[]; rounds: number; smoke: boolean; tag: string; oursName: string; maildev3: string; maildev2: string; sinkName?: string; floorName?: string; obligationsName?: string }): Promise<SourceFigures> {
     const program = smtpSourcePath();
     if (!program) {
         console.error(SMTP_SOURCE_INSTALL);
@@ -94,7 +94,8 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
                 const vs3 = ratio(reuse, size.name, c, options.oursName, options.maildev3);
                 const vs2 = ratio(reuse, size.name, c, options.oursName, options.maildev2);
                 ratioRows.push([mode(reuse), size.name, String(c), fmt(vs3), fmt(vs2), ...(options.sinkName ? [fmt(ratio(reuse, size.name, c, options.sinkName, options.oursName))] : []),
-                    ...(options.floorName ? [fmt(ratio(reuse, size.name, c, options.oursName, options.floorName))] : [])]);
+                    ...(options.floorName ? [fmt(ratio(reuse, size.name, c, options.oursName, options.floorName))] : []),
+                    ...(options.obligationsName ? [fmt(ratio(reuse, size.name, c, options.oursName, options.obligationsName))] : [])]);
                 if (reuse) {
                     const rate = (server: string | undefined) => fmt(median(find(reuse, size.name, c, server ?? '')?.rounds.map((r) => r.msgPerSec) ?? [NaN]));
                     const cpu = (server: string | undefined) => median(find(reuse, size.name, c, server ?? '')?.cpuMsPerMsg ?? [NaN]);
@@ -102,7 +103,12 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
                         where: `smtp-source -d, ${size.name} C=${c}`, concurrency: c,
                         vsFloor: options.floorName ? ratio(reuse, size.name, c, options.oursName, options.floorName) : NaN, vsMaildev3: vs3,
                         oursCpuMs: cpu(options.oursName), floorCpuMs: cpu(options.floorName),
-                        rates: `(${rate(options.oursName)} vs the floor's ${rate(options.floorName)}, MailDev 3.0.0's ${rate(options.maildev3)} msg/s)`
+                        rates: `(${rate(options.oursName)} vs the floor's ${rate(options.floorName)}, MailDev 3.0.0's ${rate(options.maildev3)} msg/s)`,
+                        obligations: options.floorName && options.obligationsName ? {
+                            vsFloor: ratio(reuse, size.name, c, options.obligationsName, options.floorName),
+                            oursVs: ratio(reuse, size.name, c, options.oursName, options.obligationsName),
+                            cpuMs: cpu(options.obligationsName)
+                        } : undefined
                     }, options.smoke));
                 }
             }
@@ -127,7 +133,7 @@ export async function runSmtpSourceCells(targets: SourceTarget[], options: { con
             },
             {
                 title: 'Ratios with smtp-source: msg/s of ours ÷ each MailDev (median of the rounds\' ratios)',
-                columns: ['mode', 'size', 'C', 'ours / MailDev 3.0.0', 'ours / MailDev 2.2.1', ...(options.sinkName ? [`${options.sinkName} / ours`] : []), ...(options.floorName ? [`ours / ${options.floorName}`] : [])],
+                columns: ['mode', 'size', 'C', 'ours / MailDev 3.0.0', 'ours / MailDev 2.2.1', ...(options.sinkName ? [`${options.sinkName} / ours`] : []), ...(options.floorName ? [`ours / ${options.floorName}`] : []), ...(options.obligationsName ? [`ours / ${options.obligationsName}`] : [])],
                 rows: ratioRows
             }
         ],

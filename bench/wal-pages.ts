@@ -6,7 +6,7 @@
  * salt, cut at each commit frame) and each page number named with SQLite's `dbstat`. Ours
  * (the standalone) or `--root floor` (floor-server.ts). Not in run.ts: a diagnosis, not a target.
  *
- *   node dist-bench/bench/wal-pages.js [--profile text-1k] [--c 16] [--root DIR|floor]
+ *   node dist-bench/bench/wal-pages.js [--profile text-1k] [--c 16] [--root DIR|floor|floor-obligations]
  */
 import * as Fs from 'node:fs/promises';
 import * as Path from 'node:path';
@@ -95,7 +95,7 @@ async function bench(args: BenchArgs) {
     }
 
     const root = args.values.root as string | undefined;
-    const service = root === 'floor' ? await startFloorServer() : await startStandalone(root ? { root } : {});
+    const service = root === 'floor' || root === 'floor-obligations' ? await startFloorServer(root === 'floor' ? 'index' : 'obligations') : await startStandalone(root ? { root } : {});
     const copy = await tempDir('bench-wal-pages');
     try {
         const dir = 'dataDir' in service ? service.dataDir : service.dir;

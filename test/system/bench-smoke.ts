@@ -153,7 +153,13 @@ describe('bench', () => {
                     // The reference server runs in the same alternation, and every server's CPU is read.
                     const cells = result.tables.find((t) => t.columns.includes('server CPU %'))!;
                     const servers = new Set(cells.rows.map((row) => row[cells.columns.indexOf('server')]));
-                    expect([...servers]).to.include(['ours (SQLite, embedded default)', 'MailDev 3.0.0', 'MailDev 2.2.1', 'sink: bare smtp-server']);
+                    expect([...servers]).to.include(['ours (SQLite, embedded default)', 'MailDev 3.0.0', 'MailDev 2.2.1', 'sink: bare smtp-server',
+                        'floor: one thread, durable, indexed', 'floor with our storage obligations']);
+                    // Each floor stored what it acknowledged (its schema and batch write work).
+                    for (const row of cells.rows.filter((r) => r[cells.columns.indexOf('server')]!.startsWith('floor'))) {
+                        expect(row[cells.columns.indexOf('listed after')], row.join(' | ')).to.match(/^[1-9]\d* ok$/);
+                    }
+
                     for (const row of cells.rows) {
                         expect(Number.isFinite(Number(row[cells.columns.indexOf('server CPU %')])), row.join(' | ')).to.be.true();
                     }
