@@ -61,39 +61,53 @@ function placeholders(rows: number, columns: number): string {
     return new Array<string>(rows).fill(one).join(', ');
 }
 
-// The floor's tables, and the same with the storage obligations of ours (above).
-const PLAIN_SCHEMA = `CREATE TABLE emails (seq INTEGER PRIMARY KEY, message_id TEXT NOT NULL, inbox TEXT NOT NULL, recipient TEXT NOT NULL,
+/** What ours keeps for each message beyond the floor (above), one name each. */
+export const OBLIGATIONS = ['message-id', 'order', 'received-at', 'summary', 'autoincrement', 'blob', 'search-text'] as const;
+export type Obligation = typeof OBLIGATIONS[number];
+
+// The floor's tables; with obligations, the email row also holds the Message-ID's digest, the
+// searched text and the raw blob's key (empty where that obligation is left out).
+function schemaSql(kept: ReadonlySet<Obligation>, withObligations: boolean): string {
+    if (!withObligations) {
+        return `CREATE TABLE emails (seq INTEGER PRIMARY KEY, message_id TEXT NOT NULL, inbox TEXT NOT NULL, recipient TEXT NOT NULL,
             sender TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, html TEXT, received_at INTEGER NOT NULL);
         CREATE INDEX emails_inbox ON emails (inbox, seq);
         CREATE TABLE raws (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL);`;
-const OBLIGATIONS_SCHEMA = `CREATE TABLE emails (seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, inbox TEXT NOT NULL, recipient TEXT NOT NULL,
-            sender TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, html TEXT, received_at INTEGER NOT NULL,
-            message_id_hash TEXT NOT NULL, body_folded TEXT NOT NULL, raw_key TEXT NOT NULL);
-        CREATE UNIQUE INDEX emails_message_id_hash ON emails (message_id_hash);
-        CREATE INDEX emails_inbox_order ON emails (inbox, received_at, message_id);
-        CREATE INDEX emails_received_at ON emails (received_at);
-        CREATE TABLE inboxes (name TEXT PRIMARY KEY, count INTEGER NOT NULL, last_received_at INTEGER NOT NULL);
+    }
+
+    return [
+        `CREATE TABLE emails (seq INTEGER PRIMARY KEY${kept.has('autoincrement') ? ' AUTOINCREMENT' : ''}, message_id TEXT NOT NULL, inbox TEXT NOT NULL,
+            recipient TEXT NOT NULL, sender TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, html TEXT, received_at INTEGER NOT NULL,
+            message_id_hash TEXT NOT NULL, body_folded TEXT NOT NULL, raw_key TEXT NOT NULL)`,
+        kept.has('message-id') ? 'CREATE UNIQUE INDEX emails_message_id_hash ON emails (message_id_hash)' : '',
+        kept.has('order') ? 'CREATE INDEX emails_inbox_order ON emails (inbox, received_at, message_id)' : 'CREATE INDEX emails_inbox ON emails (inbox, seq)',
+        kept.has('received-at') ? 'CREATE INDEX emails_received_at ON emails (received_at)' : '',
+        kept.has('summary') ? `CREATE TABLE inboxes (name TEXT PRIMARY KEY, count INTEGER NOT NULL, last_received_at INTEGER NOT NULL);
         CREATE INDEX inboxes_recent ON inboxes (last_received_at DESC, name);
         CREATE TRIGGER emails_inbox_summary AFTER INSERT ON emails BEGIN
             INSERT INTO inboxes (name, count, last_received_at) VALUES (NEW.inbox, 1, NEW.received_at)
             ON CONFLICT (name) DO UPDATE SET count = count + 1, last_received_at = max(last_received_at, excluded.last_received_at);
-        END;
-        CREATE TABLE blobs (key TEXT PRIMARY KEY, content BLOB NOT NULL);
+        END` : '',
+        kept.has('blob') ? `CREATE TABLE blobs (key TEXT PRIMARY KEY, content BLOB NOT NULL);
         CREATE TABLE email_blobs (email_seq INTEGER NOT NULL, blob_key TEXT NOT NULL, PRIMARY KEY (email_seq, blob_key));
-        CREATE INDEX email_blobs_blob_key ON email_blobs (blob_key);`;
+        CREATE INDEX email_blobs_blob_key ON email_blobs (blob_key)` : 'CREATE TABLE raws (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL)'
+    ].filter(Boolean).join(';\n') + ';';
+}
 
 /**
  * Opens (creating) the floor's SQLite file; `index: false` leaves the FTS5 table out,
- * `obligations: true` adds what ours must keep for each message (above).
+ * `obligations` adds what ours must keep for each message (above): `true` all of it, or
+ * the ones named (a probe of what each costs: floor-obligations.ts).
  */
-export async function openFloorStore(filename: string, options: { index?: boolean; obligations?: boolean } = {}): Promise<FloorStore> {
+export async function openFloorStore(filename: string, options: { index?: boolean; obligations?: boolean | readonly Obligation[] } = {}): Promise<FloorStore> {
     const index = options.index !== false;
-    const obligations = options.obligations === true;
+    const obligations = options.obligations !== undefined && options.obligations !== false;
+    const kept = new Set<Obligation>(options.obligations === true ? OBLIGATIONS : options.obligations || []);
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
         const opened = new sqlite3.Database(filename, (err) => (err ? reject(err) : resolve(opened)));
     });
     await exec(db, `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
-        ${obligations ? OBLIGATIONS_SCHEMA : PLAIN_SCHEMA}
+        ${schemaSql(kept, obligations)}
         ${index ? 'CREATE VIRTUAL TABLE bodies USING fts5(document, tokenize = \'trigram case_sensitive 1\', content = \'\', contentless_delete = 1, detail = none);' : ''}`);
 
     let queue: Pending[] = [];
@@ -107,13 +121,12 @@ export async function openFloorStore(filename: string, options: { index?: boolea
         seq += batch.length;
         await run(db, 'BEGIN');
         try {
-            if (obligations) {
-                await run(db, `INSERT INTO emails VALUES ${placeholders(batch.length, 12)}`, batch.flatMap((p, i) => [first + i, ...p.row]));
+            await run(db, `INSERT INTO emails VALUES ${placeholders(batch.length, obligations ? 12 : 9)}`, batch.flatMap((p, i) => [first + i, ...p.row]));
+            if (kept.has('blob')) {
                 await run(db, `INSERT INTO blobs VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p) => [p.key, p.raw]));
                 await run(db, `INSERT INTO email_blobs VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p, i) => [first + i, p.key]));
             }
             else {
-                await run(db, `INSERT INTO emails VALUES ${placeholders(batch.length, 9)}`, batch.flatMap((p, i) => [first + i, ...p.row]));
                 await run(db, `INSERT INTO raws VALUES ${placeholders(batch.length, 2)}`, batch.flatMap((p, i) => [first + i, p.raw]));
             }
 
@@ -160,12 +173,16 @@ export async function openFloorStore(filename: string, options: { index?: boolea
         let document = folded;
         if (obligations) {
             // As ours: the time, then 64 random bits (new keys land at the index's end).
-            key = `${Date.now().toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}/raw`;
-            // `body:` searches the text body and the HTML's text (here its tags cut out, the least way).
-            const searched = parsed.html ? `${folded}\u0003${parsed.html.replace(/<[^>]*>/g, ' ').toLowerCase()}` : folded;
-            row.push(createHash('sha256').update(messageId).digest('hex'), searched, key);
-            // The document holds every searched field, as ours does.
-            document = `\u0001${inbox}\u0002${from.toLowerCase()}\u0003${subject.toLowerCase()}\u0003${recipient.toLowerCase()}\u0003${searched}`;
+            key = kept.has('blob') ? `${Date.now().toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}/raw` : '';
+            let searched = '';
+            if (kept.has('search-text')) {
+                // `body:` searches the text body and the HTML's text (here its tags cut out, the least way).
+                searched = parsed.html ? `${folded}\u0003${parsed.html.replace(/<[^>]*>/g, ' ').toLowerCase()}` : folded;
+                // The document holds every searched field, as ours does.
+                document = `\u0001${inbox}\u0002${from.toLowerCase()}\u0003${subject.toLowerCase()}\u0003${recipient.toLowerCase()}\u0003${searched}`;
+            }
+
+            row.push(kept.has('message-id') ? createHash('sha256').update(messageId).digest('hex') : '', searched, key);
         }
 
         await new Promise<void>((resolve, reject) => {

@@ -22,7 +22,7 @@ const run = promisify(execFile);
  * Every benchmark script (and attacks.ts, auth-guessing.ts, wal-pages.ts and in-thread-shapes.ts, not in run.ts); the smoke run of
  * each must finish and print its tables. Longest first: two at a time, the last ones end together.
  */
-const BENCHMARKS = ['search', 'long-poll-fanout', 'attacks', 'get-one', 'hostile-messages', 'send-latency', 'faults', 'inboxes', 'thread-cpu', 'list', 'parse-ceiling', 'retention', 'auth-check', 'smtp-ingest', 'cpu-profile', 'auth-guessing', 'fsync-bandwidth', 'wal-pages', 'in-thread-shapes'];
+const BENCHMARKS = ['search', 'long-poll-fanout', 'attacks', 'get-one', 'hostile-messages', 'send-latency', 'faults', 'inboxes', 'thread-cpu', 'list', 'parse-ceiling', 'retention', 'auth-check', 'smtp-ingest', 'cpu-profile', 'auth-guessing', 'fsync-bandwidth', 'wal-pages', 'in-thread-shapes', 'floor-obligations'];
 
 /** Longest one smoke run may take, ms: they take seconds; the margin is for a busy machine. */
 const SMOKE_TIMEOUT_MS = 180_000;
@@ -144,6 +144,16 @@ describe('bench', () => {
                     expect(answers[5]).to.include('SMTP delivery: 250');
                     expect(answers[6]).to.include('TOO_MANY_RECIPIENTS');
                     expect(answers[7]).to.match(/^answers 200, the largest [\d.]+ MiB \(0\.\d\d × the message\)/);
+                }
+
+                if (name === 'floor-obligations') {
+                    // Every variant (the floor, all obligations, all but each one) saved messages.
+                    for (const table of result.tables) {
+                        expect(table.rows).to.have.length(9);
+                        for (const row of table.rows) {
+                            expect(Number(row[1]!.replace(/,/g, '')), row.join(' | ')).to.be.greaterThan(0);
+                        }
+                    }
                 }
 
                 if (name === 'smtp-ingest') {
