@@ -39,8 +39,9 @@ export interface FloorStore {
 
 interface Pending {
     row: unknown[];
-    /** With obligations: the raw blob's key and the index document. */
+    /** The raw message's blob key ('' without the blob obligation). */
     key: string;
+    /** The index document: the folded body, or with obligations every searched field. */
     body: string;
     raw: Buffer;
     resolve: () => void;
